@@ -1,5 +1,40 @@
 #![no_std]
-//! fastprng (in progress)
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+mod error;
+mod os;
+#[cfg(feature = "alloc")]
+mod percpu;
+#[cfg(rseq_fast_path)]
+mod rseq;
+#[cfg(feature = "alloc")]
+mod sync;
+mod xoroshiro;
+
+pub use error::Error;
+#[cfg(feature = "alloc")]
+pub use percpu::{FastPath, MAX_CPUS, PerCpu};
+pub use xoroshiro::{Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
+
+/// Fills `dest` with the little-endian bytes of successive words from `next`; a final partial
+/// word contributes its low bytes (rand_core's `fill_bytes_via_next` convention).
+#[inline]
+pub(crate) fn fill_via_u64(dest: &mut [u8], mut next: impl FnMut() -> u64) {
+    let mut chunks = dest.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        chunk.copy_from_slice(&next().to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        let n = rest.len();
+        rest.copy_from_slice(&next().to_le_bytes()[..n]);
+    }
+}

@@ -1,0 +1,199 @@
+//! The restartable-sequence fast path (Linux, x86_64, glibc ≥ 2.35).
+//!
+//! # What a restartable sequence guarantees
+//! A thread registers a `struct rseq` area with the kernel (glibc does this for every thread
+//! and publishes where, as `__rseq_offset` from the thread pointer). Before entering a critical
+//! section the thread stores a pointer to a descriptor `{start_ip, post_commit_offset,
+//! abort_ip}` into the area's `rseq_cs` field. If the kernel preempts the thread, migrates it
+//! or delivers a signal while its instruction pointer is inside
+//! `[start_ip, start_ip + post_commit_offset)`, it moves the instruction pointer to `abort_ip`
+//! before the thread runs again. So a section either runs start to end on one CPU with no
+//! other thread of that CPU interleaved, or is abandoned and restarted from the top.
+//!
+//! # Why the per-CPU step here is sound
+//! The section (one `asm!` block, so the compiler cannot move code into or out of it):
+//! 1. reads `cpu_id` from the rseq area and bounds-checks it against the slot count;
+//! 2. loads the slot's `(s0, s1)`, computes the output and the next state in registers;
+//! 3. **commits** with a single 16-byte store (`movdqu`) of the new state: the last
+//!    instruction of the section.
+//!
+//! Nothing is written to the slot before the commit, so an abort leaves the slot exactly as
+//! it was, and the restart recomputes from it. The commit is one instruction, so the kernel
+//! sees it either retired or not. Only threads running *on that CPU* touch slot `cpu`, and
+//! they are serialised by the CPU itself: a second thread can only run there after the first
+//! was preempted, which aborts the first's section unless its commit had retired. Other
+//! CPUs never read or write the slot, so the 16-byte store need not be atomic and no `lock`
+//! prefix or fence is needed. A thread that migrates mid-section is aborted and restarts on
+//! its new CPU, reading the new `cpu_id`. The slot memory is reached only through these
+//! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference.
+//!
+//! A thread whose rseq registration failed reads `cpu_id` as -1 or -2, which the unsigned
+//! bounds check rejects; the caller then uses the try-lock slots, which are a separate set of
+//! states, so the two paths never share a slot. `__rseq_size == 0` (rseq disabled by the
+//! glibc tunable `glibc.pthread.rseq=0`) or a libc without `__rseq_offset` turns the fast path
+//! off for the whole process.
+//!
+//! The abort handler sits out of line in `__rseq_failure`, preceded by glibc's x86 signature
+//! `0x53053053` encoded as the operand of a `ud1` instruction (the kernel checks the four
+//! bytes before `abort_ip`); it jumps back to re-arm `rseq_cs` and start again.
+
+use core::sync::atomic::{AtomicIsize, Ordering};
+
+/// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
+pub(crate) const SHIFT: u32 = 7;
+
+const UNKNOWN: isize = isize::MIN;
+const UNAVAILABLE: isize = isize::MIN + 1;
+static OFFSET: AtomicIsize = AtomicIsize::new(UNKNOWN);
+
+/// glibc's `__rseq_offset` when this process's threads have a registered rseq area.
+pub(crate) fn offset() -> Option<isize> {
+    let mut off = OFFSET.load(Ordering::Relaxed);
+    if off == UNKNOWN {
+        off = probe();
+        OFFSET.store(off, Ordering::Relaxed);
+    }
+    (off != UNAVAILABLE).then_some(off)
+}
+
+fn probe() -> isize {
+    // Looked up at run time, not linked: a glibc before 2.35 (or a static binary) simply
+    // has no such symbols and the fast path stays off.
+    // SAFETY: dlsym with RTLD_DEFAULT and NUL-terminated names has no preconditions.
+    let (off, size) = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr()),
+            libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_size".as_ptr()),
+        )
+    };
+    if off.is_null() || size.is_null() {
+        return UNAVAILABLE;
+    }
+    // SAFETY: glibc defines `__rseq_size` as `const unsigned int` and `__rseq_offset` as
+    // `const ptrdiff_t`, both initialised before any user code runs and never written again.
+    let (off, size) = unsafe { (*off.cast::<isize>(), *size.cast::<u32>()) };
+    // The fields used here (cpu_id at 4, rseq_cs at 8..16) lie in the original 20-byte ABI.
+    if size < 20 || off == UNKNOWN || off == UNAVAILABLE {
+        return UNAVAILABLE;
+    }
+    off
+}
+
+macro_rules! rseq_step {
+    ($(#[$doc:meta])* $name:ident, a = $a:literal, b = $b:literal, c = $c:literal, out = [$($out:literal),+ $(,)?]) => {
+        $(#[$doc])*
+        ///
+        /// Returns `None` when the thread's `cpu_id` is not below `cpus` (unregistered
+        /// thread, or a CPU number beyond the slots).
+        ///
+        /// # Safety
+        /// `off` must be `offset()`'s value; `base` must point to `cpus` slots of
+        /// `1 << SHIFT` bytes each, 16-byte aligned, holding `[s0, s1]` at their start, that
+        /// are accessed only through these functions while any thread may call them.
+        #[inline(always)]
+        pub(crate) unsafe fn $name(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
+            let ok: u32;
+            let out: u64;
+            // SAFETY: the caller upholds the contract above; the block touches only the
+            // calling thread's rseq area (fs-relative) and slot `cpu_id` < `cpus`, under the
+            // restartable-sequence protocol the module docs argue. It uses no stack.
+            unsafe {
+                core::arch::asm!(
+                    ".pushsection __rseq_cs, \"aw\"",
+                    ".balign 32",
+                    "3:",
+                    ".long 0, 0",
+                    ".quad 4f, (5f - 4f), 6f",
+                    ".popsection",
+                    ".pushsection __rseq_failure, \"ax\"",
+                    ".byte 0x0f, 0xb9, 0x3d",
+                    ".long 0x53053053",
+                    "6:",
+                    "jmp 7f",
+                    ".popsection",
+                    "7:",
+                    "lea {t}, [rip + 3b]",
+                    "mov qword ptr fs:[{off} + 8], {t}",
+                    "4:",
+                    "mov {slot:e}, dword ptr fs:[{off} + 4]",
+                    "cmp {slot:e}, {n:e}",
+                    "jae 8f",
+                    "shl {slot}, {shift}",
+                    "add {slot}, {base}",
+                    "mov {s0}, qword ptr [{slot}]",
+                    "mov {s1}, qword ptr [{slot} + 8]",
+                    $($out,)+
+                    "xor {s1}, {s0}",
+                    "mov {t}, {s1}",
+                    "shl {t}, {b}",
+                    "rol {s0}, {a}",
+                    "xor {s0}, {s1}",
+                    "xor {s0}, {t}",
+                    "rol {s1}, {c}",
+                    "movq xmm0, {s0}",
+                    "movq xmm1, {s1}",
+                    "punpcklqdq xmm0, xmm1",
+                    "movdqu xmmword ptr [{slot}], xmm0",
+                    "5:",
+                    "mov {ok:e}, 1",
+                    "jmp 9f",
+                    "8:",
+                    "xor {ok:e}, {ok:e}",
+                    "9:",
+                    off = in(reg) off,
+                    base = in(reg) base,
+                    n = in(reg) u64::from(cpus),
+                    shift = const SHIFT,
+                    a = const $a,
+                    b = const $b,
+                    c = const $c,
+                    slot = out(reg) _,
+                    t = out(reg) _,
+                    s0 = out(reg) _,
+                    s1 = out(reg) _,
+                    r = out(reg) out,
+                    ok = out(reg) ok,
+                    out("xmm0") _,
+                    out("xmm1") _,
+                    options(nostack),
+                );
+            }
+            (ok != 0).then_some(out)
+        }
+    };
+}
+
+rseq_step! {
+    /// One xoroshiro128+ step on the current CPU's slot.
+    step_plus, a = 24, b = 16, c = 37,
+    out = ["mov {r}, {s0}", "add {r}, {s1}"]
+}
+
+rseq_step! {
+    /// One xoroshiro128++ step on the current CPU's slot.
+    step_plusplus, a = 49, b = 21, c = 28,
+    out = ["mov {r}, {s0}", "add {r}, {s1}", "rol {r}, 17", "add {r}, {s0}"]
+}
+
+rseq_step! {
+    /// One xoroshiro128** step on the current CPU's slot.
+    step_starstar, a = 24, b = 16, c = 37,
+    out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
+}
+
+/// The CPU the calling thread runs on, from its rseq area (`None` if not registered).
+pub(crate) fn current_cpu(off: isize) -> Option<usize> {
+    let cpu: u32;
+    // SAFETY: reads 4 bytes of the calling thread's own rseq area, which glibc keeps
+    // mapped for the thread's lifetime at `fs:[__rseq_offset]`.
+    unsafe {
+        core::arch::asm!(
+            "mov {c:e}, dword ptr fs:[{off} + 4]",
+            off = in(reg) off,
+            c = out(reg) cpu,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    // -1 (uninitialised) and -2 (registration failed) are negative as i32.
+    i32::try_from(cpu).ok().and_then(|c| usize::try_from(c).ok())
+}
