@@ -7,6 +7,10 @@
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub mod fast;
+
 pub use scalrand_fastprng as fastprng;
 pub use scalrand_pool as pool;
 pub use scalrand_shuffle as shuffle;

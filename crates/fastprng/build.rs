@@ -8,7 +8,11 @@ fn main() {
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let cfg_set = |k: &str| std::env::var_os(k).is_some();
     let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let loom = flags.split('\x1f').collect::<Vec<_>>().windows(2).any(|w| w[0] == "--cfg" && w[1] == "loom")
+    let loom = flags
+        .split('\x1f')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w[0] == "--cfg" && w[1] == "loom")
         || flags.split('\x1f').any(|f| f == "--cfg=loom");
     if var("CARGO_CFG_TARGET_OS") == "linux"
         && var("CARGO_CFG_TARGET_ARCH") == "x86_64"

@@ -1,1 +1,295 @@
-fn main() {}
+//! `cargo xtask`: the project's automation, in Rust so it runs wherever cargo does.
+//!
+//! ```text
+//! cargo xtask ci [--skip STEP]... [--only STEP]...   everything CI checks (see `STEPS`)
+//! cargo xtask scaling [ARGS]...                       the scaling harness (README's main job)
+//! cargo xtask no-std                                  library crates for thumbv7em-none-eabihf
+//! cargo xtask loom                                    every loom model
+//! cargo xtask fuzz [--seconds N] [TARGET]...          fuzz campaigns (cargo-fuzz, nightly)
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// The CI steps, in order; `cargo xtask ci --only NAME` / `--skip NAME` select them.
+const STEPS: &[&str] = &[
+    "fmt",
+    "clippy",
+    "test",
+    "doc",
+    "bench-build",
+    "no-std",
+    "loom",
+    "fuzz-build",
+];
+
+/// Library crates and the feature sets that must build without `std`.
+const NO_STD: &[(&str, &str)] = &[
+    ("scalrand-fastprng", ""),
+    ("scalrand-fastprng", "alloc"),
+    ("scalrand-pool", ""),
+    ("scalrand-shuffle", ""),
+    ("scalrand-simd-chunk", ""),
+    ("scalrand", ""),
+];
+const NO_STD_TARGET: &str = "thumbv7em-none-eabihf";
+
+/// loom models: (package, test target or `--lib`, optional test-name filter).
+const LOOM: &[(&str, &str, &str)] = &[("scalrand-fastprng", "loom_percpu", "")];
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(project_root());
+    c
+}
+
+/// `cargo +nightly ...`, through rustup's proxy (the `CARGO` variable points at stable).
+fn cargo_nightly() -> Command {
+    let mut c = Command::new("cargo");
+    c.arg("+nightly").current_dir(project_root());
+    // Let rustup pick the toolchain from `+nightly`, not from the outer cargo's environment.
+    c.env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO")
+        .env_remove("RUSTC");
+    c
+}
+
+fn run(step: &str, mut cmd: Command) -> Result<(), String> {
+    eprintln!("\n==> [{step}] {:?}", cmd);
+    let t = Instant::now();
+    let status = cmd
+        .status()
+        .map_err(|e| format!("[{step}] cannot start: {e}"))?;
+    eprintln!("<== [{step}] {:.1}s", t.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("[{step}] failed: {status}"))
+    }
+}
+
+fn step(name: &str) -> Result<(), String> {
+    match name {
+        "fmt" => {
+            let mut c = cargo();
+            c.args(["fmt", "--all", "--", "--check"]);
+            run(name, c)?;
+            let mut c = cargo();
+            c.args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--", "--check"]);
+            run(name, c)
+        }
+        "clippy" => {
+            let mut c = cargo();
+            c.args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--all-features",
+                "--",
+                "-D",
+                "warnings",
+            ]);
+            run(name, c)
+        }
+        "test" => {
+            let mut c = cargo();
+            c.args(["test", "--workspace", "--all-features"]);
+            run(name, c)
+        }
+        "doc" => {
+            let mut c = cargo();
+            c.args(["doc", "--workspace", "--no-deps", "--all-features"]);
+            c.env("RUSTDOCFLAGS", "-D warnings");
+            run(name, c)
+        }
+        "bench-build" => {
+            let mut c = cargo();
+            c.args(["bench", "-p", "scalrand-benches", "--no-run"]);
+            run(name, c)
+        }
+        "no-std" => no_std(),
+        "loom" => loom(),
+        "fuzz-build" => {
+            let mut c = cargo_nightly();
+            c.args(["fuzz", "build", "--fuzz-dir", "fuzz"]);
+            run(name, c)
+        }
+        other => Err(format!(
+            "unknown step {other:?}; steps: {}",
+            STEPS.join(", ")
+        )),
+    }
+}
+
+fn no_std() -> Result<(), String> {
+    for (pkg, features) in NO_STD {
+        let mut c = cargo();
+        c.args([
+            "build",
+            "-p",
+            pkg,
+            "--no-default-features",
+            "--target",
+            NO_STD_TARGET,
+        ]);
+        if !features.is_empty() {
+            c.args(["--features", features]);
+        }
+        // A separate target dir keeps the host build cache intact.
+        c.env("CARGO_TARGET_DIR", project_root().join("target/no-std"));
+        run(&format!("no-std {pkg} [{features}]"), c)?;
+    }
+    Ok(())
+}
+
+fn loom() -> Result<(), String> {
+    for (pkg, test, filter) in LOOM {
+        let mut c = cargo();
+        c.args(["test", "--release", "-p", pkg]);
+        if *test == "--lib" {
+            c.arg("--lib");
+        } else {
+            c.args(["--test", test]);
+        }
+        if !filter.is_empty() {
+            c.arg(filter);
+        }
+        c.env("RUSTFLAGS", "--cfg loom")
+            .env(
+                "LOOM_MAX_PREEMPTIONS",
+                std::env::var("LOOM_MAX_PREEMPTIONS").unwrap_or_else(|_| "3".into()),
+            )
+            .env("CARGO_TARGET_DIR", project_root().join("target/loom"));
+        run(&format!("loom {pkg} {test} {filter}"), c)?;
+    }
+    Ok(())
+}
+
+fn ci(args: &[String]) -> Result<(), String> {
+    let mut only = vec![];
+    let mut skip = vec![];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = it.next().ok_or_else(|| format!("{a} needs a step name"))?;
+        match a.as_str() {
+            "--only" => only.push(v.clone()),
+            "--skip" => skip.push(v.clone()),
+            _ => return Err(format!("unknown argument {a}")),
+        }
+    }
+    for s in only.iter().chain(&skip) {
+        if !STEPS.contains(&s.as_str()) {
+            return Err(format!("unknown step {s:?}; steps: {}", STEPS.join(", ")));
+        }
+    }
+    let t = Instant::now();
+    for s in STEPS {
+        if (!only.is_empty() && !only.iter().any(|o| o == s)) || skip.iter().any(|k| k == s) {
+            continue;
+        }
+        step(s)?;
+    }
+    eprintln!(
+        "\nxtask ci: all steps passed in {:.0}s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn scaling(args: &[String]) -> Result<(), String> {
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "-p",
+        "scalrand-benches",
+        "--bin",
+        "scaling",
+        "--",
+    ]);
+    c.args(args);
+    run("scaling", c)
+}
+
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let mut seconds = 60u64;
+    let mut targets = vec![];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--seconds" {
+            seconds = it
+                .next()
+                .and_then(|s| s.parse().ok())
+                .ok_or("--seconds needs a number")?;
+        } else {
+            targets.push(a.clone());
+        }
+    }
+    if targets.is_empty() {
+        let out = cargo_nightly()
+            .args(["fuzz", "list", "--fuzz-dir", "fuzz"])
+            .output()
+            .map_err(|e| format!("cargo fuzz list: {e}"))?;
+        targets = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .filter(|l| !l.is_empty())
+            .collect();
+    }
+    for t in targets {
+        let mut c = cargo_nightly();
+        c.args([
+            "fuzz",
+            "run",
+            "--fuzz-dir",
+            "fuzz",
+            &t,
+            "--",
+            &format!("-max_total_time={seconds}"),
+        ]);
+        run(&format!("fuzz {t}"), c)?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r),
+        None => ("help", &[][..]),
+    };
+    let result = match cmd {
+        "ci" => ci(rest),
+        "scaling" => scaling(rest),
+        "no-std" => no_std(),
+        "loom" => loom(),
+        "fuzz" => fuzz(rest),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <ci [--only STEP|--skip STEP]... | scaling [ARGS] | no-std | loom | fuzz [--seconds N] [TARGET]...>\n\
+                 CI steps: {}",
+                STEPS.join(", ")
+            );
+            return if cmd == "help" || cmd == "--help" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            };
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

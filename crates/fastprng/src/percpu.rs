@@ -208,7 +208,11 @@ impl<R: Xoroshiro128> PerCpu<R> {
             // the const assertion below) reached only through the rseq step functions and
             // `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
             let v = unsafe {
-                R::rseq_step(off, self.rseq.as_ptr().cast_mut().cast(), self.cpus() as u32)
+                R::rseq_step(
+                    off,
+                    self.rseq.as_ptr().cast_mut().cast(),
+                    self.cpus() as u32,
+                )
             };
             if let Some(v) = v {
                 return v;
@@ -233,7 +237,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
         if dest.len() <= 64 {
             crate::fill_via_u64(dest, || self.next_u64());
         } else {
-            self.with_locked(self.home_slot(), |r| crate::fill_via_u64(dest, || r.next_raw()));
+            self.with_locked(self.home_slot(), |r| {
+                crate::fill_via_u64(dest, || r.next_raw())
+            });
         }
     }
 

@@ -195,5 +195,7 @@ pub(crate) fn current_cpu(off: isize) -> Option<usize> {
         );
     }
     // -1 (uninitialised) and -2 (registration failed) are negative as i32.
-    i32::try_from(cpu).ok().and_then(|c| usize::try_from(c).ok())
+    i32::try_from(cpu)
+        .ok()
+        .and_then(|c| usize::try_from(c).ok())
 }

@@ -1,4 +1,5 @@
 //! `PerCpu`: slot seeding, both paths, exact accounting under contention.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::collections::HashMap;
 use std::sync::Barrier;
@@ -91,6 +92,7 @@ fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
                 let cpus = std::thread::available_parallelism().unwrap().get();
                 let master = R::seed_from_u64(seed);
                 let p = PerCpu::with_cpus(master.clone(), 64.max(cpus)).unwrap();
+                // SAFETY: sched_getcpu has no preconditions.
                 let cpu = unsafe { libc::sched_getcpu() } as usize;
                 assert!(pin_to(cpu), "sched_setaffinity failed");
                 assert_eq!(
@@ -121,7 +123,11 @@ fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
 /// sharing a stream.
 fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlus) {
     let threads = 4;
-    let per_thread = if cfg!(debug_assertions) { 20_000 } else { 200_000 };
+    let per_thread = if cfg!(debug_assertions) {
+        20_000
+    } else {
+        200_000
+    };
     let barrier = Barrier::new(threads);
     let mut p = p;
     let outputs: Vec<Vec<u64>> = std::thread::scope(|s| {
@@ -164,15 +170,23 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
         let mut steps = 0;
         while r.state() != fin {
             let x = r.next_u64();
-            let c = seen.get_mut(&x).expect("an output of this slot was never handed out");
+            let c = seen
+                .get_mut(&x)
+                .expect("an output of this slot was never handed out");
             assert!(*c > 0, "output handed out more often than generated");
             *c -= 1;
             steps += 1;
-            assert!(steps <= total, "slot stepped more often than calls were made");
+            assert!(
+                steps <= total,
+                "slot stepped more often than calls were made"
+            );
         }
         accounted += steps;
     }
-    assert_eq!(accounted, total, "every output comes from exactly one slot step");
+    assert_eq!(
+        accounted, total,
+        "every output comes from exactly one slot step"
+    );
     assert!(seen.values().all(|&c| c == 0));
 }
 
@@ -192,7 +206,9 @@ fn contention_exact_accounting_machine_cpus() {
 #[test]
 fn forced_try_lock_exact_accounting() {
     let master = Xoroshiro128PlusPlus::seed_from_u64(13);
-    let p = PerCpu::with_cpus(master.clone(), 3).unwrap().force_try_lock();
+    let p = PerCpu::with_cpus(master.clone(), 3)
+        .unwrap()
+        .force_try_lock();
     assert_eq!(p.fast_path(), FastPath::TryLock);
     exact_accounting(p, master);
 }
@@ -241,8 +257,14 @@ mod bad_input {
     #[test]
     fn zero_state() {
         assert_eq!(Xoroshiro128Plus::from_state(0, 0), Err(Error::ZeroState));
-        assert_eq!(Xoroshiro128PlusPlus::from_state(0, 0), Err(Error::ZeroState));
-        assert_eq!(Xoroshiro128StarStar::from_state(0, 0), Err(Error::ZeroState));
+        assert_eq!(
+            Xoroshiro128PlusPlus::from_state(0, 0),
+            Err(Error::ZeroState)
+        );
+        assert_eq!(
+            Xoroshiro128StarStar::from_state(0, 0),
+            Err(Error::ZeroState)
+        );
         assert!(Xoroshiro128PlusPlus::from_state(0, 1).is_ok());
     }
 
@@ -267,7 +289,9 @@ mod bad_input {
         let m = Xoroshiro128PlusPlus::seed_from_u64(0);
         assert_eq!(
             PerCpu::with_cpus(m, MAX_CPUS + 1).unwrap_err(),
-            Error::TooManySlots { requested: MAX_CPUS + 1 }
+            Error::TooManySlots {
+                requested: MAX_CPUS + 1
+            }
         );
     }
 
@@ -281,9 +305,16 @@ mod bad_input {
         );
         assert_eq!(
             p.with_cpu(usize::MAX, |r| r.next_u64()),
-            Err(Error::CpuOutOfRange { cpu: usize::MAX, cpus: 4 })
+            Err(Error::CpuOutOfRange {
+                cpu: usize::MAX,
+                cpus: 4
+            })
         );
-        assert!(Error::CpuOutOfRange { cpu: 4, cpus: 4 }.to_string().contains("CPU 4"));
+        assert!(
+            Error::CpuOutOfRange { cpu: 4, cpus: 4 }
+                .to_string()
+                .contains("CPU 4")
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! transcription of Blackman & Vigna's xoroshiro128plus.c / xoroshiro128plusplus.c /
 //! xoroshiro128starstar.c and splitmix64.c (https://prng.di.unimi.it/); that file's header says
 //! how to rebuild it. No value in it came from this crate.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use rand_core::{Rng, SeedableRng};
 use scalrand_fastprng::{
@@ -39,7 +40,10 @@ fn records() -> Vec<Record> {
 }
 
 fn check<R: Xoroshiro128 + SeedableRng + Rng>(variant: &str) {
-    let recs: Vec<_> = records().into_iter().filter(|r| r.variant == variant).collect();
+    let recs: Vec<_> = records()
+        .into_iter()
+        .filter(|r| r.variant == variant)
+        .collect();
     assert_eq!(recs.len(), 20, "{variant}: 4 starts x 4 cases + 4 seeds");
     for r in recs {
         let mut rng = if r.case == "splitmix" {
@@ -61,7 +65,11 @@ fn check<R: Xoroshiro128 + SeedableRng + Rng>(variant: &str) {
             other => panic!("unknown case {other}"),
         }
         let got: Vec<u64> = (0..r.outputs.len()).map(|_| rng.next_u64()).collect();
-        assert_eq!(got, r.outputs, "{variant} {} from ({:#x}, {:#x})", r.case, r.a, r.b);
+        assert_eq!(
+            got, r.outputs,
+            "{variant} {} from ({:#x}, {:#x})",
+            r.case, r.a, r.b
+        );
     }
 }
 

@@ -1,0 +1,126 @@
+//! Fast, **non-cryptographic** random numbers shared by every thread: a lazily seeded global
+//! [`PerCpu`]`<`[`Xoroshiro128PlusPlus`]`>`.
+//!
+//! # Not for secrets
+//! Anyone who sees a few outputs can compute every later one. Linux's `prandom_u32` was used
+//! for network IDs and ports until that was exploited (CVE-2020-16166); OpenZFS's per-CPU
+//! generator, which this follows, is documented as "need not provide cryptographic strength".
+//! Use it for sampling, hashing seeds, jitter, randomized algorithms and tests. For keys,
+//! tokens and nonces use [`crate::fill_bytes`] (the ChaCha20 node pools) instead.
+//!
+//! # Fork
+//! The global state is not reseeded in a `fork()`ed child: parent and child continue the same
+//! per-CPU streams, as with `fastrand` and `rand`'s `SmallRng`. Seed a new `PerCpu` in the
+//! child if that matters.
+//!
+//! # Cost
+//! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
+//! slot: no lock and no atomic read-modify-write. Elsewhere it is one uncontended
+//! compare-exchange on a cache-padded per-CPU slot. `BENCHMARKS.md` has the measured ratios.
+//!
+//! ```
+//! let a = scalrand::fast::next_u64();
+//! let mut buf = [0u8; 20];
+//! scalrand::fast::fill_bytes(&mut buf);
+//! let dice = scalrand::fast::next_u64() % 6 + 1;
+//! assert!((1..=6).contains(&dice));
+//! # let _ = a;
+//! ```
+
+use std::sync::OnceLock;
+
+use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
+
+use rand_core::SeedableRng;
+
+static GLOBAL: OnceLock<PerCpu<Xoroshiro128PlusPlus>> = OnceLock::new();
+
+/// The global generator, seeded from the OS on first use.
+///
+/// If the OS entropy source fails (no `getrandom(2)`, a sandbox that forbids it), the master
+/// state is derived from the time and addresses instead: still a valid, distinct stream, but
+/// one an observer could guess — acceptable for a generator that is never secret anyway.
+pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
+    GLOBAL.get_or_init(|| {
+        let mut seed = [0u8; 16];
+        let master = match scalrand_pool::entropy::os_fill(&mut seed) {
+            // An all-zero draw is remapped by `from_seed`.
+            Ok(()) => Xoroshiro128PlusPlus::from_seed(seed),
+            Err(_) => Xoroshiro128PlusPlus::seed_from_u64(weak_seed()),
+        };
+        match PerCpu::new(master.clone()) {
+            Ok(p) => p,
+            // Only `TooManySlots` can fail `new`; one slot per CPU modulo 1024 then.
+            Err(_) => match PerCpu::with_cpus(master, 1024) {
+                Ok(p) => p,
+                Err(_) => unreachable_slots(),
+            },
+        }
+    })
+}
+
+#[cold]
+fn unreachable_slots() -> ! {
+    // `with_cpus(_, 1024)` fails only for 0 or more than MAX_CPUS (2^20) slots.
+    #[allow(clippy::panic)]
+    {
+        panic!("PerCpu::with_cpus(_, 1024) cannot fail")
+    }
+}
+
+fn weak_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let local = 0u8;
+    t ^ (core::ptr::from_ref(&local) as u64).rotate_left(32) ^ u64::from(std::process::id())
+}
+
+/// A uniformly distributed `u64` from the calling CPU's stream. Not cryptographic.
+#[inline]
+pub fn next_u64() -> u64 {
+    global().next_u64()
+}
+
+/// A uniformly distributed `u32` from the calling CPU's stream. Not cryptographic.
+#[inline]
+pub fn next_u32() -> u32 {
+    global().next_u32()
+}
+
+/// Fills `dest` with uniformly distributed bytes. Not cryptographic.
+#[inline]
+pub fn fill_bytes(dest: &mut [u8]) {
+    global().fill_bytes(dest)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::vec::Vec;
+
+    #[test]
+    fn outputs_vary_and_fill_is_complete() {
+        let a = super::next_u64();
+        let b = super::next_u64();
+        assert_ne!(a, b);
+        let mut buf = [0u8; 1000];
+        super::fill_bytes(&mut buf);
+        // 1000 random bytes hold about 4 zeros; 50 or more would mean a broken fill.
+        assert!(buf.iter().filter(|&&x| x == 0).count() < 50);
+        let _ = super::next_u32();
+    }
+
+    #[test]
+    fn threads_get_distinct_outputs() {
+        let v: Vec<u64> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..1000).map(|_| super::next_u64()).collect::<Vec<_>>()))
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), v.len());
+    }
+}
