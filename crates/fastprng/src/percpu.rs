@@ -51,10 +51,35 @@ pub enum FastPath {
     TryLock,
 }
 
-/// A state updated only by the rseq path: `[s0, s1]`, 16-byte aligned for the commit store.
-#[repr(C, align(16))]
+/// A state updated only by the rseq path: `[cur, _, a0, a1, b0, b1]`, where `cur` is the byte
+/// offset (16 or 32) of the active `(s0, s1)` buffer; the other buffer is the next state's
+/// scratch space (see the `rseq` module).
+#[repr(C)]
 struct RseqSlot {
-    s: UnsafeCell<[u64; 2]>,
+    s: UnsafeCell<[u64; 6]>,
+}
+
+impl RseqSlot {
+    const A: u64 = 16;
+
+    fn new(s0: u64, s1: u64) -> Self {
+        Self {
+            s: UnsafeCell::new([Self::A, 0, s0, s1, 0, 0]),
+        }
+    }
+
+    /// The active state. Needs exclusive access (the caller holds `&mut PerCpu`).
+    fn state(&self) -> (u64, u64) {
+        self.s.with_mut(|p| {
+            // SAFETY: the caller has exclusive access (see above).
+            let w = unsafe { *p };
+            if w[0] == Self::A {
+                (w[2], w[3])
+            } else {
+                (w[4], w[5])
+            }
+        })
+    }
 }
 
 struct LockedSlot<R> {
@@ -155,9 +180,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
         for _ in 0..cpus {
             cur.jump();
             let (s0, s1) = cur.state();
-            rseq.push(CachePadded::new(RseqSlot {
-                s: UnsafeCell::new([s0, s1]),
-            }));
+            rseq.push(CachePadded::new(RseqSlot::new(s0, s1)));
         }
         let mut locked = Vec::with_capacity(cpus);
         for _ in 0..cpus {
@@ -204,9 +227,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
         #[cfg(rseq_fast_path)]
         if let Some(off) = self.rseq_off {
             // SAFETY: `off` came from `rseq::offset()`; `self.rseq` is `cpus()` slots of
-            // `CachePadded<RseqSlot>` (128 bytes, 16-byte aligned, `[s0, s1]` first, checked by
-            // the const assertion below) reached only through the rseq step functions and
-            // `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
+            // `CachePadded<RseqSlot>` (128 bytes each, checked by the const assertion below,
+            // `[cur, _, a0, a1, b0, b1]` first, `cur` initialised to 16) reached only through
+            // the rseq step functions and `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
             let v = unsafe {
                 R::rseq_step(
                     off,
@@ -264,11 +287,8 @@ impl<R: Xoroshiro128> PerCpu<R> {
     pub fn slot_states(&mut self) -> Vec<(u64, u64)> {
         let mut v = Vec::with_capacity(2 * self.cpus());
         for slot in self.rseq.iter() {
-            v.push(slot.s.with_mut(|p| {
-                // SAFETY: `&mut self` excludes every other access to the slot.
-                let [a, b] = unsafe { *p };
-                (a, b)
-            }));
+            // `&mut self` excludes every other access to the slot.
+            v.push(slot.state());
         }
         for slot in self.locked.iter() {
             // SAFETY: as above.
@@ -324,7 +344,7 @@ fn rseq_offset() -> Option<isize> {
     // The commit store and the address arithmetic assume this exact slot layout.
     const {
         assert!(core::mem::size_of::<CachePadded<RseqSlot>>() == 1 << crate::rseq::SHIFT);
-        assert!(core::mem::align_of::<CachePadded<RseqSlot>>() >= 16);
+        assert!(core::mem::align_of::<CachePadded<RseqSlot>>() >= 8);
     }
     crate::rseq::offset()
 }

@@ -11,21 +11,29 @@
 //! other thread of that CPU interleaved, or is abandoned and restarted from the top.
 //!
 //! # Why the per-CPU step here is sound
-//! The section (one `asm!` block, so the compiler cannot move code into or out of it):
+//! Each slot is six words: `[cur, _, a0, a1, b0, b1]`, where `cur` is the byte offset (16 or
+//! 32) of the *active* buffer `(s0, s1)`; the other buffer is scratch. The section (one `asm!`
+//! block, so the compiler cannot move code into or out of it):
 //! 1. reads `cpu_id` from the rseq area and bounds-checks it against the slot count;
-//! 2. loads the slot's `(s0, s1)`, computes the output and the next state in registers;
-//! 3. **commits** with a single 16-byte store (`movdqu`) of the new state: the last
-//!    instruction of the section.
+//! 2. loads `cur` and the active `(s0, s1)`, computes the output and the next state in
+//!    registers;
+//! 3. writes the next state into the **inactive** buffer (two plain stores);
+//! 4. **commits** by storing the inactive buffer's offset into `cur`: one 8-byte store, the
+//!    last instruction of the section.
 //!
-//! Nothing is written to the slot before the commit, so an abort leaves the slot exactly as
-//! it was, and the restart recomputes from it. The commit is one instruction, so the kernel
-//! sees it either retired or not. Only threads running *on that CPU* touch slot `cpu`, and
-//! they are serialised by the CPU itself: a second thread can only run there after the first
-//! was preempted, which aborts the first's section unless its commit had retired. Other
-//! CPUs never read or write the slot, so the 16-byte store need not be atomic and no `lock`
-//! prefix or fence is needed. A thread that migrates mid-section is aborted and restarts on
-//! its new CPU, reading the new `cpu_id`. The slot memory is reached only through these
+//! Step 3 never touches the active state, so an abort at any point leaves the generator's
+//! state unchanged, and the restart recomputes from it. The inactive buffer is read only after
+//! a commit names it, and a commit retires only at the end of a section that ran from its
+//! start without interruption, having written that whole buffer itself: any thread that ran on
+//! this CPU in between would have aborted the section. Only threads running *on that CPU*
+//! touch slot `cpu`, and the CPU serialises them; other CPUs never read or write it, so no
+//! `lock` prefix or fence is needed. A thread that migrates mid-section is aborted and restarts
+//! on its new CPU, reading the new `cpu_id`. The slot memory is reached only through these
 //! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference.
+//!
+//! (A single 16-byte store of `(s0, s1)` would also be a valid commit, but it moves the state
+//! through vector registers and defeats store-to-load forwarding on the next call: measured at
+//! twice the latency of this layout.)
 //!
 //! A thread whose rseq registration failed reads `cpu_id` as -1 or -2, which the unsigned
 //! bounds check rejects; the caller then uses the try-lock slots, which are a separate set of
@@ -88,8 +96,9 @@ macro_rules! rseq_step {
         ///
         /// # Safety
         /// `off` must be `offset()`'s value; `base` must point to `cpus` slots of
-        /// `1 << SHIFT` bytes each, 16-byte aligned, holding `[s0, s1]` at their start, that
-        /// are accessed only through these functions while any thread may call them.
+        /// `1 << SHIFT` bytes each, 8-byte aligned, laid out as `[cur, _, a0, a1, b0, b1]`
+        /// with `cur` in `{16, 32}` (see the module docs), that are accessed only through these
+        /// functions while any thread may call them.
         #[inline(always)]
         pub(crate) unsafe fn $name(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
             let ok: u32;
@@ -120,8 +129,9 @@ macro_rules! rseq_step {
                     "jae 8f",
                     "shl {slot}, {shift}",
                     "add {slot}, {base}",
-                    "mov {s0}, qword ptr [{slot}]",
-                    "mov {s1}, qword ptr [{slot} + 8]",
+                    "mov {cur}, qword ptr [{slot}]",
+                    "mov {s0}, qword ptr [{slot} + {cur}]",
+                    "mov {s1}, qword ptr [{slot} + {cur} + 8]",
                     $($out,)+
                     "xor {s1}, {s0}",
                     "mov {t}, {s1}",
@@ -130,10 +140,10 @@ macro_rules! rseq_step {
                     "xor {s0}, {s1}",
                     "xor {s0}, {t}",
                     "rol {s1}, {c}",
-                    "movq xmm0, {s0}",
-                    "movq xmm1, {s1}",
-                    "punpcklqdq xmm0, xmm1",
-                    "movdqu xmmword ptr [{slot}], xmm0",
+                    "xor {cur}, 48",
+                    "mov qword ptr [{slot} + {cur}], {s0}",
+                    "mov qword ptr [{slot} + {cur} + 8], {s1}",
+                    "mov qword ptr [{slot}], {cur}",
                     "5:",
                     "mov {ok:e}, 1",
                     "jmp 9f",
@@ -151,10 +161,9 @@ macro_rules! rseq_step {
                     t = out(reg) _,
                     s0 = out(reg) _,
                     s1 = out(reg) _,
+                    cur = out(reg) _,
                     r = out(reg) out,
                     ok = out(reg) ok,
-                    out("xmm0") _,
-                    out("xmm1") _,
                     options(nostack),
                 );
             }

@@ -1,0 +1,68 @@
+//! Single-thread costs of scalrand-fastprng beside the baselines (criterion).
+//! Multi-thread scaling is `cargo xtask scaling`'s job.
+
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rand_core::{Rng, SeedableRng};
+use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
+
+thread_local! {
+    static TL: RefCell<rand_xoshiro::Xoroshiro128PlusPlus> =
+        RefCell::new(rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(1));
+}
+
+fn next_u64(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fastprng/next_u64");
+    g.throughput(Throughput::Elements(1));
+    let mut ours = Xoroshiro128PlusPlus::seed_from_u64(1);
+    g.bench_function("Xoroshiro128PlusPlus (owned)", |b| b.iter(|| black_box(ours.next_u64())));
+    let mut theirs = rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(1);
+    g.bench_function("rand_xoshiro (owned)", |b| b.iter(|| black_box(theirs.next_u64())));
+    g.bench_function("scalrand::fast::next_u64", |b| {
+        b.iter(|| black_box(scalrand::fast::next_u64()))
+    });
+    let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(2)).unwrap();
+    g.bench_function("PerCpu (rseq)", |b| b.iter(|| black_box(p.next_u64())));
+    let q = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(3))
+        .unwrap()
+        .force_try_lock();
+    g.bench_function("PerCpu (try-lock)", |b| b.iter(|| black_box(q.next_u64())));
+    g.bench_function("thread-local rand_xoshiro", |b| {
+        b.iter(|| black_box(TL.with(|r| r.borrow_mut().next_u64())))
+    });
+    g.bench_function("fastrand::u64", |b| b.iter(|| black_box(fastrand::u64(..))));
+    let m = Mutex::new(rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(4));
+    g.bench_function("Mutex<Xoroshiro128PlusPlus>", |b| {
+        b.iter(|| black_box(m.lock().unwrap().next_u64()))
+    });
+    g.finish();
+}
+
+fn fill_4k(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fastprng/fill_bytes_4KiB");
+    g.throughput(Throughput::Bytes(4096));
+    let mut buf = vec![0u8; 4096];
+    let mut ours = Xoroshiro128PlusPlus::seed_from_u64(1);
+    g.bench_function("Xoroshiro128PlusPlus (owned)", |b| b.iter(|| ours.fill_bytes(&mut buf)));
+    let mut theirs = rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(1);
+    g.bench_function("rand_xoshiro (owned)", |b| b.iter(|| theirs.fill_bytes(&mut buf)));
+    g.bench_function("scalrand::fast::fill_bytes", |b| {
+        b.iter(|| scalrand::fast::fill_bytes(&mut buf))
+    });
+    g.bench_function("fastrand::fill", |b| b.iter(|| fastrand::fill(&mut buf)));
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+criterion_group! { name = benches; config = config(); targets = next_u64, fill_4k }
+criterion_main!(benches);
