@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use rand_core::{Rng, SeedableRng};
@@ -122,20 +123,59 @@ fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
 /// are exactly the union of those `k`-prefixes. Nothing repeated, nothing lost, no two slots
 /// sharing a stream.
 fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlus) {
+    exact_accounting_with(p, master, false)
+}
+
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+fn exact_accounting_with(
+    p: PerCpu<Xoroshiro128PlusPlus>,
+    master: Xoroshiro128PlusPlus,
+    signals: bool,
+) {
     let threads = 4;
     let per_thread = if cfg!(debug_assertions) {
         20_000
     } else {
         200_000
     };
-    let barrier = Barrier::new(threads);
+    let barrier = Barrier::new(threads + usize::from(signals));
+    let done = AtomicUsize::new(0);
     let mut p = p;
+    if signals {
+        // SAFETY: installs a handler that does nothing, with SA_RESTART, for SIGUSR1.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = ignore_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<libc::pthread_t>();
     let outputs: Vec<Vec<u64>> = std::thread::scope(|s| {
+        if signals {
+            let (barrier, done) = (&barrier, &done);
+            s.spawn(move || {
+                let targets: Vec<libc::pthread_t> =
+                    (0..threads).map(|_| rx.recv().unwrap()).collect();
+                barrier.wait();
+                while done.load(Ordering::Relaxed) < threads {
+                    for &t in &targets {
+                        // SAFETY: the targets stay alive until `done` reaches `threads`, and
+                        // SIGUSR1 has a no-op handler.
+                        unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
+                    }
+                }
+            });
+        }
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (p, barrier) = (&p, &barrier);
+                let (p, barrier, done, tx) = (&p, &barrier, &done, tx.clone());
                 s.spawn(move || {
+                    // SAFETY: pthread_self has no preconditions.
+                    tx.send(unsafe { libc::pthread_self() }).unwrap();
                     barrier.wait();
+                    let _done = Done(done);
                     let mut v = Vec::with_capacity(per_thread);
                     for i in 0..per_thread {
                         // Mix all three entry points.
@@ -155,6 +195,7 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    drop(tx);
     let mut seen: HashMap<u64, u32> = HashMap::new();
     for v in &outputs {
         for &x in v {
@@ -188,6 +229,23 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
         "every output comes from exactly one slot step"
     );
     assert!(seen.values().all(|&c| c == 0));
+}
+
+/// Counts a worker as finished even if it panics, so the signaller stops.
+struct Done<'a>(&'a AtomicUsize);
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A signal delivered inside a restartable sequence aborts it; a thread bombarding the workers
+/// with signals makes aborts (and restarts) happen thousands of times per run. Every output
+/// must still be accounted for exactly.
+#[test]
+fn signals_abort_sections_without_losing_or_repeating() {
+    let master = Xoroshiro128PlusPlus::seed_from_u64(14);
+    exact_accounting_with(PerCpu::new(master.clone()).unwrap(), master, true);
 }
 
 #[test]
