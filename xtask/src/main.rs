@@ -6,6 +6,8 @@
 //! cargo xtask no-std                                  library crates for thumbv7em-none-eabihf
 //! cargo xtask loom                                    every loom model
 //! cargo xtask fuzz [--seconds N] [TARGET]...          fuzz campaigns (cargo-fuzz, nightly)
+//! cargo xtask stats --list | GEN [--bytes N] [--smoke] [--dieharder [ARGS]...]
+//!                                                     raw output / batteries (dieharder -g 200)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -21,8 +23,25 @@ const STEPS: &[&str] = &[
     "bench-build",
     "no-std",
     "loom",
+    "miri",
+    "sanitizers",
     "fuzz-build",
+    "fuzz-smoke",
 ];
+
+/// miri runs: (package, cargo test arguments). Everything that is not FFI, inline assembly,
+/// signals or `fork` (those tests carry `#[cfg_attr(miri, ignore)]`).
+const MIRI: &[(&str, &[&str])] = &[(
+    "scalrand-fastprng",
+    &["--lib", "--test", "reference", "--test", "percpu"],
+)];
+
+/// ThreadSanitizer and AddressSanitizer runs over the concurrency stress tests:
+/// (package, test target).
+const SANITIZE: &[(&str, &str)] = &[("scalrand-fastprng", "percpu")];
+
+/// Seconds each fuzz target runs in CI's smoke (`cargo xtask fuzz` defaults to 60).
+const FUZZ_SMOKE_SECONDS: u64 = 20;
 
 /// Library crates and the feature sets that must build without `std`.
 const NO_STD: &[(&str, &str)] = &[
@@ -117,6 +136,9 @@ fn step(name: &str) -> Result<(), String> {
         }
         "no-std" => no_std(),
         "loom" => loom(),
+        "miri" => miri(),
+        "sanitizers" => sanitizers(),
+        "fuzz-smoke" => fuzz(&["--seconds".into(), FUZZ_SMOKE_SECONDS.to_string()]),
         "fuzz-build" => {
             let mut c = cargo_nightly();
             c.args(["fuzz", "build", "--fuzz-dir", "fuzz"]);
@@ -146,6 +168,51 @@ fn no_std() -> Result<(), String> {
         // A separate target dir keeps the host build cache intact.
         c.env("CARGO_TARGET_DIR", project_root().join("target/no-std"));
         run(&format!("no-std {pkg} [{features}]"), c)?;
+    }
+    Ok(())
+}
+
+fn miri() -> Result<(), String> {
+    for (pkg, args) in MIRI {
+        let mut c = cargo_nightly();
+        c.args(["miri", "test", "-p", pkg]).args(*args);
+        // Isolation off: proptest's failure persistence reads the working directory.
+        c.env("MIRIFLAGS", "-Zmiri-disable-isolation")
+            .env("PROPTEST_CASES", "4");
+        run(&format!("miri {pkg}"), c)?;
+    }
+    Ok(())
+}
+
+fn sanitizers() -> Result<(), String> {
+    let host = "x86_64-unknown-linux-gnu";
+    for san in ["thread", "address"] {
+        for (pkg, test) in SANITIZE {
+            let mut c = cargo_nightly();
+            c.args([
+                "test",
+                "-Zbuild-std",
+                "--target",
+                host,
+                "-p",
+                pkg,
+                "--test",
+                test,
+            ]);
+            c.env("RUSTFLAGS", format!("-Zsanitizer={san}"))
+                .env("RUSTDOCFLAGS", format!("-Zsanitizer={san}"))
+                .env(
+                    "CARGO_TARGET_DIR",
+                    project_root().join(format!("target/san-{san}")),
+                );
+            if san == "thread" {
+                // Fail on the first report instead of printing and exiting 0.
+                c.env("TSAN_OPTIONS", "halt_on_error=1");
+            } else {
+                c.env("ASAN_OPTIONS", "detect_leaks=1");
+            }
+            run(&format!("{san}-sanitizer {pkg} {test}"), c)?;
+        }
     }
     Ok(())
 }
@@ -260,6 +327,62 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+fn stats(args: &[String]) -> Result<(), String> {
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "scalrand-benches",
+        "--bin",
+        "stats",
+    ]);
+    run("stats build", c)?;
+    let bin = project_root().join("target/release/stats");
+    let (ours, dieharder) = match args.iter().position(|a| a == "--dieharder") {
+        Some(i) => (&args[..i], Some(&args[i + 1..])),
+        None => (args, None),
+    };
+    let Some(extra) = dieharder else {
+        let status = Command::new(&bin)
+            .args(ours)
+            .status()
+            .map_err(|e| format!("stats: {e}"))?;
+        return if status.success() {
+            Ok(())
+        } else {
+            Err(format!("stats: {status}"))
+        };
+    };
+    // GEN | dieharder -g 200 -a (or the given dieharder arguments)
+    let mut producer = Command::new(&bin)
+        .args(ours)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("stats: {e}"))?;
+    let pipe = producer.stdout.take().ok_or("stats: no stdout")?;
+    let mut d = Command::new("dieharder");
+    d.args(["-g", "200"]);
+    if extra.is_empty() {
+        d.arg("-a");
+    } else {
+        d.args(extra);
+    }
+    eprintln!("==> {:?} {:?} | {:?}", bin, ours, d);
+    let status = d
+        .stdin(pipe)
+        .status()
+        .map_err(|e| format!("dieharder: {e} (apt-get install -y dieharder)"))?;
+    let _ = producer.kill();
+    let _ = producer.wait();
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("dieharder: {status}"))
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (cmd, rest) = match args.split_first() {
@@ -272,9 +395,10 @@ fn main() -> ExitCode {
         "no-std" => no_std(),
         "loom" => loom(),
         "fuzz" => fuzz(rest),
+        "stats" => stats(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci [--only STEP|--skip STEP]... | scaling [ARGS] | no-std | loom | fuzz [--seconds N] [TARGET]...>\n\
+                "usage: cargo xtask <ci [--only STEP|--skip STEP]... | scaling [ARGS] | no-std | loom | fuzz [--seconds N] [TARGET]... | stats --list | stats GEN [--bytes N] [--smoke] [--dieharder [ARGS]...]>\n\
                  CI steps: {}",
                 STEPS.join(", ")
             );

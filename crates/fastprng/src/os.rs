@@ -17,12 +17,12 @@ pub(crate) fn possible_cpus() -> usize {
 /// The CPU the calling thread runs on, if the OS says.
 #[inline]
 pub(crate) fn current_cpu() -> Option<usize> {
-    #[cfg(all(feature = "std", target_os = "linux"))]
+    #[cfg(all(feature = "std", target_os = "linux", not(miri)))]
     {
         // SAFETY: sched_getcpu has no preconditions (glibc ≥ 2.35 answers from the rseq area).
         let c = unsafe { libc::sched_getcpu() };
         usize::try_from(c).ok()
     }
-    #[cfg(not(all(feature = "std", target_os = "linux")))]
+    #[cfg(not(all(feature = "std", target_os = "linux", not(miri))))]
     None
 }

@@ -86,6 +86,7 @@ fn pin_to(cpu: usize) -> bool {
 /// the hand-written assembly of all three engines against the Rust (and so the reference C).
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 #[test]
+#[cfg_attr(miri, ignore = "inline assembly and sched_setaffinity are outside miri")]
 fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
     fn check<R: Xoroshiro128 + SeedableRng + Send>(seed: u64) {
         std::thread::scope(|s| {
@@ -134,7 +135,9 @@ fn exact_accounting_with(
     signals: bool,
 ) {
     let threads = 4;
-    let per_thread = if cfg!(debug_assertions) {
+    let per_thread = if cfg!(miri) {
+        40
+    } else if cfg!(debug_assertions) {
         20_000
     } else {
         200_000
@@ -243,6 +246,7 @@ impl Drop for Done<'_> {
 /// with signals makes aborts (and restarts) happen thousands of times per run. Every output
 /// must still be accounted for exactly.
 #[test]
+#[cfg_attr(miri, ignore = "signals and pthread_kill are outside miri")]
 fn signals_abort_sections_without_losing_or_repeating() {
     let master = Xoroshiro128PlusPlus::seed_from_u64(14);
     exact_accounting_with(PerCpu::new(master.clone()).unwrap(), master, true);
@@ -302,6 +306,7 @@ fn debug_never_prints_state() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "getrandom is slow under miri")]
 fn from_os_seeds_differ() {
     let a = PerCpu::<Xoroshiro128PlusPlus>::from_os().unwrap();
     let b = PerCpu::<Xoroshiro128PlusPlus>::from_os().unwrap();

@@ -1,0 +1,104 @@
+//! Named raw-output sources for `cargo xtask stats` and the statistical smoke tests: every
+//! generator scalrand ships, as a `FnMut(&mut [u8])` that fills a buffer with its output.
+
+use std::sync::Arc;
+
+use rand_core::{Rng, SeedableRng};
+use scalrand_fastprng::{PerCpu, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
+
+/// A generator's raw output, chunk by chunk.
+pub type Source = Box<dyn FnMut(&mut [u8]) + Send>;
+
+/// One entry of [`all`]: name, one-line description, constructor (seeded from `seed` where the
+/// generator is seedable; OS-seeded ones ignore it).
+pub type Entry = (&'static str, &'static str, fn(u64) -> Source);
+
+/// Fills `buf` from `threads` threads at once, each writing its own interleaved 64-byte
+/// stripes with `f`: the output a consumer sees when many threads share one generator.
+fn interleaved(threads: usize, f: Arc<dyn Fn(&mut [u8]) + Send + Sync>) -> Source {
+    Box::new(move |buf: &mut [u8]| {
+        let stripes: Vec<&mut [u8]> = buf.chunks_mut(64).collect();
+        let mut per: Vec<Vec<&mut [u8]>> = (0..threads).map(|_| Vec::new()).collect();
+        for (i, s) in stripes.into_iter().enumerate() {
+            per[i % threads].push(s);
+        }
+        std::thread::scope(|sc| {
+            for mine in per {
+                let f = Arc::clone(&f);
+                sc.spawn(move || {
+                    for s in mine {
+                        f(s);
+                    }
+                });
+            }
+        });
+    })
+}
+
+/// Every source, in listing order.
+pub fn all() -> Vec<Entry> {
+    let mut v: Vec<Entry> = vec![
+        (
+            "xoroshiro128plus",
+            "Xoroshiro128Plus::seed_from_u64(seed), fill_bytes",
+            |s| {
+                let mut r = Xoroshiro128Plus::seed_from_u64(s);
+                Box::new(move |b| r.fill_bytes(b))
+            },
+        ),
+        (
+            "xoroshiro128plus-low",
+            "low byte of each Xoroshiro128Plus output only (its weak bits)",
+            |s| {
+                let mut r = Xoroshiro128Plus::seed_from_u64(s);
+                Box::new(move |b: &mut [u8]| b.iter_mut().for_each(|x| *x = r.next_u64() as u8))
+            },
+        ),
+        (
+            "xoroshiro128plusplus",
+            "Xoroshiro128PlusPlus::seed_from_u64(seed), fill_bytes",
+            |s| {
+                let mut r = Xoroshiro128PlusPlus::seed_from_u64(s);
+                Box::new(move |b| r.fill_bytes(b))
+            },
+        ),
+        (
+            "xoroshiro128starstar",
+            "Xoroshiro128StarStar::seed_from_u64(seed), fill_bytes",
+            |s| {
+                let mut r = Xoroshiro128StarStar::seed_from_u64(s);
+                Box::new(move |b| r.fill_bytes(b))
+            },
+        ),
+        (
+            "percpu",
+            "PerCpu<Xoroshiro128PlusPlus> from seed, 8-byte next_u64 words, one thread",
+            |s| {
+                let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(s)).expect("PerCpu");
+                Box::new(move |b: &mut [u8]| {
+                    for c in b.chunks_mut(8) {
+                        let w = p.next_u64().to_le_bytes();
+                        c.copy_from_slice(&w[..c.len()]);
+                    }
+                })
+            },
+        ),
+        (
+            "fast-threads",
+            "scalrand::fast::fill_bytes from 4 threads, interleaved 64-byte stripes",
+            |_| interleaved(4, Arc::new(scalrand::fast::fill_bytes)),
+        ),
+    ];
+    v.extend(pool_sources());
+    v
+}
+
+/// The scalrand-pool generators (Fortuna, node pools, the facade's crypto functions).
+fn pool_sources() -> Vec<Entry> {
+    vec![]
+}
+
+/// The source called `name`.
+pub fn by_name(name: &str, seed: u64) -> Option<Source> {
+    all().into_iter().find(|e| e.0 == name).map(|e| (e.2)(seed))
+}
