@@ -37,10 +37,7 @@ use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
 
 use crate::sync::{AtomicBool, Ordering, UnsafeCell};
-use crate::{Error, Xoroshiro128};
-
-/// The most CPU slots a `PerCpu` supports (the rseq path compares `cpu_id` as a `u32`).
-pub const MAX_CPUS: usize = 1 << 20;
+use crate::{Error, MAX_CPUS, Xoroshiro128};
 
 /// Which path [`PerCpu::next_u64`] takes on this thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -86,7 +86,10 @@ fn pin_to(cpu: usize) -> bool {
 /// the hand-written assembly of all three engines against the Rust (and so the reference C).
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 #[test]
-#[cfg_attr(miri, ignore = "inline assembly and sched_setaffinity are outside miri")]
+#[cfg_attr(
+    miri,
+    ignore = "inline assembly and sched_setaffinity are outside miri"
+)]
 fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
     fn check<R: Xoroshiro128 + SeedableRng + Send>(seed: u64) {
         std::thread::scope(|s| {
