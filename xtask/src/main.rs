@@ -50,12 +50,16 @@ const NO_STD: &[(&str, &str)] = &[
     ("scalrand-pool", ""),
     ("scalrand-shuffle", ""),
     ("scalrand-simd-chunk", ""),
+    ("scalrand-simd-chunk", "async"),
     ("scalrand", ""),
 ];
 const NO_STD_TARGET: &str = "thumbv7em-none-eabihf";
 
 /// loom models: (package, test target or `--lib`, optional test-name filter).
-const LOOM: &[(&str, &str, &str)] = &[("scalrand-fastprng", "loom_percpu", "")];
+const LOOM: &[(&str, &str, &str)] = &[
+    ("scalrand-fastprng", "loom_percpu", ""),
+    ("scalrand-simd-chunk", "loom_flag", ""),
+];
 
 fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

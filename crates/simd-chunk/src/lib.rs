@@ -6,3 +6,39 @@
 
 #[cfg(feature = "std")]
 extern crate std;
+
+mod counters;
+mod driver;
+mod policy;
+mod preempt;
+mod primitive;
+mod section;
+
+#[cfg(feature = "async")]
+mod async_adapter;
+#[cfg(feature = "tokio")]
+mod tokio_coop;
+
+pub use counters::Counters;
+pub use driver::{Chunked, digest_chunked, digest_chunked_with, fill_chunked};
+pub use policy::{DEFAULT_INTERVAL, Policy, PolicyError, TREE_HASH_INTERVAL, calibrate};
+pub use preempt::{Clock, FlagPreempt, NeverYield, Preempt, SpinYield, TimeBudget, Work, YieldNow};
+#[cfg(feature = "std")]
+pub use preempt::{StdClock, ThreadYield};
+pub use section::{NoSection, SimdSection};
+
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use async_adapter::{
+    AsyncPreempt, DEFAULT_POLL_BYTES, HashStream, Hashing, PollBudget, PollTimeBudget,
+    digest_async, digest_stream,
+};
+#[cfg(all(feature = "async", feature = "std"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "async", feature = "std"))))]
+pub use async_adapter::{HashReader, digest_reader};
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use tokio_coop::{TokioCoop, digest_tokio};
+
+/// Re-export of the `digest` crate this crate is built against.
+pub use digest;
