@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rand_core::{Rng, SeedableRng};
+use rand_core::SeedableRng;
 use scalrand_fastprng::{PerCpu, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
 
 /// A generator's raw output, chunk by chunk.
@@ -13,9 +13,12 @@ pub type Source = Box<dyn FnMut(&mut [u8]) + Send>;
 /// generator is seedable; OS-seeded ones ignore it).
 pub type Entry = (&'static str, &'static str, fn(u64) -> Source);
 
+/// A thread-safe fill function shared by the threads of [`interleaved`].
+type Filler = Arc<dyn Fn(&mut [u8]) + Send + Sync>;
+
 /// Fills `buf` from `threads` threads at once, each writing its own interleaved 64-byte
 /// stripes with `f`: the output a consumer sees when many threads share one generator.
-fn interleaved(threads: usize, f: Arc<dyn Fn(&mut [u8]) + Send + Sync>) -> Source {
+fn interleaved(threads: usize, f: Filler) -> Source {
     Box::new(move |buf: &mut [u8]| {
         let stripes: Vec<&mut [u8]> = buf.chunks_mut(64).collect();
         let mut per: Vec<Vec<&mut [u8]>> = (0..threads).map(|_| Vec::new()).collect();

@@ -52,6 +52,7 @@ const NO_STD: &[(&str, &str)] = &[
     ("scalrand-simd-chunk", ""),
     ("scalrand-simd-chunk", "async"),
     ("scalrand", ""),
+    ("scalrand-example-firmware", ""),
 ];
 const NO_STD_TARGET: &str = "thumbv7em-none-eabihf";
 
@@ -59,6 +60,7 @@ const NO_STD_TARGET: &str = "thumbv7em-none-eabihf";
 const LOOM: &[(&str, &str, &str)] = &[
     ("scalrand-fastprng", "loom_percpu", ""),
     ("scalrand-simd-chunk", "loom_flag", ""),
+    ("scalrand-pool", "--lib", "numa::loom_tests"),
 ];
 
 fn project_root() -> PathBuf {

@@ -310,7 +310,12 @@ fn plot(
             x0,
             oy + 25.0
         );
-        let _ = writeln!(s, r##"<rect x="{x0}" y="{y0}" width="{}" height="{}" fill="none" stroke="#999"/>"##, x1 - x0, y1 - y0);
+        let _ = writeln!(
+            s,
+            r##"<rect x="{x0}" y="{y0}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
+            x1 - x0,
+            y1 - y0
+        );
         let mut e = lo;
         while e <= hi {
             let y = ys(10f64.powf(e));

@@ -25,7 +25,11 @@ impl fmt::Debug for EntropyError {
 impl fmt::Display for EntropyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         #[cfg(feature = "std")]
-        return write!(f, "the operating system's entropy source failed: {}", self.inner);
+        return write!(
+            f,
+            "the operating system's entropy source failed: {}",
+            self.inner
+        );
         #[cfg(not(feature = "std"))]
         return f.write_str("no operating-system entropy source in a no_std build");
     }

@@ -111,7 +111,10 @@ mod tests {
             libc::close(fds[1]);
         }
         let child = u64::from_ne_bytes(buf);
-        assert_ne!(child, before, "the child must not see the parent's generation");
+        assert_ne!(
+            child, before,
+            "the child must not see the parent's generation"
+        );
         assert_eq!(generation(), before, "the parent's generation is unchanged");
     }
 }

@@ -1,0 +1,170 @@
+//! Rows for `scalrand_pool::numa` (per-NUMA ChaCha20 pools) and the facade's cryptographic
+//! `scalrand::fill_bytes`, beside `Mutex<ChaCha20Rng>`, rand's `ThreadRng`, `getrandom` and
+//! raw ChaCha20 keystream, on 32-byte and 4 KiB reads; plus the seed's table shape (an
+//! explicit 4-node topology, thread `i` on CPU `i`, against one global lock).
+
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use chacha20::cipher::{KeyIvInit, StreamCipher};
+use rand_core::{Rng, SeedableRng};
+use scalrand_pool::numa::{NodePools, Topology};
+
+use crate::{Row, Unit, Worker};
+
+const GROUP_32: &str = "crypto 32B";
+const GROUP_4K: &str = "crypto 4KiB";
+const GROUP_NODES: &str = "numa 4x4 explicit topology 32B";
+
+/// Reads between two looks at the stop flag.
+const BATCH: u64 = 64;
+
+/// Runs `f` on a `LEN`-byte buffer until `stop`; returns bytes produced.
+#[inline(always)]
+fn spin<const LEN: usize>(stop: &AtomicBool, mut f: impl FnMut(&mut [u8])) -> u64 {
+    let mut buf = [0u8; LEN];
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..BATCH {
+            f(&mut buf);
+            black_box(&mut buf);
+        }
+        n += BATCH * LEN as u64;
+    }
+    n
+}
+
+fn detected<const LEN: usize>() -> Worker {
+    let p = NodePools::new(Topology::detect()).expect("NodePools::new");
+    Box::new(move |_, stop| spin::<LEN>(stop, |b| p.fill_bytes(b)))
+}
+
+fn facade<const LEN: usize>() -> Worker {
+    Box::new(|_, stop| spin::<LEN>(stop, scalrand::fill_bytes))
+}
+
+fn mutex_chacha<const LEN: usize>() -> Worker {
+    let m = Mutex::new(rand_chacha::ChaCha20Rng::from_seed([7; 32]));
+    Box::new(move |_, stop| spin::<LEN>(stop, |b| m.lock().expect("poisoned").fill_bytes(b)))
+}
+
+fn thread_rng<const LEN: usize>() -> Worker {
+    Box::new(|_, stop| {
+        let mut r = rand::rng();
+        spin::<LEN>(stop, |b| r.fill_bytes(b))
+    })
+}
+
+fn getrandom_fill<const LEN: usize>() -> Worker {
+    Box::new(|_, stop| spin::<LEN>(stop, |b| getrandom::fill(b).expect("getrandom")))
+}
+
+/// The ceiling: each thread owns a ChaCha20 cipher and writes keystream, no key erasure, no
+/// sharing.
+fn raw_chacha<const LEN: usize>() -> Worker {
+    Box::new(|t, stop| {
+        let key = [t as u8; 32];
+        let mut c = chacha20::ChaCha20::new(&key.into(), &[0u8; 12].into());
+        let mut pos = 0usize;
+        spin::<LEN>(stop, |b| {
+            // Stay far from the 32-bit block counter's end (256 GiB).
+            pos += b.len();
+            if pos > 1 << 36 {
+                c = chacha20::ChaCha20::new(&key.into(), &[1u8; 12].into());
+                pos = 0;
+            }
+            c.write_keystream(b);
+        })
+    })
+}
+
+/// The seed's table shape: 4 nodes of 4 CPUs; thread `i` reads as CPU `i` (so 4 threads =
+/// 1 node, 16 threads = 4 nodes), whatever machine this runs on.
+fn four_nodes() -> Worker {
+    let t = Topology::from_nodes((0..4).map(|n| (4 * n..4 * n + 4).collect()).collect());
+    let p = NodePools::new(t).expect("NodePools::new");
+    Box::new(move |t, stop| spin::<32>(stop, |b| p.fill_bytes_on_cpu(t % 16, b)))
+}
+
+/// The seed's "before": one pool behind one global lock.
+fn one_global_lock() -> Worker {
+    mutex_chacha::<32>()
+}
+
+/// The rows of this module.
+pub fn rows() -> Vec<Row> {
+    let row = |group, name, baseline, make| Row {
+        group,
+        name,
+        baseline,
+        unit: Unit::Bytes,
+        make,
+    };
+    vec![
+        row(
+            GROUP_32,
+            "scalrand NodePools (detected topology)",
+            false,
+            detected::<32> as fn() -> Worker,
+        ),
+        row(
+            GROUP_32,
+            "scalrand::fill_bytes (crypto facade)",
+            false,
+            facade::<32>,
+        ),
+        row(GROUP_32, "Mutex<ChaCha20Rng>", true, mutex_chacha::<32>),
+        row(
+            GROUP_32,
+            "rand ThreadRng (rand::rng())",
+            true,
+            thread_rng::<32>,
+        ),
+        row(GROUP_32, "getrandom::fill", true, getrandom_fill::<32>),
+        row(
+            GROUP_32,
+            "raw ChaCha20 keystream per thread",
+            true,
+            raw_chacha::<32>,
+        ),
+        row(
+            GROUP_4K,
+            "scalrand NodePools (detected topology)",
+            false,
+            detected::<4096>,
+        ),
+        row(
+            GROUP_4K,
+            "scalrand::fill_bytes (crypto facade)",
+            false,
+            facade::<4096>,
+        ),
+        row(GROUP_4K, "Mutex<ChaCha20Rng>", true, mutex_chacha::<4096>),
+        row(
+            GROUP_4K,
+            "rand ThreadRng (rand::rng())",
+            true,
+            thread_rng::<4096>,
+        ),
+        row(GROUP_4K, "getrandom::fill", true, getrandom_fill::<4096>),
+        row(
+            GROUP_4K,
+            "raw ChaCha20 keystream per thread",
+            true,
+            raw_chacha::<4096>,
+        ),
+        row(
+            GROUP_NODES,
+            "NodePools, 4 nodes x 4 CPUs, thread i = CPU i",
+            false,
+            four_nodes,
+        ),
+        row(
+            GROUP_NODES,
+            "one global lock (Mutex<ChaCha20Rng>)",
+            true,
+            one_global_lock,
+        ),
+    ]
+}

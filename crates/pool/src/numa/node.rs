@@ -1,0 +1,84 @@
+//! One node pool: a base key and its generation (Linux 5.18's `base_crng`, one per node as in
+//! the seed's `nonblocking_node_pool[]`).
+//!
+//! The key only moves forward: a reseed hashes the old key with 32 bytes from the input pool,
+//! and every per-CPU key taken from it advances it by fast key erasure, so a per-CPU key
+//! cannot be recomputed from the node key that is left. Each reseed bumps the generation; a
+//! per-CPU slot whose key came from an older generation takes a new one before it answers.
+
+use super::chacha::{KEY_LEN, fast_key_erasure};
+use super::sync::{AtomicUsize, Lock, LockGuard, Ordering};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroize;
+
+/// What the node lock guards.
+pub(crate) struct NodeKey {
+    pub(crate) key: [u8; KEY_LEN],
+    /// The generation of `key`; [`NodePool::generation`] mirrors it for lock-free checks.
+    pub(crate) generation: usize,
+}
+
+impl Drop for NodeKey {
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
+}
+
+/// A node pool and its counters.
+pub(crate) struct NodePool {
+    pub(crate) key: Lock<NodeKey>,
+    /// Mirror of `NodeKey::generation`, stored (Release) while the lock is held, after the key
+    /// changed. Generations start at 1; slots start at 0, so a fresh slot is always stale.
+    pub(crate) generation: AtomicUsize,
+    /// Times the input pool fed this node.
+    pub(crate) reseeds: AtomicUsize,
+    /// Per-CPU (or one-read) keys derived from this node's key.
+    pub(crate) derivations: AtomicUsize,
+}
+
+impl NodePool {
+    pub(crate) fn new() -> Self {
+        Self {
+            key: Lock::new(NodeKey {
+                key: [0; KEY_LEN],
+                generation: 1,
+            }),
+            generation: AtomicUsize::new(1),
+            reseeds: AtomicUsize::new(0),
+            derivations: AtomicUsize::new(0),
+        }
+    }
+
+    /// Hashes `input` into the key under `label` and starts a new generation.
+    pub(crate) fn reseed(&self, label: &[u8], input: &[u8]) {
+        let mut g = self.key.lock();
+        g.with(|nk| {
+            let mut h = Sha256::new();
+            h.update(b"scalrand numa node ");
+            h.update(label);
+            h.update(nk.key);
+            h.update((input.len() as u64).to_le_bytes());
+            h.update(input);
+            let mut k: [u8; KEY_LEN] = h.finalize().into();
+            nk.key = k;
+            k.zeroize();
+            nk.generation = nk.generation.wrapping_add(1).max(1);
+            self.generation.store(nk.generation, Ordering::Release);
+        });
+        drop(g);
+        self.reseeds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Takes a fresh key from the node key by fast key erasure; returns its generation.
+    /// The caller may already hold a slot lock (lock order: slot, then node).
+    pub(crate) fn derive(&self, out: &mut [u8; KEY_LEN]) -> usize {
+        let mut g: LockGuard<'_, NodeKey> = self.key.lock();
+        let generation = g.with(|nk| {
+            fast_key_erasure(&mut nk.key, out);
+            nk.generation
+        });
+        drop(g);
+        self.derivations.fetch_add(1, Ordering::Relaxed);
+        generation
+    }
+}

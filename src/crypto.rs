@@ -1,0 +1,177 @@
+//! **Cryptographically secure** randomness from a process-wide [`NodePools`].
+//!
+//! These are the crate's CSPRNG entry points: keys, nonces, tokens, salts. (The separate
+//! [`crate::fast`] module is *not* cryptographic: it is for simulations and hashing seeds.)
+//!
+//! One global [`NodePools`] is built on first use: the machine's [`Topology`] (sysfs, else
+//! one node of all CPUs), seeded with 256 bits from the operating system, reseeded from the
+//! OS every 60 s or 1 GiB of output, and rekeyed from the OS in every fork child before it
+//! answers. Each read takes the per-CPU slot of the CPU the thread runs on; its key is erased
+//! by the read (forward secrecy). See [`scalrand_pool::numa`] for the design.
+
+use core::convert::Infallible;
+use std::sync::OnceLock;
+
+use scalrand_pool::numa::{NodePools, Topology};
+
+static POOLS: OnceLock<NodePools> = OnceLock::new();
+
+/// The global pools, built on first use.
+///
+/// # Panics
+/// If the operating system's entropy source fails on first use (three attempts), as rand's
+/// `ThreadRng` does: there is nothing secure to answer with, and `fill_bytes` has no error
+/// channel. On Linux this needs `getrandom(2)` itself to fail.
+#[allow(clippy::panic)] // Argued above: no secure answer exists without a seed.
+fn pools() -> &'static NodePools {
+    POOLS.get_or_init(|| {
+        let topology = Topology::detect();
+        let mut last = None;
+        for _ in 0..3 {
+            match NodePools::new(topology.clone()) {
+                Ok(p) => return p,
+                Err(e) => last = Some(e),
+            }
+        }
+        panic!("scalrand: cannot seed the cryptographic pools: {last:?}")
+    })
+}
+
+/// Fills `dest` with **cryptographically secure** random bytes (ChaCha20 with per-CPU fast
+/// key erasure, seeded and reseeded from the OS, fork-safe).
+///
+/// For keys, nonces and tokens. Not the fast non-cryptographic generator: that is
+/// [`crate::fast`].
+///
+/// ```
+/// let mut key = [0u8; 32];
+/// scalrand::fill_bytes(&mut key);
+/// ```
+///
+/// # Panics
+/// Only if the OS entropy source fails three times on the very first use in the process, as
+/// rand's `ThreadRng` does: without a seed there is nothing secure to answer with.
+#[inline]
+pub fn fill_bytes(dest: &mut [u8]) {
+    pools().fill_bytes(dest);
+}
+
+/// A **cryptographically secure** random `u64` (from the same pools as [`fill_bytes`]).
+///
+/// ```
+/// let id = scalrand::next_u64();
+/// # let _ = id;
+/// ```
+///
+/// # Panics
+/// As [`fill_bytes`].
+#[inline]
+pub fn next_u64() -> u64 {
+    pools().next_u64()
+}
+
+/// A handle to the global **cryptographically secure** pools, implementing rand_core 0.10's
+/// `TryRng<Error = Infallible>` and `TryCryptoRng`, hence `Rng + CryptoRng`: every `rand`
+/// helper works on it.
+///
+/// The handle holds no state (all state is per CPU in the global pools), so any number of
+/// handles on any threads read the same fork-safe, key-erasing generator.
+///
+/// ```
+/// use rand::RngExt;
+///
+/// let mut rng = scalrand::Rng::new();
+/// let die: u8 = rng.random_range(1..=6);
+/// assert!((1..=6).contains(&die));
+/// let nonce: [u8; 12] = rng.random();
+/// # let _ = nonce;
+/// ```
+#[derive(Debug)]
+pub struct Rng {
+    _private: (),
+}
+
+impl Rng {
+    /// A handle to the global pools (built on first use; see [`fill_bytes`] for the one
+    /// panic).
+    pub fn new() -> Self {
+        Self { _private: () }
+    }
+}
+
+impl Default for Rng {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl rand_core::TryRng for Rng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        let mut b = [0u8; 4];
+        fill_bytes(&mut b);
+        Ok(u32::from_le_bytes(b))
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(next_u64())
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        fill_bytes(dst);
+        Ok(())
+    }
+}
+
+impl rand_core::TryCryptoRng for Rng {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::{CryptoRng, Rng as _};
+
+    fn assert_crypto<R: CryptoRng>(_: &R) {}
+
+    #[test]
+    fn handle_is_a_crypto_rng() {
+        let mut r = Rng::new();
+        assert_crypto(&r);
+        let a = r.next_u64();
+        let b = r.next_u64();
+        assert_ne!(a, b);
+        let mut buf = [0u8; 64];
+        r.fill_bytes(&mut buf);
+        assert_ne!(buf, [0u8; 64]);
+    }
+
+    #[test]
+    fn free_functions_differ_across_threads() {
+        let outs: std::vec::Vec<[u8; 32]> = std::thread::scope(|s| {
+            let hs: std::vec::Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut b = [0u8; 32];
+                        fill_bytes(&mut b);
+                        b
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for i in 0..outs.len() {
+            for j in 0..i {
+                assert_ne!(outs[i], outs[j]);
+            }
+        }
+        assert_ne!(next_u64(), next_u64());
+    }
+
+    #[test]
+    fn zero_length_is_fine() {
+        fill_bytes(&mut []);
+    }
+}
