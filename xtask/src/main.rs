@@ -61,6 +61,7 @@ const LOOM: &[(&str, &str, &str)] = &[
     ("scalrand-fastprng", "loom_percpu", ""),
     ("scalrand-simd-chunk", "loom_flag", ""),
     ("scalrand-pool", "--lib", "numa::loom_tests"),
+    ("scalrand-pool", "--lib", "fortuna::rng::loom"),
 ];
 
 fn project_root() -> PathBuf {

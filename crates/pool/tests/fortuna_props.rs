@@ -1,0 +1,75 @@
+//! Properties of the read modes that the module docs state, checked on random request
+//! sequences against the bare generator (a separate code path from Fortuna's locked and
+//! concurrent read paths):
+//! * a Concurrent read of n <= 2^20 bytes is exactly `Generator::pseudo_random_data(n)`;
+//! * a Locked read is exactly a sequence of `pseudo_random_data` calls of <= 4 KiB.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use core::time::Duration;
+
+use proptest::prelude::*;
+use scalrand_pool::fortuna::{
+    ChaCha20Prf, Fortuna, Generator, LOCKED_STEP, MAX_REQUEST, Prf, ReadMode,
+};
+
+fn zero() -> Duration {
+    Duration::ZERO
+}
+
+fn concurrent_matches_generator<P: Prf>(seed: &[u8; 32], lens: &[usize]) {
+    let f = Fortuna::<P, fn() -> Duration>::from_seed(ReadMode::Concurrent, seed, zero).unwrap();
+    let mut g = Generator::<P>::with_prf();
+    g.reseed(seed);
+    for &n in lens {
+        let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+        f.fill_bytes(&mut a);
+        g.pseudo_random_data(&mut b).unwrap();
+        assert_eq!(a, b, "read of {n}");
+    }
+}
+
+fn locked_matches_generator<P: Prf>(seed: &[u8; 32], lens: &[usize]) {
+    let f = Fortuna::<P, fn() -> Duration>::from_seed(ReadMode::Locked, seed, zero).unwrap();
+    let mut g = Generator::<P>::with_prf();
+    g.reseed(seed);
+    for &n in lens {
+        let mut a = vec![0u8; n];
+        f.fill_bytes(&mut a);
+        let mut b = vec![0u8; n];
+        if n == 0 {
+            g.pseudo_random_data(&mut []).unwrap();
+        }
+        for step in b.chunks_mut(LOCKED_STEP) {
+            g.pseudo_random_data(step).unwrap();
+        }
+        assert_eq!(a, b, "read of {n}");
+    }
+}
+
+fn lens() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(
+        prop_oneof![
+            0usize..100,
+            4000usize..9000,
+            Just(MAX_REQUEST),
+            Just(MAX_REQUEST - 1)
+        ],
+        1..6,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(debug_assertions) { 4 } else { 64 }))]
+
+    #[test]
+    fn concurrent_read_is_one_generator_request(seed in any::<[u8; 32]>(), lens in lens()) {
+        concurrent_matches_generator::<scalrand_pool::fortuna::Aes256Prf>(&seed, &lens);
+        concurrent_matches_generator::<ChaCha20Prf>(&seed, &lens);
+    }
+
+    #[test]
+    fn locked_read_is_4k_generator_requests(seed in any::<[u8; 32]>(), lens in lens()) {
+        locked_matches_generator::<scalrand_pool::fortuna::Aes256Prf>(&seed, &lens);
+        locked_matches_generator::<ChaCha20Prf>(&seed, &lens);
+    }
+}
