@@ -40,7 +40,17 @@ static GLOBAL: OnceLock<PerCpu<Xoroshiro128PlusPlus>> = OnceLock::new();
 /// If the OS entropy source fails (no `getrandom(2)`, a sandbox that forbids it), the master
 /// state is derived from the time and addresses instead: still a valid, distinct stream, but
 /// one an observer could guess — acceptable for a generator that is never secret anyway.
+#[inline]
 pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
+    if let Some(g) = GLOBAL.get() {
+        return g;
+    }
+    init()
+}
+
+#[cold]
+#[inline(never)]
+fn init() -> &'static PerCpu<Xoroshiro128PlusPlus> {
     GLOBAL.get_or_init(|| {
         let mut seed = [0u8; 16];
         let master = match scalrand_pool::entropy::os_fill(&mut seed) {

@@ -19,9 +19,13 @@ fn next_u64(c: &mut Criterion) {
     let mut g = c.benchmark_group("fastprng/next_u64");
     g.throughput(Throughput::Elements(1));
     let mut ours = Xoroshiro128PlusPlus::seed_from_u64(1);
-    g.bench_function("Xoroshiro128PlusPlus (owned)", |b| b.iter(|| black_box(ours.next_u64())));
+    g.bench_function("Xoroshiro128PlusPlus (owned)", |b| {
+        b.iter(|| black_box(ours.next_u64()))
+    });
     let mut theirs = rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(1);
-    g.bench_function("rand_xoshiro (owned)", |b| b.iter(|| black_box(theirs.next_u64())));
+    g.bench_function("rand_xoshiro (owned)", |b| {
+        b.iter(|| black_box(theirs.next_u64()))
+    });
     g.bench_function("scalrand::fast::next_u64", |b| {
         b.iter(|| black_box(scalrand::fast::next_u64()))
     });
@@ -47,9 +51,13 @@ fn fill_4k(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(4096));
     let mut buf = vec![0u8; 4096];
     let mut ours = Xoroshiro128PlusPlus::seed_from_u64(1);
-    g.bench_function("Xoroshiro128PlusPlus (owned)", |b| b.iter(|| ours.fill_bytes(&mut buf)));
+    g.bench_function("Xoroshiro128PlusPlus (owned)", |b| {
+        b.iter(|| ours.fill_bytes(&mut buf))
+    });
     let mut theirs = rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(1);
-    g.bench_function("rand_xoshiro (owned)", |b| b.iter(|| theirs.fill_bytes(&mut buf)));
+    g.bench_function("rand_xoshiro (owned)", |b| {
+        b.iter(|| theirs.fill_bytes(&mut buf))
+    });
     g.bench_function("scalrand::fast::fill_bytes", |b| {
         b.iter(|| scalrand::fast::fill_bytes(&mut buf))
     });

@@ -4,8 +4,11 @@
 #![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
 pub mod entropy;
 pub mod fork;
+pub mod fortuna;
+pub mod numa;

@@ -527,3 +527,41 @@ impl NodePools {
         r
     }
 }
+
+/// rand_core 0.10 interop: `&NodePools` is an `Rng + CryptoRng`, so rand's `RngExt` helpers
+/// (`random_range`, `fill`, slice `shuffle`, ...) work on a shared reference.
+///
+/// ```
+/// use rand_core::Rng;
+/// use scalrand_pool::numa::{NodePools, Topology};
+///
+/// let pools = NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
+/// let mut rng = &pools;
+/// let a = rng.next_u64();
+/// let mut key = [0u8; 32];
+/// rng.fill_bytes(&mut key);
+/// # let _ = a;
+/// ```
+impl rand_core::TryRng for &NodePools {
+    type Error = core::convert::Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        let mut b = [0u8; 4];
+        NodePools::fill_bytes(self, &mut b);
+        Ok(u32::from_le_bytes(b))
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(NodePools::next_u64(self))
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+        NodePools::fill_bytes(self, dest);
+        Ok(())
+    }
+}
+
+impl rand_core::TryCryptoRng for &NodePools {}
