@@ -1,0 +1,181 @@
+//! Hardening: `fork()` while other threads read, forks from many threads at once, and
+//! threads that die while holding per-CPU state. No repeated output, no deadlock.
+#![cfg(all(unix, not(miri)))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Forks; the child reads 32 bytes with `read` and writes them to a pipe. Returns the child's
+/// bytes. The parent gives the child 20 s before declaring a deadlock.
+fn fork_and_read(read: fn(&mut [u8])) -> [u8; 32] {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child calls only `read` (which neither allocates nor waits on a lock another
+    // thread may hold: the generators are lock-free or try-lock, and take over a slot a dead
+    // parent thread held), `write` and `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let mut b = [0u8; 32];
+        read(&mut b);
+        // SAFETY: `b` is 32 valid bytes; `_exit` never returns.
+        unsafe {
+            libc::write(fds[1], b.as_ptr().cast(), 32);
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing our copy of the write end so a dead child gives EOF.
+    unsafe { libc::close(fds[1]) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break;
+        }
+        if Instant::now() > deadline {
+            // SAFETY: killing our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("child {pid} deadlocked after fork");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed"
+    );
+    let mut child = [0u8; 32];
+    // SAFETY: `child` is 32 writable bytes.
+    let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), 32) };
+    // SAFETY: closing our read end.
+    unsafe { libc::close(fds[0]) };
+    assert_eq!(n, 32);
+    child
+}
+
+fn crypto(b: &mut [u8]) {
+    scalrand::fill_bytes(b)
+}
+
+/// Readers hammer the global crypto pools from 3 threads while the main thread forks 200
+/// times: no child output equals any parent output or another child's.
+#[test]
+fn fork_in_a_loop_while_threads_read() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Mutex::new(HashSet::<[u8; 32]>::new()));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (stop, seen) = (Arc::clone(&stop), Arc::clone(&seen));
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let mut b = [0u8; 32];
+                    scalrand::fill_bytes(&mut b);
+                    mine.push(b);
+                }
+                seen.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+    let mut children = HashSet::new();
+    for _ in 0..200 {
+        let mut b = [0u8; 32];
+        scalrand::fill_bytes(&mut b);
+        seen.lock().unwrap().insert(b);
+        assert!(
+            children.insert(fork_and_read(crypto)),
+            "two children agreed"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    let parent = seen.lock().unwrap();
+    assert!(parent.len() > 200);
+    assert!(parent.is_disjoint(&children), "a child repeated its parent");
+}
+
+/// Four threads fork at the same time, 25 times each.
+#[test]
+fn forks_from_many_threads_at_once() {
+    let barrier = Arc::new(std::sync::Barrier::new(4));
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let mut parent = Vec::new();
+                let mut children = Vec::new();
+                for _ in 0..25 {
+                    barrier.wait();
+                    let mut b = [0u8; 32];
+                    scalrand::fill_bytes(&mut b);
+                    parent.push(b);
+                    children.push(fork_and_read(crypto));
+                }
+                (parent, children)
+            })
+        })
+        .collect();
+    let mut parent = HashSet::new();
+    let mut children = HashSet::new();
+    for h in handles {
+        let (p, c) = h.join().unwrap();
+        parent.extend(p);
+        for x in c {
+            assert!(children.insert(x), "two children agreed");
+        }
+    }
+    assert_eq!(parent.len(), 100);
+    assert!(parent.is_disjoint(&children));
+}
+
+/// A thread that panics while it holds a per-CPU slot (inside `with_cpu`) releases it: later
+/// callers get that CPU's slot again instead of spinning forever on it.
+#[test]
+fn thread_dying_inside_with_cpu_releases_the_slot() {
+    use rand_core::SeedableRng;
+    use scalrand::fastprng::{PerCpu, Xoroshiro128PlusPlus};
+    let p = Arc::new(PerCpu::with_cpus(Xoroshiro128PlusPlus::seed_from_u64(1), 1).unwrap());
+    let q = Arc::clone(&p);
+    let r = std::thread::spawn(move || {
+        q.with_cpu(0, |_| panic!("dies holding the slot")).unwrap();
+    })
+    .join();
+    assert!(r.is_err());
+    // With one slot, this would spin forever if the slot were still marked busy.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p2 = Arc::clone(&p);
+    std::thread::spawn(move || tx.send(p2.with_cpu(0, |r| r.next_u64()).unwrap()).unwrap());
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("slot was never released");
+}
+
+/// Threads that come and go (each reading a little and exiting) leave nothing behind that
+/// makes later reads repeat or stall.
+#[test]
+fn short_lived_threads() {
+    let mut all = HashSet::new();
+    for _ in 0..50 {
+        let out: Vec<[u8; 32]> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut b = [0u8; 32];
+                        scalrand::fill_bytes(&mut b);
+                        b
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for b in out {
+            assert!(all.insert(b));
+        }
+    }
+}
