@@ -56,6 +56,31 @@ pub fn fill_bytes(dest: &mut [u8]) {
     pools().fill_bytes(dest);
 }
 
+/// As [`fill_bytes`], but a typed error instead of the first-use panic: for callers that
+/// must not panic even when the OS refuses entropy (sandboxes, early boot).
+///
+/// ```
+/// let mut salt = [0u8; 16];
+/// scalrand::try_fill_bytes(&mut salt).expect("the OS entropy source works here");
+/// ```
+///
+/// # Errors
+/// [`NumaError::Entropy`](scalrand_pool::numa::NumaError) while the global pools cannot be
+/// seeded; a later call tries again.
+pub fn try_fill_bytes(dest: &mut [u8]) -> Result<(), scalrand_pool::numa::NumaError> {
+    let pools = match POOLS.get() {
+        Some(p) => p,
+        None => {
+            let fresh = NodePools::new(Topology::detect())?;
+            // Another thread may have won the race; either instance is freshly OS-seeded.
+            let _ = POOLS.set(fresh);
+            pools()
+        }
+    };
+    pools.fill_bytes(dest);
+    Ok(())
+}
+
 /// A **cryptographically secure** random `u64` (from the same pools as [`fill_bytes`]).
 ///
 /// ```

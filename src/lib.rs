@@ -22,7 +22,7 @@ mod crypto;
 /// cryptographic guarantees.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use crypto::{Rng, fill_bytes, next_u64};
+pub use crypto::{Rng, fill_bytes, next_u64, try_fill_bytes};
 
 pub use scalrand_fastprng as fastprng;
 pub use scalrand_pool as pool;
