@@ -15,6 +15,7 @@ pub(crate) fn possible_cpus() -> usize {
 }
 
 /// The CPU the calling thread runs on, if the OS says.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline]
 pub(crate) fn current_cpu() -> Option<usize> {
     #[cfg(all(feature = "std", target_os = "linux", not(miri)))]

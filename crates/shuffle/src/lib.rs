@@ -4,5 +4,25 @@
 #![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+pub mod bias;
+pub mod cache;
+mod error;
+pub mod experiment;
+pub mod presets;
+pub mod shuffle;
+pub mod workload;
+pub mod zone;
+
+pub use bias::{BiasReport, chi2_sf, measure_bias};
+pub use cache::{CacheMode, CacheStats, LINE_SIZE, MemSideCache};
+pub use error::Error;
+pub use experiment::{Curve, ExperimentConfig, ExperimentResult, Workload, run_experiment};
+pub use shuffle::{PickTail, SHUFFLE_RETRY, ShuffleMode, ShuffleStats, shuffle_zone};
+pub use zone::{
+    MAX_ORDER, MAX_SPANNED_PAGES, MigrateType, NR_ORDERS, PAGE_SIZE, PAGEBLOCK_NR_PAGES,
+    PAGEBLOCK_ORDER, SHUFFLE_ORDER, ShufflePolicy, Zone, ZoneConfig,
+};

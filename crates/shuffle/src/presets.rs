@@ -1,0 +1,115 @@
+//! Named experiment presets: the defaults of the `simulate` command.
+//!
+//! `java` (the default) is scaled down from the seed's `003_847b53755ecb89bf` Java server: a
+//! 64 MiB direct-mapped cache in page-colour mode in front of a 512 MiB zone, a heap of 3× the
+//! cache with a Zipf-popular hot region, aged by mixed-order, mixed-lifetime churn. Its shuffle
+//! order is 0, not the kernel's 10: the simulated cache holds only 16 order-10 blocks where a
+//! DRAM cache of tens of GiB holds thousands, and at order 10 this small zone ages the same with and
+//! without shuffling (see the README's "Results").
+
+use alloc::vec;
+
+use crate::Error;
+use crate::cache::CacheMode;
+use crate::experiment::{ExperimentConfig, Workload};
+use crate::shuffle::ShuffleMode;
+use crate::workload::{AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec};
+use crate::zone::{PAGE_SIZE, SHUFFLE_ORDER};
+
+/// Names [`preset`] knows: `java` (default), `java-order10` (the same at the kernel's shuffle
+/// order 10), `stream`, `two-instance`, `tiny` (for tests).
+pub const PRESETS: [&str; 5] = ["java", "java-order10", "stream", "two-instance", "tiny"];
+
+/// The default aging: a round is `zone_pages / 4` allocations, 70% order-0, the rest orders
+/// 1–3 and 9 (THP); 5% unmovable; 0.2% long-lived (a few rounds), the rest live up to
+/// `zone_pages / 32` allocations and are freed at the end of the round (their jobs exit); the
+/// live set is capped at half the zone.
+pub fn default_aging(zone_pages: u64) -> AgingSpec {
+    AgingSpec {
+        ops: zone_pages / 4,
+        live_fraction: 0.5,
+        orders: vec![(0, 70), (1, 8), (2, 6), (3, 10), (9, 6)],
+        long_prob: 0.002,
+        short_mean: zone_pages / 64,
+        long_rounds: 4,
+        unmovable_prob: 0.05,
+        drain_short: true,
+    }
+}
+
+/// The heap workload for a cache of `cache_pages`: 3× the cache; the first sixteenth of a
+/// cache of it (touched first, like a young generation) takes 90% of the accesses,
+/// Zipf(0.6)-popular; the rest fall uniformly on the whole heap.
+pub fn heap_for(cache_pages: u64, accesses: u64) -> HeapSpec {
+    HeapSpec {
+        heap_pages: 3 * cache_pages,
+        hot_pages: (cache_pages / 16).max(1),
+        hot_prob: 0.9,
+        zipf_s: 0.6,
+        accesses,
+        warmup: accesses / 4,
+        hot_spread: false,
+    }
+}
+
+/// The experiment a preset names.
+///
+/// # Errors
+/// [`Error::BadParameter`] for an unknown name.
+pub fn preset(name: &str) -> Result<ExperimentConfig, Error> {
+    let cache_bytes: u64 = 64 << 20;
+    let cache_pages = cache_bytes / PAGE_SIZE;
+    let zone_pages = 8 * cache_pages;
+    let base = ExperimentConfig {
+        zone_start_pfn: 0x10_0000,
+        zone_pages,
+        cache_bytes,
+        cache_mode: CacheMode::PageColour,
+        shuffle_order: 0,
+        shuffle_mode: ShuffleMode::Kernel,
+        pick_tail: true,
+        workload: Workload::Heap(heap_for(cache_pages, 1 << 19)),
+        aging: default_aging(zone_pages),
+        aging_rounds: 8,
+        seeds: vec![1, 2, 3, 4],
+    };
+    match name {
+        "java" => Ok(base),
+        "java-order10" => Ok(ExperimentConfig {
+            shuffle_order: SHUFFLE_ORDER,
+            ..base
+        }),
+        "stream" => Ok(ExperimentConfig {
+            workload: Workload::Stream(StreamSpec {
+                array_pages: cache_pages / 2,
+                sweeps: 4,
+            }),
+            ..base
+        }),
+        "two-instance" => Ok(ExperimentConfig {
+            zone_pages: cache_pages,
+            aging: default_aging(cache_pages),
+            workload: Workload::TwoInstance(TwoInstanceSpec {
+                pages: cache_pages / 2,
+                accesses: 1 << 20,
+                warmup: 1 << 18,
+            }),
+            ..base
+        }),
+        "tiny" => {
+            let cache_bytes: u64 = 4 << 20;
+            let cache_pages = cache_bytes / PAGE_SIZE;
+            let zone_pages = 8 * cache_pages;
+            Ok(ExperimentConfig {
+                zone_pages,
+                cache_bytes,
+                workload: Workload::Heap(heap_for(cache_pages, 1 << 14)),
+                aging: default_aging(zone_pages),
+                aging_rounds: 3,
+                seeds: vec![1, 2],
+                ..base
+            })
+        }
+        _ => Err(Error::BadParameter("unknown preset")),
+    }
+}

@@ -1,0 +1,203 @@
+//! The `scalrand-shuffle` binary, run with small flags; its `--json` parsed with serde_json.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scalrand-shuffle"))
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn frac(v: &serde_json::Value) -> f64 {
+    let x = v.as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&x), "{x} is not a fraction");
+    x
+}
+
+#[test]
+fn simulate_json_shape() {
+    let v = run_json(&[
+        "simulate",
+        "--preset",
+        "tiny",
+        "--rounds",
+        "2",
+        "--seeds",
+        "1,2",
+        "--accesses",
+        "4000",
+        "--json",
+    ]);
+    for k in ["first_run", "aged"] {
+        frac(&v[k]["in_order"]);
+        frac(&v[k]["shuffled"]);
+    }
+    assert_eq!(v["seeds"], 2);
+    assert_eq!(v["curve"]["in_order"].as_array().unwrap().len(), 3);
+    assert_eq!(v["curve"]["in_order"][0], v["first_run"]["in_order"]);
+    assert_eq!(v["curve"]["shuffled"][2], v["aged"]["shuffled"]);
+}
+
+#[test]
+fn simulate_is_reproducible_and_seed_dependent() {
+    let args = [
+        "simulate",
+        "--preset",
+        "tiny",
+        "--rounds",
+        "1",
+        "--seeds",
+        "5",
+        "--accesses",
+        "3000",
+        "--json",
+    ];
+    assert_eq!(run_json(&args), run_json(&args));
+    let other = run_json(&[
+        "simulate",
+        "--preset",
+        "tiny",
+        "--rounds",
+        "1",
+        "--seeds",
+        "6",
+        "--accesses",
+        "3000",
+        "--json",
+    ]);
+    assert_ne!(run_json(&args)["curve"], other["curve"]);
+}
+
+#[test]
+fn simulate_two_instance_and_stream_and_line_mode() {
+    for w in ["two-instance", "stream"] {
+        let v = run_json(&[
+            "simulate",
+            "--preset",
+            "tiny",
+            "--workload",
+            w,
+            "--rounds",
+            "1",
+            "--seeds",
+            "1",
+            "--json",
+        ]);
+        assert_eq!(v["workload"], w);
+        frac(&v["aged"]["in_order"]);
+    }
+    let v = run_json(&[
+        "simulate",
+        "--preset",
+        "tiny",
+        "--cache-mode",
+        "line",
+        "--rounds",
+        "0",
+        "--seeds",
+        "1",
+        "--accesses",
+        "2000",
+        "--json",
+    ]);
+    assert_eq!(v["cache_mode"], "line");
+    assert_eq!(v["first_run"], v["aged"]);
+}
+
+#[test]
+fn simulate_table_and_svg() {
+    let dir = std::env::temp_dir().join(format!("scalrand-shuffle-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("plot.svg");
+    let out = bin()
+        .args([
+            "simulate",
+            "--preset",
+            "tiny",
+            "--rounds",
+            "2",
+            "--seeds",
+            "1",
+            "--accesses",
+            "2000",
+            "--svg",
+        ])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("first run") && text.contains("in-order") && text.contains("shuffled"),
+        "{text}"
+    );
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
+    assert_eq!(plot.matches("<polyline").count(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bias_json() {
+    let v = run_json(&[
+        "bias",
+        "--mode",
+        "fisher-yates",
+        "--blocks",
+        "4",
+        "--trials",
+        "20000",
+        "--json",
+    ]);
+    assert!(v["chi2_p"].as_f64().unwrap() > 0.001);
+    assert!((frac(&v["fixed_point_rate"]) - 0.25).abs() < 0.02);
+    let v = run_json(&[
+        "bias", "--mode", "kernel", "--blocks", "6", "--trials", "20000", "--json",
+    ]);
+    assert!(v["chi2_p"].as_f64().unwrap() < 1e-6);
+    let counts = v["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 6);
+    for row in counts {
+        assert_eq!(
+            row.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_u64().unwrap())
+                .sum::<u64>(),
+            20000
+        );
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    for args in [
+        &["simulate", "--cache-bytes", "1000", "--preset", "tiny"][..],
+        &["simulate", "--order", "11", "--preset", "tiny"],
+        &["simulate", "--seeds", "", "--preset", "tiny"],
+        &["simulate", "--preset", "nope"],
+        &["simulate", "--frobnicate"],
+        &["bias", "--blocks", "1"],
+        &["bias", "--mode", "bogo"],
+        &["bias", "--trials"],
+        &[],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("scalrand-shuffle: "),
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -1,0 +1,202 @@
+//! proptest: after any sequence of allocations, frees, shuffles and hotplugs on any zone, the
+//! free pages are exactly those a plain set model says are free, the free lists hold exactly
+//! the free blocks of their order and migratetype, and holes are never handed out.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::SplitMix64;
+use proptest::prelude::*;
+use scalrand_shuffle::{
+    Error, MAX_ORDER, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
+};
+
+#[derive(Clone, Debug)]
+enum Op {
+    Alloc { order: u8, mt: u8 },
+    Free { idx: usize },
+    FreeBogus { pfn_off: u64, order: u8 },
+    Shuffle { order: u8, fy: bool },
+    Online { hole: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (prop_oneof![4 => 0u8..3, 1 => 0u8..=MAX_ORDER], 0u8..3).prop_map(|(order, mt)| Op::Alloc { order, mt }),
+        5 => any::<usize>().prop_map(|idx| Op::Free { idx }),
+        1 => (0u64..10_000, 0u8..=MAX_ORDER).prop_map(|(pfn_off, order)| Op::FreeBogus { pfn_off, order }),
+        1 => (0u8..=MAX_ORDER, any::<bool>()).prop_map(|(order, fy)| Op::Shuffle { order, fy }),
+        1 => any::<usize>().prop_map(|hole| Op::Online { hole }),
+    ]
+}
+
+#[derive(Clone, Debug)]
+struct Setup {
+    start: u64,
+    span: u64,
+    holes: Vec<(u64, u64)>,
+    unmovable: Vec<(u64, u64)>,
+    policy: ShufflePolicy,
+    seed: u64,
+}
+
+fn setup() -> impl Strategy<Value = Setup> {
+    (
+        prop_oneof![Just(0u64), Just(512), Just(1 << 20), 0u64..5000],
+        1u64..6000,
+        proptest::collection::vec((0.0f64..1.0, 0.0f64..0.3), 0..3),
+        proptest::collection::vec((0.0f64..1.0, 0.0f64..0.5), 0..2),
+        (any::<bool>(), 0u8..=MAX_ORDER, any::<bool>(), any::<bool>()),
+        any::<u64>(),
+    )
+        .prop_map(
+            |(start, span, holes, unmov, (enabled, order, fy, pick_tail), seed)| {
+                let range = |(a, l): (f64, f64)| {
+                    let s = start + (a * span as f64) as u64;
+                    let e = (s + (l * span as f64) as u64).min(start + span);
+                    (s, e)
+                };
+                Setup {
+                    start,
+                    span,
+                    holes: holes.into_iter().map(range).collect(),
+                    unmovable: unmov.into_iter().map(range).collect(),
+                    policy: ShufflePolicy {
+                        enabled,
+                        order,
+                        mode: if fy {
+                            ShuffleMode::FisherYates
+                        } else {
+                            ShuffleMode::Kernel
+                        },
+                        pick_tail,
+                    },
+                    seed,
+                }
+            },
+        )
+}
+
+fn check<R>(z: &Zone<R>, model: &BTreeSet<u64>) -> Result<(), TestCaseError> {
+    if let Err(e) = z.check_consistency() {
+        return Err(TestCaseError::fail(e));
+    }
+    let free = z.free_page_set();
+    prop_assert_eq!(free.len(), model.len());
+    prop_assert!(
+        free.iter().eq(model.iter()),
+        "free pages differ from the model"
+    );
+    prop_assert_eq!(z.nr_free_pages(), model.len() as u64);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_page_lost_or_duplicated(s in setup(), ops in proptest::collection::vec(op(), 1..60)) {
+        let mut cfg = ZoneConfig::with_span(s.start, s.span).unwrap();
+        for &(a, b) in &s.holes {
+            cfg = cfg.hole(a, b).unwrap();
+        }
+        for &(a, b) in &s.unmovable {
+            cfg = cfg.migratetype(a, b, MigrateType::Unmovable).unwrap();
+        }
+        let mut present: BTreeSet<u64> = (s.start..s.start + s.span).collect();
+        for &(a, b) in &s.holes {
+            for p in a..b {
+                present.remove(&p);
+            }
+        }
+        let mut z = match Zone::new(&cfg, s.policy, SplitMix64(s.seed)) {
+            Ok(z) => z,
+            Err(Error::AllHoles) => {
+                prop_assert!(present.is_empty());
+                return Ok(());
+            }
+            Err(e) => return Err(TestCaseError::fail(format!("{e}"))),
+        };
+        let mut model: BTreeSet<u64> = present.clone();
+        let mut live: Vec<(u64, u8)> = Vec::new();
+        check(&z, &model)?;
+        for op in ops {
+            match op {
+                Op::Alloc { order, mt } => {
+                    let mt = MigrateType::ALL[mt as usize];
+                    match z.alloc_pages(order, mt).unwrap() {
+                        Some(pfn) => {
+                            prop_assert_eq!(pfn % (1 << order), 0, "block not aligned");
+                            for p in pfn..pfn + (1 << order) {
+                                prop_assert!(present.contains(&p), "hole handed out");
+                                prop_assert!(model.remove(&p), "page handed out twice");
+                            }
+                            live.push((pfn, order));
+                        }
+                        None => {
+                            for o in order..=MAX_ORDER {
+                                for m in MigrateType::ALL {
+                                    prop_assert_eq!(z.nr_free(o, m), 0, "None with a block free");
+                                }
+                            }
+                        }
+                    }
+                }
+                Op::Free { idx } => {
+                    if !live.is_empty() {
+                        let (pfn, order) = live.swap_remove(idx % live.len());
+                        z.free_pages(pfn, order).unwrap();
+                        for p in pfn..pfn + (1 << order) {
+                            prop_assert!(model.insert(p));
+                        }
+                    }
+                }
+                Op::FreeBogus { pfn_off, order } => {
+                    let pfn = s.start + pfn_off;
+                    if !live.contains(&(pfn, order)) {
+                        prop_assert_eq!(z.free_pages(pfn, order), Err(Error::NotAllocated { pfn, order }));
+                    }
+                }
+                Op::Shuffle { order, fy } => {
+                    let mode = if fy { ShuffleMode::FisherYates } else { ShuffleMode::Kernel };
+                    let before: Vec<BTreeSet<u64>> = MigrateType::ALL
+                        .iter()
+                        .map(|&m| z.free_list(order, m).into_iter().collect())
+                        .collect();
+                    z.shuffle_zone(order, mode).unwrap();
+                    for (i, &m) in MigrateType::ALL.iter().enumerate() {
+                        let after: BTreeSet<u64> = z.free_list(order, m).into_iter().collect();
+                        prop_assert_eq!(&after, &before[i], "shuffle changed list membership");
+                    }
+                }
+                Op::Online { hole } => {
+                    if !s.holes.is_empty() {
+                        let (a, b) = s.holes[hole % s.holes.len()];
+                        let offline = (a..b).all(|p| !present.contains(&p));
+                        match z.online_pages(a, b) {
+                            Ok(_) => {
+                                prop_assert!(offline);
+                                for p in a..b {
+                                    present.insert(p);
+                                    model.insert(p);
+                                }
+                            }
+                            Err(Error::AlreadyOnline { .. }) => prop_assert!(!offline),
+                            Err(e) => return Err(TestCaseError::fail(format!("{e}"))),
+                        }
+                    }
+                }
+            }
+            check(&z, &model)?;
+        }
+        // Freeing everything brings back every present page.
+        for (pfn, order) in live {
+            z.free_pages(pfn, order).unwrap();
+        }
+        prop_assert_eq!(z.nr_free_pages(), present.len() as u64);
+        check(&z, &present)?;
+    }
+}
