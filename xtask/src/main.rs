@@ -31,10 +31,14 @@ const STEPS: &[&str] = &[
 
 /// miri runs: (package, cargo test arguments). Everything that is not FFI, inline assembly,
 /// signals or `fork` (those tests carry `#[cfg_attr(miri, ignore)]`).
-const MIRI: &[(&str, &[&str])] = &[(
-    "scalrand-fastprng",
-    &["--lib", "--test", "reference", "--test", "percpu"],
-)];
+const MIRI: &[(&str, &[&str])] = &[
+    (
+        "scalrand-fastprng",
+        &["--lib", "--test", "reference", "--test", "percpu"],
+    ),
+    // The node pools' hand-rolled try-lock and slot code (the crate's `unsafe`).
+    ("scalrand-pool", &["--lib", "numa::tests"]),
+];
 
 /// ThreadSanitizer and AddressSanitizer runs over the concurrency stress tests:
 /// (package, test target).
@@ -128,6 +132,19 @@ fn step(name: &str) -> Result<(), String> {
         "test" => {
             let mut c = cargo();
             c.args(["test", "--workspace", "--all-features"]);
+            run(name, c)?;
+            // The simulator's seed-shape check needs release speed (about 3 s there).
+            let mut c = cargo();
+            c.args([
+                "test",
+                "--release",
+                "-p",
+                "scalrand-shuffle",
+                "--test",
+                "shape",
+                "--",
+                "--ignored",
+            ]);
             run(name, c)
         }
         "doc" => {
