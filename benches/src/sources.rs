@@ -3,8 +3,12 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use rand_core::SeedableRng;
 use scalrand_fastprng::{PerCpu, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode, monotonic_now};
+use scalrand_pool::numa::{NodePools, Topology};
 
 /// A generator's raw output, chunk by chunk.
 pub type Source = Box<dyn FnMut(&mut [u8]) + Send>;
@@ -96,9 +100,65 @@ pub fn all() -> Vec<Entry> {
     v
 }
 
+/// A Fortuna seeded from `seed` (expanded to 32 bytes with SplitMix64-seeded xoroshiro, so
+/// runs are reproducible), reading in 4 KiB requests.
+fn fortuna<P: Prf>(mode: ReadMode, seed: u64) -> Source {
+    let mut key = [0u8; 32];
+    Xoroshiro128PlusPlus::seed_from_u64(seed).fill_bytes(&mut key);
+    let f = Fortuna::<P, _>::from_seed(mode, &key, monotonic_now as fn() -> Duration)
+        .expect("a 32-byte seed is long enough");
+    Box::new(move |b: &mut [u8]| {
+        for c in b.chunks_mut(4096) {
+            f.fill_bytes(c);
+        }
+    })
+}
+
 /// The scalrand-pool generators (Fortuna, node pools, the facade's crypto functions).
 fn pool_sources() -> Vec<Entry> {
-    vec![]
+    vec![
+        (
+            "fortuna-aes-concurrent",
+            "Fortuna<AES> Concurrent from a fixed seed, 4 KiB reads",
+            |s| fortuna::<Aes256Prf>(ReadMode::Concurrent, s),
+        ),
+        (
+            "fortuna-aes-locked",
+            "Fortuna<AES> Locked from a fixed seed, 4 KiB reads",
+            |s| fortuna::<Aes256Prf>(ReadMode::Locked, s),
+        ),
+        (
+            "fortuna-chacha-concurrent",
+            "Fortuna<ChaCha20> Concurrent from a fixed seed, 4 KiB reads",
+            |s| fortuna::<ChaCha20Prf>(ReadMode::Concurrent, s),
+        ),
+        (
+            "fortuna-chacha-locked",
+            "Fortuna<ChaCha20> Locked from a fixed seed, 4 KiB reads",
+            |s| fortuna::<ChaCha20Prf>(ReadMode::Locked, s),
+        ),
+        (
+            "nodepools",
+            "NodePools (2 nodes x 2 CPUs) from a fixed seed, 32-byte reads",
+            |s| {
+                let mut key = [0u8; 32];
+                Xoroshiro128PlusPlus::seed_from_u64(s).fill_bytes(&mut key);
+                let p =
+                    NodePools::from_seed(Topology::from_nodes(vec![vec![0, 1], vec![2, 3]]), &key)
+                        .expect("valid topology");
+                Box::new(move |b: &mut [u8]| {
+                    for c in b.chunks_mut(32) {
+                        p.fill_bytes(c);
+                    }
+                })
+            },
+        ),
+        (
+            "crypto-threads",
+            "scalrand::fill_bytes (OS-seeded) from 4 threads, interleaved 64-byte stripes",
+            |_| interleaved(4, Arc::new(scalrand::fill_bytes)),
+        ),
+    ]
 }
 
 /// The source called `name`.
