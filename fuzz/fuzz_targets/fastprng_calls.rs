@@ -70,7 +70,13 @@ fn run<R: Xoroshiro128 + SeedableRng<Seed = [u8; 16]> + Rng>(input: &Input) {
                     let c = usize::from(*c);
                     match p.with_cpu(c, |r| r.next_raw()) {
                         Ok(_) => assert!(c < p.cpus()),
-                        Err(e) => assert_eq!(e, Error::CpuOutOfRange { cpu: c, cpus: p.cpus() }),
+                        Err(e) => assert_eq!(
+                            e,
+                            Error::CpuOutOfRange {
+                                cpu: c,
+                                cpus: p.cpus()
+                            }
+                        ),
                     }
                 }
             }

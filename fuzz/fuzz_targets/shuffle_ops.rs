@@ -10,7 +10,9 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use rand_core::SeedableRng;
 use scalrand_fastprng::Xoroshiro128PlusPlus;
-use scalrand_shuffle::{Error, MAX_ORDER, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig};
+use scalrand_shuffle::{
+    Error, MAX_ORDER, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
+};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -40,7 +42,10 @@ fn check(z: &Zone<Xoroshiro128PlusPlus>, model: &BTreeSet<u64>) {
         panic!("inconsistent zone: {e}");
     }
     let free = z.free_page_set();
-    assert!(free.iter().eq(model.iter()), "free pages differ from the model");
+    assert!(
+        free.iter().eq(model.iter()),
+        "free pages differ from the model"
+    );
 }
 
 fuzz_target!(|inp: Input| {
@@ -77,8 +82,17 @@ fuzz_target!(|inp: Input| {
             cfg = c;
         }
     }
-    let mode = if inp.fisher_yates { ShuffleMode::FisherYates } else { ShuffleMode::Kernel };
-    let policy = ShufflePolicy { enabled: inp.enabled, order: inp.order, mode, pick_tail: inp.pick_tail };
+    let mode = if inp.fisher_yates {
+        ShuffleMode::FisherYates
+    } else {
+        ShuffleMode::Kernel
+    };
+    let policy = ShufflePolicy {
+        enabled: inp.enabled,
+        order: inp.order,
+        mode,
+        pick_tail: inp.pick_tail,
+    };
     let mut z = match Zone::new(&cfg, policy, Xoroshiro128PlusPlus::seed_from_u64(inp.seed)) {
         Ok(z) => z,
         Err(Error::OrderTooLarge { order }) => {
@@ -128,13 +142,22 @@ fuzz_target!(|inp: Input| {
                 }
             }
             Op::FreeBogus { pfn_off, order } => {
-                let Some(pfn) = start.checked_add(u64::from(pfn_off)) else { continue };
+                let Some(pfn) = start.checked_add(u64::from(pfn_off)) else {
+                    continue;
+                };
                 if !live.contains(&(pfn, order)) {
                     assert!(z.free_pages(pfn, order).is_err());
                 }
             }
-            Op::Shuffle { order, fisher_yates } => {
-                let mode = if fisher_yates { ShuffleMode::FisherYates } else { ShuffleMode::Kernel };
+            Op::Shuffle {
+                order,
+                fisher_yates,
+            } => {
+                let mode = if fisher_yates {
+                    ShuffleMode::FisherYates
+                } else {
+                    ShuffleMode::Kernel
+                };
                 match z.shuffle_zone(order, mode) {
                     Ok(_) => {}
                     Err(Error::OrderTooLarge { .. }) => assert!(order > MAX_ORDER),
@@ -142,7 +165,9 @@ fuzz_target!(|inp: Input| {
                 }
             }
             Op::Online { start_off, len } => {
-                let Some((s, e)) = range(start_off, len) else { continue };
+                let Some((s, e)) = range(start_off, len) else {
+                    continue;
+                };
                 match z.online_pages(s, e) {
                     Ok(_) => {
                         for p in s..e {

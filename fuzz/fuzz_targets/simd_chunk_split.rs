@@ -4,9 +4,11 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use scalrand_simd_chunk::digest::{Digest, FixedOutput, Update};
 use libfuzzer_sys::fuzz_target;
-use scalrand_simd_chunk::{Chunked, Policy, Preempt, SimdSection, Work, digest_chunked_with, fill_chunked};
+use scalrand_simd_chunk::digest::{Digest, FixedOutput, Update};
+use scalrand_simd_chunk::{
+    Chunked, Policy, Preempt, SimdSection, Work, digest_chunked_with, fill_chunked,
+};
 
 #[derive(Debug, Arbitrary)]
 struct Input {
@@ -26,7 +28,11 @@ struct Scripted<'a> {
 
 impl Preempt for Scripted<'_> {
     fn should_yield(&mut self, _: Work) -> bool {
-        let yes = self.pattern.get(self.asked % self.pattern.len().max(1)).copied().unwrap_or(false);
+        let yes = self
+            .pattern
+            .get(self.asked % self.pattern.len().max(1))
+            .copied()
+            .unwrap_or(false);
         self.asked += 1;
         self.yes += u64::from(yes);
         yes
@@ -43,7 +49,11 @@ struct Section<'a> {
 impl SimdSection for Section<'_> {
     fn begin(&mut self) -> bool {
         assert!(!self.held);
-        let fail = self.fails.get(self.calls % self.fails.len().max(1)).copied().unwrap_or(false);
+        let fail = self
+            .fails
+            .get(self.calls % self.fails.len().max(1))
+            .copied()
+            .unwrap_or(false);
         self.calls += 1;
         self.held = !fail;
         !fail
@@ -57,16 +67,32 @@ impl SimdSection for Section<'_> {
 fn check<D: Digest + Update + FixedOutput + Default>(input: &Input) {
     let policy = Policy::new(usize::from(input.interval).max(1)).unwrap();
 
-    let mut pre = Scripted { pattern: &input.yields, asked: 0, yes: 0 };
-    let mut sec = Section { fails: &input.fails, calls: 0, held: false };
+    let mut pre = Scripted {
+        pattern: &input.yields,
+        asked: 0,
+        yes: 0,
+    };
+    let mut sec = Section {
+        fails: &input.fails,
+        calls: 0,
+        held: false,
+    };
     let (out, c) = digest_chunked_with::<D, _, _>(&input.data, policy, &mut sec, &mut pre);
     assert_eq!(out, <D as Digest>::digest(&input.data));
     assert_eq!(c.yields, pre.yes);
     assert_eq!(c.checks, pre.asked as u64);
     assert!(!sec.held);
 
-    let mut pre = Scripted { pattern: &input.yields, asked: 0, yes: 0 };
-    let mut sec = Section { fails: &input.fails, calls: 0, held: false };
+    let mut pre = Scripted {
+        pattern: &input.yields,
+        asked: 0,
+        yes: 0,
+    };
+    let mut sec = Section {
+        fails: &input.fails,
+        calls: 0,
+        held: false,
+    };
     let mut h = Chunked::with_parts(D::default(), policy, &mut sec, &mut pre);
     let mut rest = &input.data[..];
     for &s in &input.splits {
@@ -91,8 +117,16 @@ fuzz_target!(|input: Input| {
         _ => {
             // The fill driver: every byte written once, in order.
             let mut buf = vec![0u8; input.data.len()];
-            let mut pre = Scripted { pattern: &input.yields, asked: 0, yes: 0 };
-            let mut sec = Section { fails: &input.fails, calls: 0, held: false };
+            let mut pre = Scripted {
+                pattern: &input.yields,
+                asked: 0,
+                yes: 0,
+            };
+            let mut sec = Section {
+                fails: &input.fails,
+                calls: 0,
+                held: false,
+            };
             let mut src = &input.data[..];
             let policy = Policy::new(usize::from(input.interval).max(1)).unwrap();
             let c = fill_chunked(&mut buf, policy, &mut sec, &mut pre, |piece, _| {
