@@ -42,10 +42,14 @@ const MIRI: &[(&str, &[&str])] = &[
 
 /// ThreadSanitizer and AddressSanitizer runs over the concurrency stress tests:
 /// (package, test target).
-const SANITIZE: &[(&str, &str)] = &[("scalrand-fastprng", "percpu")];
+const SANITIZE: &[(&str, &str)] = &[
+    ("scalrand-fastprng", "percpu"),
+    ("scalrand-pool", "fortuna_concurrent"),
+    ("scalrand-pool", "numa_nodes"),
+];
 
 /// Seconds each fuzz target runs in CI's smoke (`cargo xtask fuzz` defaults to 60).
-const FUZZ_SMOKE_SECONDS: u64 = 20;
+const FUZZ_SMOKE_SECONDS: u64 = 30;
 
 /// Library crates and the feature sets that must build without `std`.
 const NO_STD: &[(&str, &str)] = &[
