@@ -27,6 +27,7 @@ const STEPS: &[&str] = &[
     "sanitizers",
     "fuzz-build",
     "fuzz-smoke",
+    "package",
 ];
 
 /// miri runs: (package, cargo test arguments). Everything that is not FFI, inline assembly,
@@ -167,6 +168,26 @@ fn step(name: &str) -> Result<(), String> {
         "no-std" => no_std(),
         "loom" => loom(),
         "miri" => miri(),
+        "package" => {
+            // Every publishable crate packages and its tarball builds on its own (cargo
+            // resolves the workspace's unpublished crates through a local overlay registry).
+            let mut c = cargo();
+            c.args([
+                "package",
+                "--workspace",
+                "--exclude",
+                "scalrand-benches",
+                "--exclude",
+                "xtask",
+                "--exclude",
+                "scalrand-example-firmware",
+            ]);
+            c.env(
+                "CARGO_TARGET_DIR",
+                project_root().join("target/package-check"),
+            );
+            run(name, c)
+        }
         "sanitizers" => sanitizers(),
         "fuzz-smoke" => fuzz(&["--seconds".into(), FUZZ_SMOKE_SECONDS.to_string()]),
         "fuzz-build" => {
