@@ -174,6 +174,7 @@ fn step(name: &str) -> Result<(), String> {
             let mut c = cargo();
             c.args([
                 "package",
+                "--allow-dirty",
                 "--workspace",
                 "--exclude",
                 "scalrand-benches",
