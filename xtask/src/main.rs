@@ -19,6 +19,7 @@ const STEPS: &[&str] = &[
     "fmt",
     "clippy",
     "test",
+    "no-default-features",
     "doc",
     "bench-build",
     "no-std",
@@ -168,6 +169,32 @@ fn step(name: &str) -> Result<(), String> {
         "no-std" => no_std(),
         "loom" => loom(),
         "miri" => miri(),
+        "no-default-features" => {
+            // The library crates without `std` (on the host): lints and tests still pass.
+            for pkg in [
+                "scalrand-fastprng",
+                "scalrand-pool",
+                "scalrand-shuffle",
+                "scalrand-simd-chunk",
+            ] {
+                let mut c = cargo();
+                c.args([
+                    "clippy",
+                    "-p",
+                    pkg,
+                    "--all-targets",
+                    "--no-default-features",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]);
+                run(name, c)?;
+                let mut c = cargo();
+                c.args(["test", "-p", pkg, "--no-default-features"]);
+                run(name, c)?;
+            }
+            Ok(())
+        }
         "package" => {
             // Every publishable crate packages and its tarball builds on its own (cargo
             // resolves the workspace's unpublished crates through a local overlay registry).

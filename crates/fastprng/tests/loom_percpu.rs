@@ -3,7 +3,7 @@
 //! (loom's `UnsafeCell` tracking would report the data race).
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p scalrand-fastprng --release --test loom_percpu`
-#![cfg(loom)]
+#![cfg(all(loom, feature = "std"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use loom::sync::Arc;

@@ -1,4 +1,5 @@
 //! `PerCpu`: slot seeding, both paths, exact accounting under contention.
+#![cfg(feature = "std")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::collections::HashMap;

@@ -1,5 +1,11 @@
 #![no_std]
-#![doc = include_str!("../README.md")]
+// The README's examples use the OS (seeding, threads); without `std` the crate docs are a
+// one-line summary so that `cargo test --no-default-features` still runs every doctest.
+#![cfg_attr(feature = "std", doc = include_str!("../README.md"))]
+#![cfg_attr(
+    not(feature = "std"),
+    doc = "CSPRNGs that scale: Fortuna and per-NUMA ChaCha20 pools (the full guide, with examples, is in the README, rendered with the `std` feature)."
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -535,7 +535,8 @@ impl NodePools {
 /// use rand_core::Rng;
 /// use scalrand_pool::numa::{NodePools, Topology};
 ///
-/// let pools = NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
+/// // `from_seed` needs no OS (use `NodePools::new` to seed from it under `std`).
+/// let pools = NodePools::from_seed(Topology::from_nodes(vec![vec![0, 1]]), &[7; 32]).unwrap();
 /// let mut rng = &pools;
 /// let a = rng.next_u64();
 /// let mut key = [0u8; 32];
