@@ -269,8 +269,8 @@ fn plot(
     threads: &[usize],
     cpus: usize,
 ) -> String {
-    let (pw, ph) = (560.0, 340.0);
-    let (ml, mr, mt, mb) = (70.0, 250.0, 40.0, 45.0);
+    let (pw, ph) = (600.0, 340.0);
+    let (ml, mr, mt, mb) = (70.0, 290.0, 40.0, 45.0);
     let cols = 2usize.min(order.len().max(1));
     let rows = order.len().div_ceil(cols).max(1);
     let (w, h) = (pw * cols as f64, ph * rows as f64 + 30.0);
