@@ -25,11 +25,18 @@ struct Args {
     list: bool,
 }
 
+const USAGE: &str = "usage: cargo xtask scaling [--threads 1,2,4] [--duration-ms MS] [--repeat N] \
+     [--filter TEXT]... [--out DIR] [--list]
+  --threads      thread counts to measure (default: 1, 2, 4, ... up to all CPUs)
+  --duration-ms  length of one measurement (default 300)
+  --repeat       measurements per point, the median is reported (default 3)
+  --filter       only rows whose group or name contains TEXT (repeatable)
+  --out          where scaling.svg and scaling.md go (default target/scaling; `docs` refreshes
+                 the committed plot)
+  --list         list the rows and exit";
+
 fn usage() -> ! {
-    eprintln!(
-        "usage: scaling [--threads 1,2,4] [--duration-ms MS] [--repeat N] [--filter TEXT]... \
-         [--out DIR] [--list]"
-    );
+    eprintln!("{USAGE}");
     std::process::exit(2)
 }
 
@@ -75,7 +82,10 @@ fn parse_args() -> Args {
             "--filter" => a.filter.push(val()),
             "--out" => a.out = PathBuf::from(val()),
             "--list" => a.list = true,
-            "-h" | "--help" => usage(),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0)
+            }
             _ => usage(),
         }
     }
