@@ -64,13 +64,40 @@ enum AnyFortuna {
     ChaCha(Fortuna<ChaCha20Prf>),
 }
 
-/// Read lengths stay near the 2^20 boundary or small, so runs stay fast.
-fn read_len(len: u32) -> usize {
+/// Generating bytes one input may spend on reads near the 2^20 limit: one of them. Beyond it
+/// a tagged read falls back to a small one, so every input stays cheap and a campaign reaches
+/// millions of executions instead of spending them on megabytes of keystream.
+const BIG_BUDGET: usize = MAX_REQUEST + 1024;
+
+/// Read lengths stay small (up to 1 KiB) or, when tagged and within the budget, sit at the
+/// 2^20 boundary (2^20 - 8 ..= 2^20 + 7, where the request limit and the rekey split live).
+fn read_len(len: u32, budget: &mut usize) -> usize {
     if len & 0x8000_0000 != 0 {
-        MAX_REQUEST - 8 + (len as usize & 0xF) // 2^20 - 8 ..= 2^20 + 7
-    } else {
-        (len & 0x3FF) as usize
+        let n = MAX_REQUEST - 8 + (len as usize & 0xF);
+        if n > MAX_REQUEST {
+            return n; // rejected before any work: costs nothing
+        }
+        if n <= *budget {
+            *budget -= n;
+            return n;
+        }
     }
+    (len & 0x3FF) as usize
+}
+
+/// One reused buffer (zeroed per use), so reads do not page-fault fresh memory every time.
+fn with_buf<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    thread_local! {
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with_borrow_mut(|b| {
+        if b.len() < len {
+            b.resize(len, 0);
+        }
+        let s = &mut b[..len];
+        s.fill(0);
+        f(s)
+    })
 }
 
 fn check_event(r: Result<(), FortunaError>, pool: usize, len: usize) {
@@ -89,6 +116,7 @@ fuzz_target!(|ops: Vec<Op>| {
     let mut chacha = Generator::<ChaCha20Prf>::with_prf();
     let mut acc = Accumulator::new(now as fn() -> Duration);
     let mut fortuna: Option<AnyFortuna> = None;
+    let mut budget = BIG_BUDGET;
     for op in ops.into_iter().take(64) {
         match op {
             Op::GenReseed { chacha: c, seed } => {
@@ -99,18 +127,19 @@ fuzz_target!(|ops: Vec<Op>| {
                 }
             }
             Op::GenRead { chacha: c, len } => {
-                let n = read_len(len);
-                let mut out = vec![0u8; n];
+                let n = read_len(len, &mut budget);
                 let seeded = if c {
                     chacha.is_seeded()
                 } else {
                     aes.is_seeded()
                 };
-                let r = if c {
-                    chacha.pseudo_random_data(&mut out)
-                } else {
-                    aes.pseudo_random_data(&mut out)
-                };
+                let r = with_buf(n, |out| {
+                    if c {
+                        chacha.pseudo_random_data(out)
+                    } else {
+                        aes.pseudo_random_data(out)
+                    }
+                });
                 if n > MAX_REQUEST {
                     assert_eq!(r, Err(FortunaError::RequestTooLarge { requested: n }));
                 } else if !seeded {
@@ -180,17 +209,19 @@ fuzz_target!(|ops: Vec<Op>| {
                 }
             }
             Op::Fill { len, big } => {
-                let n = if big {
-                    MAX_REQUEST + usize::from(len & 0x1FF)
+                // Just over 2^20 (split into two pieces) while the budget lasts, else small.
+                let big_n = MAX_REQUEST + usize::from(len & 0x1FF);
+                let n = if big && big_n <= budget {
+                    budget -= big_n;
+                    big_n
                 } else {
                     usize::from(len & 0x1FFF)
                 };
-                let mut out = vec![0u8; n];
-                match &fortuna {
-                    Some(AnyFortuna::Aes(f)) => f.fill_bytes(&mut out),
-                    Some(AnyFortuna::ChaCha(f)) => f.fill_bytes(&mut out),
+                with_buf(n, |out| match &fortuna {
+                    Some(AnyFortuna::Aes(f)) => f.fill_bytes(out),
+                    Some(AnyFortuna::ChaCha(f)) => f.fill_bytes(out),
                     None => {}
-                }
+                });
             }
             Op::Event { source, pool, data } => {
                 let r = match &fortuna {

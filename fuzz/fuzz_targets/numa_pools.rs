@@ -4,11 +4,14 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use scalrand_pool::numa::{MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology};
+use scalrand_pool::numa::{
+    CHECK_EVERY_BYTES, CHUNK_LEN, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology,
+};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    /// A read of `len` bytes (capped at 3 MiB) as CPU `cpu` (any value: outside CPUs remap).
+    /// A read as CPU `cpu` (any value: outside CPUs remap); `len` picks the size, see
+    /// [`read_len`].
     Read {
         cpu: usize,
         len: u32,
@@ -34,7 +37,7 @@ enum Op {
 struct Input {
     /// CPU numbers are drawn from u16 so both valid and too-large ids occur.
     nodes: Vec<Vec<u16>>,
-    /// Add this many empty nodes (up to MAX_NODES + 2) to probe the node limit.
+    /// Empty nodes to add, see [`extra_nodes`].
     extra_empty_nodes: u16,
     seeded: bool,
     ops: Vec<Op>,
@@ -67,6 +70,55 @@ fn expected_error(nodes: &[Vec<usize>]) -> Option<NumaError> {
     None
 }
 
+/// Up to 15 extra empty nodes, or (when tagged) enough to pass the node limit by one or two:
+/// the rejection is what the fuzzer probes there, since building a thousand valid node pools
+/// per input would cost milliseconds. `exactly_max_nodes_is_accepted` in
+/// `crates/pool/tests/numa_bad_inputs.rs` covers the limit itself.
+fn extra_nodes(x: u16, have: usize) -> usize {
+    if x & 0x8000 != 0 {
+        (MAX_NODES + 1 + usize::from(x & 1)).saturating_sub(have)
+    } else {
+        usize::from(x & 0xF)
+    }
+}
+
+/// Bytes of tagged (big) reads one input may ask for: one read across the 1 MiB chunk
+/// boundary plus two next to the 64 KiB reseed-check step. It bounds what one input costs, so
+/// a campaign reaches millions of executions instead of spending them on megabytes of
+/// keystream.
+const BIG_BUDGET: usize = CHUNK_LEN + 2 * CHECK_EVERY_BYTES + 256;
+
+/// Read sizes: mostly up to 4 KiB (the small, batch and bulk paths); a tagged few sit next to
+/// the 64 KiB reseed-check step or the 1 MiB chunk boundary, while the budget lasts.
+fn read_len(len: u32, budget: &mut usize) -> usize {
+    let jitter = (len & 0x7F) as usize;
+    let n = match len >> 29 {
+        7 => CHUNK_LEN - 64 + jitter,
+        6 => CHECK_EVERY_BYTES - 64 + jitter,
+        _ => return (len & 0xFFF) as usize,
+    };
+    if n > *budget {
+        return (len & 0xFFF) as usize;
+    }
+    *budget -= n;
+    n
+}
+
+/// One reused buffer, so a read does not page-fault fresh memory every time.
+fn with_buf(len: usize, f: impl FnOnce(&mut [u8])) {
+    thread_local! {
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with_borrow_mut(|b| {
+        if b.len() < len {
+            b.resize(len, 0);
+        }
+        let s = &mut b[..len];
+        s.fill(0);
+        f(s);
+    });
+}
+
 fuzz_target!(|input: Input| {
     let mut nodes: Vec<Vec<usize>> = input
         .nodes
@@ -74,7 +126,7 @@ fuzz_target!(|input: Input| {
         .take(64)
         .map(|n| n.iter().take(64).map(|&c| usize::from(c)).collect())
         .collect();
-    let extra = usize::from(input.extra_empty_nodes) % (MAX_NODES + 3);
+    let extra = extra_nodes(input.extra_empty_nodes, nodes.len());
     nodes.extend(std::iter::repeat_with(Vec::new).take(extra));
     let expected = expected_error(&nodes);
     let topology = Topology::from_nodes(nodes);
@@ -92,29 +144,32 @@ fuzz_target!(|input: Input| {
         }
         (got, want) => panic!("built {:?}, expected error {want:?}", got.err()),
     };
+    let mut budget = BIG_BUDGET;
     for op in input.ops.into_iter().take(32) {
         match op {
             Op::Read { cpu, len } => {
-                let len = (len as usize) % (3 << 20);
-                let mut buf = vec![0u8; len];
-                pools.fill_bytes_on_cpu(cpu, &mut buf);
-                if len >= 64 {
-                    assert!(buf.iter().any(|&b| b != 0), "{len} zero bytes");
-                }
+                let len = read_len(len, &mut budget);
+                with_buf(len, |buf| {
+                    pools.fill_bytes_on_cpu(cpu, buf);
+                    if len >= 64 {
+                        // Every 64-byte stretch must be written (64 zero bytes: p = 2^-512).
+                        for c in buf.chunks_exact(64) {
+                            assert!(c.iter().any(|&b| b != 0), "64 zero bytes in {len}");
+                        }
+                    }
+                });
             }
             Op::ReadHere { len } => {
-                let mut buf = vec![0u8; usize::from(len)];
-                pools.fill_bytes(&mut buf);
+                with_buf(usize::from(len), |buf| pools.fill_bytes(buf));
             }
             Op::AddEntropy { data, bits } => pools.add_entropy(&data, usize::from(bits)),
             Op::DeviceRandomness { data } => pools.add_device_randomness(&data),
             Op::Reseed => pools.reseed(),
             Op::TryRead { len } => {
-                let mut buf = vec![0u8; usize::from(len)];
-                match pools.try_fill_bytes(&mut buf) {
+                with_buf(usize::from(len), |buf| match pools.try_fill_bytes(buf) {
                     Ok(()) => assert!(pools.is_seeded()),
                     Err(e) => assert_eq!(e, NumaError::NotSeeded),
-                }
+                })
             }
         }
     }

@@ -5,7 +5,7 @@
 //! cargo xtask scaling [ARGS]...                       the scaling harness (README's main job)
 //! cargo xtask no-std                                  library crates for thumbv7em-none-eabihf
 //! cargo xtask loom                                    every loom model
-//! cargo xtask fuzz [--seconds N] [TARGET]...          fuzz campaigns (cargo-fuzz, nightly)
+//! cargo xtask fuzz [--seconds N] [--runs N] [TARGET]...  fuzz campaigns (cargo-fuzz, nightly)
 //! cargo xtask stats --list | GEN [--bytes N] [--smoke] [--dieharder [ARGS]...]
 //!                                                     raw output / batteries (dieharder -g 200)
 //! ```
@@ -367,6 +367,7 @@ fn scaling(args: &[String]) -> Result<(), String> {
 
 fn fuzz(args: &[String]) -> Result<(), String> {
     let mut seconds = 60u64;
+    let mut runs: Option<u64> = None;
     let mut targets = vec![];
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -375,6 +376,12 @@ fn fuzz(args: &[String]) -> Result<(), String> {
                 .next()
                 .and_then(|s| s.parse().ok())
                 .ok_or("--seconds needs a number")?;
+        } else if a == "--runs" {
+            runs = Some(
+                it.next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("--runs needs a number")?,
+            );
         } else {
             targets.push(a.clone());
         }
@@ -400,7 +407,12 @@ fn fuzz(args: &[String]) -> Result<(), String> {
             &t,
             "--",
             &format!("-max_total_time={seconds}"),
+            "-print_final_stats=1",
         ]);
+        if let Some(n) = runs {
+            // Stops at N executions or after --seconds, whichever comes first.
+            c.arg(format!("-runs={n}"));
+        }
         run(&format!("fuzz {t}"), c)?;
     }
     Ok(())
@@ -477,7 +489,7 @@ fn main() -> ExitCode {
         "stats" => stats(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci [--only STEP|--skip STEP]... | scaling [ARGS] | no-std | loom | fuzz [--seconds N] [TARGET]... | stats --list | stats GEN [--bytes N] [--smoke] [--dieharder [ARGS]...]>\n\
+                "usage: cargo xtask <ci [--only STEP|--skip STEP]... | scaling [ARGS] | no-std | loom | fuzz [--seconds N] [--runs N] [TARGET]... | stats --list | stats GEN [--bytes N] [--smoke] [--dieharder [ARGS]...]>\n\
                  CI steps: {}",
                 STEPS.join(", ")
             );

@@ -74,6 +74,20 @@ fn too_many_nodes() {
 }
 
 #[test]
+fn exactly_max_nodes_is_accepted() {
+    // The limit itself is fine: every node gets a pool, and the last one serves its CPU.
+    let mut nodes = vec![Vec::new(); MAX_NODES];
+    nodes[0].push(0);
+    nodes[MAX_NODES - 1].push(1);
+    let p = pools(nodes).unwrap();
+    assert_eq!(p.node_stats().len(), MAX_NODES);
+    let mut b = [0u8; 64];
+    p.fill_bytes_on_cpu(1, &mut b);
+    assert!(b.iter().any(|&x| x != 0));
+    assert_eq!(p.node_stats()[MAX_NODES - 1].reads, 1);
+}
+
+#[test]
 fn empty_node_is_accepted() {
     let p = pools(vec![vec![0], vec![], vec![1]]).unwrap();
     let mut b = [0u8; 32];
