@@ -112,9 +112,9 @@ fn check(z: &Zone<Xoroshiro128PlusPlus>, model: &PageSet, full: bool) {
 
 fuzz_target!(|inp: Input| {
     let start = inp.start;
-    // Small zones (up to four order-10 blocks) keep each run fast: building the zone and the
-    // consistency walk are O(span).
-    let span = u64::from(inp.span % 4096);
+    // Small zones (up to two order-10 blocks, four pageblocks) keep each run fast: building
+    // the zone, shuffling it and the consistency walk are O(span).
+    let span = u64::from(inp.span % 2048);
     let mut cfg = match ZoneConfig::with_span(start, span) {
         Ok(c) => c,
         Err(Error::EmptyZone | Error::PfnOverflow) => return,
@@ -175,8 +175,9 @@ fuzz_target!(|inp: Input| {
     let last = ops.len().saturating_sub(1);
     for (i, op) in ops.into_iter().enumerate() {
         // Every op is checked against the model; the page-by-page consistency walk runs after
-        // list reorderings and onlining, every eighth op and after the last.
-        let full = i % 8 == 7 || i == last || matches!(op, Op::Shuffle { .. } | Op::Online { .. });
+        // list reorderings and onlining, every sixteenth op and after the last.
+        let full =
+            i % 16 == 15 || i == last || matches!(op, Op::Shuffle { .. } | Op::Online { .. });
         match op {
             Op::Alloc { order, mt } => {
                 let mt = MigrateType::ALL[usize::from(mt) % 3];
