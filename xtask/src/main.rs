@@ -397,14 +397,21 @@ fn fuzz(args: &[String]) -> Result<(), String> {
             .filter(|l| !l.is_empty())
             .collect();
     }
+    let root = project_root();
     for t in targets {
+        // New inputs go to the (ignored) working corpus, the first directory; the committed
+        // seeds (a minimised corpus of the long campaigns, plus any crash turned regression
+        // input) are read first, so even a 30 s smoke starts from the campaigns' coverage.
+        let corpus = root.join("fuzz/corpus").join(&t);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let seeds = root.join("fuzz/seeds").join(&t);
         let mut c = cargo_nightly();
+        c.args(["fuzz", "run", "--fuzz-dir", "fuzz", &t]);
+        c.arg(&corpus);
+        if seeds.is_dir() {
+            c.arg(&seeds);
+        }
         c.args([
-            "fuzz",
-            "run",
-            "--fuzz-dir",
-            "fuzz",
-            &t,
             "--",
             &format!("-max_total_time={seconds}"),
             "-print_final_stats=1",

@@ -336,6 +336,23 @@ impl<R: Xoroshiro128> PerCpu<R> {
     }
 }
 
+/// How many times, process-wide, the kernel aborted one of `PerCpu`'s restartable sequences
+/// (preemption, migration or a signal landing inside one), each then run again from the top.
+///
+/// A diagnostic: it shows the fast path's restart protocol at work (the crate's tests use it
+/// to check that their signal storms really abort sections). Always 0 where the rseq fast path
+/// does not exist (see [`FastPath`]).
+pub fn rseq_restarts() -> u64 {
+    #[cfg(rseq_fast_path)]
+    {
+        crate::rseq::RESTARTS.load(core::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(rseq_fast_path))]
+    {
+        0
+    }
+}
+
 #[cfg(rseq_fast_path)]
 fn rseq_offset() -> Option<isize> {
     // The commit store and the address arithmetic assume this exact slot layout.

@@ -43,12 +43,17 @@
 //!
 //! The abort handler sits out of line in `__rseq_failure`, preceded by glibc's x86 signature
 //! `0x53053053` encoded as the operand of a `ud1` instruction (the kernel checks the four
-//! bytes before `abort_ip`); it jumps back to re-arm `rseq_cs` and start again.
+//! bytes before `abort_ip`); it leaves the `asm!` block with a status that makes the caller
+//! count the restart (`crate::rseq_restarts`, a cold relaxed increment) and run the whole
+//! section again, re-arming `rseq_cs` first.
 
-use core::sync::atomic::{AtomicIsize, Ordering};
+use core::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 
 /// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
 pub(crate) const SHIFT: u32 = 7;
+
+/// Sections the kernel aborted, process-wide (see `crate::rseq_restarts`).
+pub(crate) static RESTARTS: AtomicU64 = AtomicU64::new(0);
 
 const UNKNOWN: isize = isize::MIN;
 const UNAVAILABLE: isize = isize::MIN + 1;
@@ -101,6 +106,7 @@ macro_rules! rseq_step {
         /// functions while any thread may call them.
         #[inline(always)]
         pub(crate) unsafe fn $name(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
+            loop {
             let ok: u32;
             let out: u64;
             // SAFETY: the caller upholds the contract above; the block touches only the
@@ -118,9 +124,9 @@ macro_rules! rseq_step {
                     ".byte 0x0f, 0xb9, 0x3d",
                     ".long 0x53053053",
                     "6:",
-                    "jmp 7f",
+                    "mov {ok:e}, 2",
+                    "jmp 9f",
                     ".popsection",
-                    "7:",
                     "lea {t}, [rip + 3b]",
                     "mov qword ptr fs:[{off} + 8], {t}",
                     "4:",
@@ -167,7 +173,13 @@ macro_rules! rseq_step {
                     options(nostack),
                 );
             }
-            (ok != 0).then_some(out)
+            match ok {
+                1 => return Some(out),
+                0 => return None,
+                // Aborted by the kernel (preemption, migration, signal): count, start over.
+                _ => restarted(),
+            }
+            }
         }
     };
 }
@@ -188,6 +200,12 @@ rseq_step! {
     /// One xoroshiro128** step on the current CPU's slot.
     step_starstar, a = 24, b = 16, c = 37,
     out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
+}
+
+#[cold]
+#[inline(never)]
+fn restarted() {
+    RESTARTS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The CPU the calling thread runs on, from its rseq area (`None` if not registered).
