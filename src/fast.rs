@@ -9,9 +9,12 @@
 //! tokens and nonces use [`crate::fill_bytes`] (the ChaCha20 node pools) instead.
 //!
 //! # Fork
-//! The global state is not reseeded in a `fork()`ed child: parent and child continue the same
-//! per-CPU streams, as with `fastrand` and `rand`'s `SmallRng`. Seed a new `PerCpu` in the
-//! child if that matters.
+//! A `fork()`ed child gets a new generator, seeded from fresh OS entropy on its first call: a
+//! `pthread_atfork` child handler clears the global, so parent and child never continue the
+//! same streams (with a copied state they would, as `fastrand`'s thread-local or a copied
+//! `SmallRng` do). A `&'static` handle from [`global`] taken *before* the fork keeps pointing
+//! at the pre-fork generator, which stays valid (it is never freed); take a new one in the
+//! child.
 //!
 //! # Cost
 //! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
@@ -27,23 +30,32 @@
 //! # let _ = a;
 //! ```
 
-use std::sync::OnceLock;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use std::boxed::Box;
 
 use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
 
 use rand_core::SeedableRng;
 
-static GLOBAL: OnceLock<PerCpu<Xoroshiro128PlusPlus>> = OnceLock::new();
+/// The global generator; null until the first call and again in a freshly `fork()`ed child.
+/// Every non-null value it ever holds comes from `Box::into_raw` in `init` and is never freed
+/// (one replaced in a child is leaked on purpose, so handles taken before the fork stay valid).
+static GLOBAL: AtomicPtr<PerCpu<Xoroshiro128PlusPlus>> = AtomicPtr::new(ptr::null_mut());
 
-/// The global generator, seeded from the OS on first use.
+/// The global generator, seeded from the OS on first use (and on first use in a `fork()`ed
+/// child: see the module docs).
 ///
 /// If the OS entropy source fails (no `getrandom(2)`, a sandbox that forbids it), the master
 /// state is derived from the time and addresses instead: still a valid, distinct stream, but
 /// one an observer could guess — acceptable for a generator that is never secret anyway.
 #[inline]
 pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
-    if let Some(g) = GLOBAL.get() {
-        return g;
+    let p = GLOBAL.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: a non-null `GLOBAL` came from `Box::into_raw` and is never freed (see its
+        // docs), and the Acquire load pairs with the Release in `init` that published it.
+        return unsafe { &*p };
     }
     init()
 }
@@ -51,22 +63,55 @@ pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
 #[cold]
 #[inline(never)]
 fn init() -> &'static PerCpu<Xoroshiro128PlusPlus> {
-    GLOBAL.get_or_init(|| {
-        let mut seed = [0u8; 16];
-        let master = match scalrand_pool::entropy::os_fill(&mut seed) {
-            // An all-zero draw is remapped by `from_seed`.
-            Ok(()) => Xoroshiro128PlusPlus::from_seed(seed),
-            Err(_) => Xoroshiro128PlusPlus::seed_from_u64(weak_seed()),
-        };
-        match PerCpu::new(master.clone()) {
-            Ok(p) => p,
-            // Only `TooManySlots` can fail `new`; one slot per CPU modulo 1024 then.
-            Err(_) => match PerCpu::with_cpus(master, 1024) {
-                Ok(p) => p,
-                Err(_) => unreachable_slots(),
-            },
+    register_fork_handler();
+    let fresh = Box::into_raw(Box::new(new_generator()));
+    match GLOBAL.compare_exchange(ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+        // SAFETY: `fresh` is now the published global, never freed.
+        Ok(_) => unsafe { &*fresh },
+        Err(winner) => {
+            // Another thread published first: ours was never shared, so it can be dropped.
+            // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
+            drop(unsafe { Box::from_raw(fresh) });
+            // SAFETY: as in `global`.
+            unsafe { &*winner }
         }
-    })
+    }
+}
+
+/// Registers (once) the `pthread_atfork` child handler that clears the global.
+fn register_fork_handler() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        extern "C" fn in_child() {
+            // An atomic store is async-signal-safe. The child's next call builds a fresh
+            // generator; the old one is leaked (see `GLOBAL`).
+            GLOBAL.store(ptr::null_mut(), Ordering::Relaxed);
+        }
+        ONCE.call_once(|| {
+            // SAFETY: registers a valid `extern "C"` function without captured state, once.
+            // On failure (ENOMEM) children would share the parent's streams, as documented for
+            // generators without fork detection; nothing else depends on it.
+            let _ = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+        });
+    }
+}
+
+fn new_generator() -> PerCpu<Xoroshiro128PlusPlus> {
+    let mut seed = [0u8; 16];
+    let master = match scalrand_pool::entropy::os_fill(&mut seed) {
+        // An all-zero draw is remapped by `from_seed`.
+        Ok(()) => Xoroshiro128PlusPlus::from_seed(seed),
+        Err(_) => Xoroshiro128PlusPlus::seed_from_u64(weak_seed()),
+    };
+    match PerCpu::new(master.clone()) {
+        Ok(p) => p,
+        // Only `TooManySlots` can fail `new`; one slot per CPU modulo 1024 then.
+        Err(_) => match PerCpu::with_cpus(master, 1024) {
+            Ok(p) => p,
+            Err(_) => unreachable_slots(),
+        },
+    }
 }
 
 #[cold]

@@ -179,3 +179,34 @@ fn short_lived_threads() {
         }
     }
 }
+
+/// In a child: the address of the `fast` global (8 bytes), then three outputs of its CPU-0
+/// try-lock stream. (Building the child's fresh generator allocates; glibc's `fork` leaves
+/// `malloc` usable in the child of a multithreaded parent.)
+fn fast_identity(b: &mut [u8]) {
+    let g = scalrand::fast::global();
+    b[..8].copy_from_slice(&(core::ptr::from_ref(g) as usize as u64).to_le_bytes());
+    for c in b[8..].chunks_mut(8) {
+        let x = g.with_cpu(0, |r| r.next_u64()).unwrap();
+        c.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// A forked child gets a fresh `scalrand::fast` generator (new OS seed), so parent and
+/// children do not continue the same streams. Without the atfork handler the child would use
+/// the parent's copied generator (same address) and both children would read the same CPU-0
+/// stream the parent has not advanced.
+#[test]
+fn fast_generator_is_fresh_in_a_forked_child() {
+    let mut own = [0u8; 32];
+    fast_identity(&mut own); // the parent's global exists before the forks
+    let a = fork_and_read(fast_identity);
+    let b = fork_and_read(fast_identity);
+    assert_ne!(a[..8], own[..8], "child reused the parent's generator");
+    assert_ne!(a[8..], b[8..], "two children read the same stream");
+    let mut later = [0u8; 32];
+    fast_identity(&mut later);
+    assert_eq!(later[..8], own[..8], "the parent keeps its generator");
+    assert_ne!(a[8..], later[8..]);
+    assert_ne!(b[8..], later[8..]);
+}

@@ -16,6 +16,8 @@ extern crate alloc;
 extern crate std;
 
 mod error;
+#[cfg(feature = "alloc")]
+mod fork;
 mod os;
 #[cfg(feature = "alloc")]
 mod percpu;

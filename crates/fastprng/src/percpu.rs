@@ -24,6 +24,12 @@
 //!   CPU `sched_getcpu()` names (slot 0 without `std`), take its flag with one
 //!   compare-exchange; if it is busy, move to the next slot. A caller never blocks and never
 //!   parks; it spins only across slots that other threads hold at that instant.
+//! - **after `fork()`**: the child holds a copy of every slot, so it continues the parent's
+//!   streams unless it builds a new `PerCpu` (the `scalrand::fast` global does that by
+//!   itself). A try-lock slot that another parent thread held at the fork would never be
+//!   released in the child; a caller that finds every slot busy takes over one whose holder
+//!   belongs to an earlier fork generation (`pthread_atfork`, std on Unix), so the child never
+//!   deadlocks on them.
 //! - **explicit CPU** (`no_std` hosts, kernels): [`with_cpu`](PerCpu::with_cpu) takes the
 //!   CPU the caller says it runs on (as kernel code with preemption disabled knows it), so the
 //!   slot's flag is uncontended.
@@ -36,7 +42,7 @@ use core::fmt;
 use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
 
-use crate::sync::{AtomicBool, Ordering, UnsafeCell};
+use crate::sync::{AtomicU64, Ordering, UnsafeCell};
 use crate::{Error, MAX_CPUS, Xoroshiro128};
 
 /// Which path [`PerCpu::next_u64`] takes on this thread.
@@ -80,7 +86,9 @@ impl RseqSlot {
 }
 
 struct LockedSlot<R> {
-    busy: AtomicBool,
+    /// 0 when free; `g + 1` while a thread of fork generation `g` holds the slot (see the
+    /// `fork` module: a holder from an earlier generation no longer exists).
+    busy: AtomicU64,
     rng: UnsafeCell<R>,
 }
 
@@ -115,7 +123,8 @@ pub struct PerCpu<R: Xoroshiro128> {
 }
 
 // SAFETY: every `UnsafeCell` is reached either (a) through a locked slot whose `busy` flag the
-// accessor holds (acquired with `Acquire`, released with `Release`), or (b) through the rseq
+// accessor holds (acquired with `Acquire`, released with `Release`; taken over only from a
+// holder of an earlier fork generation, which does not exist in this process), or (b) through the rseq
 // protocol, which confines slot `i` to threads running on CPU `i` one at a time, or (c) through
 // `&mut self`. `R: Send` lets a state be used from any thread.
 unsafe impl<R: Xoroshiro128> Sync for PerCpu<R> {}
@@ -179,11 +188,12 @@ impl<R: Xoroshiro128> PerCpu<R> {
             let (s0, s1) = cur.state();
             rseq.push(CachePadded::new(RseqSlot::new(s0, s1)));
         }
+        crate::fork::register();
         let mut locked = Vec::with_capacity(cpus);
         for _ in 0..cpus {
             cur.jump();
             locked.push(CachePadded::new(LockedSlot {
-                busy: AtomicBool::new(false),
+                busy: AtomicU64::new(0),
                 rng: UnsafeCell::new(cur.clone()),
             }));
         }
@@ -305,34 +315,71 @@ impl<R: Xoroshiro128> PerCpu<R> {
     #[inline]
     fn with_locked<T>(&self, start: usize, f: impl FnOnce(&mut R) -> T) -> T {
         let n = self.locked.len();
+        let mine = crate::fork::generation() + 1;
         let mut i = start % n;
         loop {
             let slot = &self.locked[i];
             if slot
                 .busy
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(0, mine, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
-                struct Release<'a>(&'a AtomicBool);
-                impl Drop for Release<'_> {
-                    fn drop(&mut self) {
-                        self.0.store(false, Ordering::Release);
-                    }
-                }
-                let _release = Release(&slot.busy);
-                // SAFETY: the `busy` flag, taken with Acquire above and released with Release
-                // by `_release`, gives this call exclusive access to the slot's state.
-                return slot.rng.with_mut(|p| f(unsafe { &mut *p }));
+                return Self::run_locked(slot, f);
             }
             i += 1;
             if i == n {
                 i = 0;
-                // Every slot was busy at the instant we looked: more callers than slots.
+                // Every slot was busy at the instant we looked: more callers than slots, or
+                // slots orphaned by a fork (held by threads the child does not have).
+                if let Some(slot) = self.take_orphan(mine) {
+                    return Self::run_locked(slot, f);
+                }
                 #[cfg(loom)]
                 loom::thread::yield_now();
                 core::hint::spin_loop();
             }
         }
+    }
+
+    /// Takes over a slot held by a thread of an earlier fork generation, if there is one.
+    /// That thread does not exist in this process, so it will never release the slot or touch
+    /// it again; it may have been stopped halfway through a step, so a torn all-zero state is
+    /// replaced (the engine's only invalid state).
+    #[cold]
+    fn take_orphan(&self, mine: u64) -> Option<&LockedSlot<R>> {
+        self.locked.iter().find_map(|slot| {
+            let held = slot.busy.load(Ordering::Relaxed);
+            if held == 0 || held == mine {
+                return None;
+            }
+            slot.busy
+                .compare_exchange(held, mine, Ordering::Acquire, Ordering::Relaxed)
+                .ok()?;
+            // SAFETY: the compare-exchange above made this thread the slot's holder.
+            slot.rng.with_mut(|p| unsafe {
+                if (*p).state() == (0, 0) {
+                    if let Ok(r) = R::from_state(0x9e37_79b9_7f4a_7c15, mine) {
+                        *p = r;
+                    }
+                }
+            });
+            Some(&**slot)
+        })
+    }
+
+    /// Runs `f` on a slot this thread holds, then releases it (also if `f` unwinds).
+    #[inline]
+    fn run_locked<T>(slot: &LockedSlot<R>, f: impl FnOnce(&mut R) -> T) -> T {
+        struct Release<'a>(&'a AtomicU64);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.store(0, Ordering::Release);
+            }
+        }
+        let _release = Release(&slot.busy);
+        // SAFETY: the caller holds the slot's `busy` flag, taken with Acquire and released
+        // with Release by `_release`: exclusive access to the slot's state.
+        slot.rng.with_mut(|p| f(unsafe { &mut *p }))
     }
 }
 

@@ -507,3 +507,56 @@ mod bad_input {
         p.fill_bytes(&mut []);
     }
 }
+
+/// `fork()` while other threads hold every try-lock slot: in the child those holders do not
+/// exist and will never release their slots. The child must still get output from every
+/// entry point that uses the try-lock slots (it takes the orphaned slots over), and the parent
+/// must see its slots released normally. A watchdog turns a deadlock into a failure.
+#[cfg(unix)]
+#[test]
+#[cfg_attr(miri, ignore = "fork is outside miri")]
+fn fork_while_every_slot_is_held() {
+    let p = PerCpu::with_cpus(Xoroshiro128PlusPlus::seed_from_u64(21), 2).unwrap();
+    let held = Barrier::new(3);
+    let release = Barrier::new(3);
+    std::thread::scope(|s| {
+        for cpu in 0..2 {
+            let (p, held, release) = (&p, &held, &release);
+            s.spawn(move || {
+                p.with_cpu(cpu, |r| {
+                    held.wait();
+                    release.wait();
+                    r.next_u64()
+                })
+                .unwrap()
+            });
+        }
+        held.wait(); // both slots are held now
+        // SAFETY: the child only calls PerCpu (no allocation, no locks but the slots') and
+        // async-signal-safe libc functions, then `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: as above.
+            unsafe { libc::alarm(20) };
+            let mut buf = [0u8; 4096];
+            p.fill_bytes(&mut buf); // > 64 bytes: the try-lock path
+            let a = p.with_cpu(0, |r| r.next_u64()).unwrap();
+            let b = p.with_cpu(1, |r| r.next_u64()).unwrap();
+            let ok = buf.iter().any(|&x| x != 0) && a != b;
+            // SAFETY: `_exit` is async-signal-safe and never returns.
+            unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        release.wait();
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child deadlocked or failed (status {status:#x})"
+        );
+    });
+    // The parent's holders released their slots: both are free again.
+    assert!(p.with_cpu(0, |r| r.next_u64()).is_ok());
+    assert!(p.with_cpu(1, |r| r.next_u64()).is_ok());
+}
