@@ -8,9 +8,10 @@
 //! exist in this process.
 //!
 //! The generation is a process-wide counter that a `pthread_atfork` child handler increments;
-//! the handler runs in the child before `fork()` returns there.
+//! the handler runs in the child before `fork()` returns there. (Under loom and miri, which
+//! model no fork, the generation is the constant 0.)
 
-#[cfg(all(feature = "std", unix, not(loom)))]
+#[cfg(all(feature = "std", unix, not(loom), not(miri)))]
 mod imp {
     use core::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Once;
@@ -39,7 +40,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(feature = "std", unix, not(loom))))]
+#[cfg(not(all(feature = "std", unix, not(loom), not(miri))))]
 mod imp {
     pub(crate) fn register() {}
     #[inline]
