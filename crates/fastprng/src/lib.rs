@@ -32,7 +32,7 @@ pub use error::Error;
 /// The most CPU slots a `PerCpu` supports (the rseq path compares `cpu_id` as a `u32`).
 pub const MAX_CPUS: usize = 1 << 20;
 #[cfg(feature = "alloc")]
-pub use percpu::{FastPath, PerCpu, rseq_restarts};
+pub use percpu::{FastPath, PerCpu};
 pub use xoroshiro::{Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
 
 /// Fills `dest` with the little-endian bytes of successive words from `next`; a final partial

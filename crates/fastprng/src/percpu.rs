@@ -54,12 +54,15 @@ pub enum FastPath {
     TryLock,
 }
 
-/// A state updated only by the rseq path: `[cur, _, a0, a1, b0, b1]`, where `cur` is the byte
-/// offset (16 or 32) of the active `(s0, s1)` buffer; the other buffer is the next state's
-/// scratch space (see the `rseq` module).
+/// A state updated only by the rseq path: `[cur, restarts, a0, a1, b0, b1]`, where `cur` is
+/// the byte offset (16 or 32) of the active `(s0, s1)` buffer; the other buffer is the next
+/// state's scratch space (see the `rseq` module). `restarts` counts, in slot 0 only, the
+/// sections the kernel aborted (the abort handler's `lock inc`).
 #[repr(C)]
 struct RseqSlot {
-    s: UnsafeCell<[u64; 6]>,
+    cur: UnsafeCell<u64>,
+    restarts: core::sync::atomic::AtomicU64,
+    bufs: UnsafeCell<[u64; 4]>,
 }
 
 impl RseqSlot {
@@ -67,21 +70,23 @@ impl RseqSlot {
 
     fn new(s0: u64, s1: u64) -> Self {
         Self {
-            s: UnsafeCell::new([Self::A, 0, s0, s1, 0, 0]),
+            cur: UnsafeCell::new(Self::A),
+            restarts: core::sync::atomic::AtomicU64::new(0),
+            bufs: UnsafeCell::new([s0, s1, 0, 0]),
         }
     }
 
     /// The active state. Needs exclusive access (the caller holds `&mut PerCpu`).
     fn state(&self) -> (u64, u64) {
-        self.s.with_mut(|p| {
-            // SAFETY: the caller has exclusive access (see above).
-            let w = unsafe { *p };
-            if w[0] == Self::A {
-                (w[2], w[3])
-            } else {
-                (w[4], w[5])
-            }
-        })
+        // SAFETY: the caller has exclusive access (see above).
+        let cur = self.cur.with_mut(|p| unsafe { *p });
+        // SAFETY: as above.
+        let b = self.bufs.with_mut(|p| unsafe { *p });
+        if cur == Self::A {
+            (b[0], b[1])
+        } else {
+            (b[2], b[3])
+        }
     }
 }
 
@@ -228,6 +233,18 @@ impl<R: Xoroshiro128> PerCpu<R> {
         FastPath::TryLock
     }
 
+    /// How many of this instance's restartable sequences the kernel aborted (preemption,
+    /// migration or a signal landing inside one), each then run again from the top.
+    ///
+    /// A diagnostic: it shows the fast path's restart protocol at work (the crate's tests use
+    /// it to check that their signal storms really abort sections). Always 0 where the rseq
+    /// fast path does not exist (see [`FastPath`]).
+    pub fn rseq_restarts(&self) -> u64 {
+        self.rseq[0]
+            .restarts
+            .load(core::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The next `u64` from the calling CPU's state.
     #[inline]
     pub fn next_u64(&self) -> u64 {
@@ -235,7 +252,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
         if let Some(off) = self.rseq_off {
             // SAFETY: `off` came from `rseq::offset()`; `self.rseq` is `cpus()` slots of
             // `CachePadded<RseqSlot>` (128 bytes each, checked by the const assertion below,
-            // `[cur, _, a0, a1, b0, b1]` first, `cur` initialised to 16) reached only through
+            // `[cur, restarts, a0, a1, b0, b1]` first, `cur` initialised to 16) reached only through
             // the rseq step functions and `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
             let v = unsafe {
                 R::rseq_step(
@@ -383,29 +400,15 @@ impl<R: Xoroshiro128> PerCpu<R> {
     }
 }
 
-/// How many times, process-wide, the kernel aborted one of `PerCpu`'s restartable sequences
-/// (preemption, migration or a signal landing inside one), each then run again from the top.
-///
-/// A diagnostic: it shows the fast path's restart protocol at work (the crate's tests use it
-/// to check that their signal storms really abort sections). Always 0 where the rseq fast path
-/// does not exist (see [`FastPath`]).
-pub fn rseq_restarts() -> u64 {
-    #[cfg(rseq_fast_path)]
-    {
-        crate::rseq::RESTARTS.load(core::sync::atomic::Ordering::Relaxed)
-    }
-    #[cfg(not(rseq_fast_path))]
-    {
-        0
-    }
-}
-
 #[cfg(rseq_fast_path)]
 fn rseq_offset() -> Option<isize> {
     // The commit store and the address arithmetic assume this exact slot layout.
     const {
         assert!(core::mem::size_of::<CachePadded<RseqSlot>>() == 1 << crate::rseq::SHIFT);
         assert!(core::mem::align_of::<CachePadded<RseqSlot>>() >= 8);
+        assert!(core::mem::offset_of!(RseqSlot, cur) == 0);
+        assert!(core::mem::offset_of!(RseqSlot, restarts) == 8);
+        assert!(core::mem::offset_of!(RseqSlot, bufs) == 16);
     }
     crate::rseq::offset()
 }

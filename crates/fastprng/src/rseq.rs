@@ -11,8 +11,9 @@
 //! other thread of that CPU interleaved, or is abandoned and restarted from the top.
 //!
 //! # Why the per-CPU step here is sound
-//! Each slot is six words: `[cur, _, a0, a1, b0, b1]`, where `cur` is the byte offset (16 or
-//! 32) of the *active* buffer `(s0, s1)`; the other buffer is scratch. The section (one `asm!`
+//! Each slot is six words: `[cur, restarts, a0, a1, b0, b1]`, where `cur` is the byte offset
+//! (16 or 32) of the *active* buffer `(s0, s1)`; the other buffer is scratch. `restarts` is
+//! not part of the protocol: slot 0's counts the instance's aborted sections. The section (one `asm!`
 //! block, so the compiler cannot move code into or out of it):
 //! 1. reads `cpu_id` from the rseq area and bounds-checks it against the slot count;
 //! 2. loads `cur` and the active `(s0, s1)`, computes the output and the next state in
@@ -43,17 +44,16 @@
 //!
 //! The abort handler sits out of line in `__rseq_failure`, preceded by glibc's x86 signature
 //! `0x53053053` encoded as the operand of a `ud1` instruction (the kernel checks the four
-//! bytes before `abort_ip`); it leaves the `asm!` block with a status that makes the caller
-//! count the restart (`crate::rseq_restarts`, a cold relaxed increment) and run the whole
-//! section again, re-arming `rseq_cs` first.
+//! bytes before `abort_ip`); it adds one to slot 0's `restarts` word with a `lock inc` (the
+//! only atomic instruction on any rseq path, and only on an abort; `PerCpu::rseq_restarts`
+//! reads it) and jumps back to re-arm `rseq_cs` and start again. It addresses the counter
+//! through `base`, an input register the section never writes, so it is valid wherever the
+//! abort landed.
 
-use core::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicIsize, Ordering};
 
 /// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
 pub(crate) const SHIFT: u32 = 7;
-
-/// Sections the kernel aborted, process-wide (see `crate::rseq_restarts`).
-pub(crate) static RESTARTS: AtomicU64 = AtomicU64::new(0);
 
 const UNKNOWN: isize = isize::MIN;
 const UNAVAILABLE: isize = isize::MIN + 1;
@@ -101,12 +101,12 @@ macro_rules! rseq_step {
         ///
         /// # Safety
         /// `off` must be `offset()`'s value; `base` must point to `cpus` slots of
-        /// `1 << SHIFT` bytes each, 8-byte aligned, laid out as `[cur, _, a0, a1, b0, b1]`
-        /// with `cur` in `{16, 32}` (see the module docs), that are accessed only through these
-        /// functions while any thread may call them.
+        /// `1 << SHIFT` bytes each, 8-byte aligned, laid out as
+        /// `[cur, restarts, a0, a1, b0, b1]` with `cur` in `{16, 32}` (see the module docs),
+        /// whose `cur` and buffers are accessed only through these functions while any thread
+        /// may call them, and whose `restarts` word is only ever accessed atomically.
         #[inline(always)]
         pub(crate) unsafe fn $name(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
-            loop {
             let ok: u32;
             let out: u64;
             // SAFETY: the caller upholds the contract above; the block touches only the
@@ -124,9 +124,12 @@ macro_rules! rseq_step {
                     ".byte 0x0f, 0xb9, 0x3d",
                     ".long 0x53053053",
                     "6:",
-                    "mov {ok:e}, 2",
-                    "jmp 9f",
+                    // Count the abort in slot 0's `restarts` word (atomically: threads of any
+                    // CPU may abort at once), then re-arm and start over.
+                    "lock inc qword ptr [{base} + 8]",
+                    "jmp 7f",
                     ".popsection",
+                    "7:",
                     "lea {t}, [rip + 3b]",
                     "mov qword ptr fs:[{off} + 8], {t}",
                     "4:",
@@ -173,13 +176,7 @@ macro_rules! rseq_step {
                     options(nostack),
                 );
             }
-            match ok {
-                1 => return Some(out),
-                0 => return None,
-                // Aborted by the kernel (preemption, migration, signal): count, start over.
-                _ => restarted(),
-            }
-            }
+            (ok != 0).then_some(out)
         }
     };
 }
@@ -200,12 +197,6 @@ rseq_step! {
     /// One xoroshiro128** step on the current CPU's slot.
     step_starstar, a = 24, b = 16, c = 37,
     out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
-}
-
-#[cold]
-#[inline(never)]
-fn restarted() {
-    RESTARTS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The CPU the calling thread runs on, from its rseq area (`None` if not registered).

@@ -13,6 +13,7 @@ pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
 /// both builds.
 #[cfg(not(loom))]
 #[derive(Debug)]
+#[repr(transparent)]
 pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]

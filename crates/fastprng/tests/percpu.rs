@@ -253,14 +253,14 @@ impl Multiset {
 /// A signal or a preemption that lands inside a restartable sequence aborts it. Three workers
 /// share one CPU (so they preempt each other) while a thread on another CPU bombards them with
 /// signals, until the kernel has aborted `TARGET_RESTARTS` sections or the deadline passes;
-/// the test requires at least `MIN_RESTARTS` (counted by `rseq_restarts`, so it cannot pass
+/// the test requires at least `MIN_RESTARTS` (counted by `PerCpu::rseq_restarts`, so it cannot pass
 /// without exercising the restart path). Then every output handed out must be accounted for
 /// exactly: the multiset of outputs equals the union of each slot's stream from its initial
 /// state to the state it reports now, so nothing was lost, repeated or invented.
 ///
-/// Checked to fail (every run) with the commit store moved one instruction earlier, before the
-/// second state store, and with the next state written over the active buffer instead of the
-/// inactive one.
+/// Checked to fail with the commit store moved one instruction earlier, before the second
+/// state store (5 runs of 5), and with the next state written over the active buffer instead
+/// of the inactive one (3 of 3).
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 #[test]
 #[cfg_attr(miri, ignore = "signals and pthread_kill are outside miri")]
@@ -271,7 +271,7 @@ fn signals_abort_sections_without_losing_or_repeating() {
 
     const WORKERS: usize = 3;
     const MIN_RESTARTS: u64 = 100;
-    const TARGET_RESTARTS: u64 = 1_000;
+    const TARGET_RESTARTS: u64 = 5_000;
     let deadline = Duration::from_secs(30);
 
     let master = Xoroshiro128PlusPlus::seed_from_u64(14);
@@ -286,7 +286,7 @@ fn signals_abort_sections_without_losing_or_repeating() {
         sa.sa_flags = libc::SA_RESTART;
         assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
     }
-    let restarts_before = scalrand_fastprng::rseq_restarts();
+    let restarts_before = p.rseq_restarts();
     let stop = AtomicBool::new(false);
     let finished = AtomicUsize::new(0);
     let barrier = Barrier::new(WORKERS + 1);
@@ -331,7 +331,7 @@ fn signals_abort_sections_without_losing_or_repeating() {
                     // SIGUSR1 has a no-op handler.
                     unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
                 }
-                if scalrand_fastprng::rseq_restarts() - restarts_before >= TARGET_RESTARTS
+                if p.rseq_restarts() - restarts_before >= TARGET_RESTARTS
                     || start.elapsed() > deadline
                 {
                     stop.store(true, Ordering::Relaxed);
@@ -344,7 +344,7 @@ fn signals_abort_sections_without_losing_or_repeating() {
         }
         all
     });
-    let restarts = scalrand_fastprng::rseq_restarts() - restarts_before;
+    let restarts = p.rseq_restarts() - restarts_before;
     assert!(
         restarts >= MIN_RESTARTS,
         "only {restarts} sections were aborted: the storm did not exercise the restart path"
