@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use scalrand_fuzz::with_buf;
 use scalrand_pool::fortuna::{
     Accumulator, ChaCha20Prf, Fortuna, FortunaError, Generator, MAX_EVENT_LEN, MAX_REQUEST,
     MIN_SEED_LEN, POOL_COUNT, ReadMode,
@@ -83,21 +84,6 @@ fn read_len(len: u32, budget: &mut usize) -> usize {
         }
     }
     (len & 0x3FF) as usize
-}
-
-/// One reused buffer (zeroed per use), so reads do not page-fault fresh memory every time.
-fn with_buf<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
-    thread_local! {
-        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    BUF.with_borrow_mut(|b| {
-        if b.len() < len {
-            b.resize(len, 0);
-        }
-        let s = &mut b[..len];
-        s.fill(0);
-        f(s)
-    })
 }
 
 fn check_event(r: Result<(), FortunaError>, pool: usize, len: usize) {

@@ -4,6 +4,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use scalrand_fuzz::with_buf;
 use scalrand_pool::numa::{
     CHECK_EVERY_BYTES, CHUNK_LEN, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology,
 };
@@ -102,21 +103,6 @@ fn read_len(len: u32, budget: &mut usize) -> usize {
     }
     *budget -= n;
     n
-}
-
-/// One reused buffer, so a read does not page-fault fresh memory every time.
-fn with_buf(len: usize, f: impl FnOnce(&mut [u8])) {
-    thread_local! {
-        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    BUF.with_borrow_mut(|b| {
-        if b.len() < len {
-            b.resize(len, 0);
-        }
-        let s = &mut b[..len];
-        s.fill(0);
-        f(s);
-    });
 }
 
 fuzz_target!(|input: Input| {
