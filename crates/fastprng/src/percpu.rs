@@ -42,7 +42,7 @@ use core::fmt;
 use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
 
-use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 use crate::{Error, MAX_CPUS, Xoroshiro128};
 
 /// Which path [`PerCpu::next_u64`] takes on this thread.
@@ -61,7 +61,7 @@ pub enum FastPath {
 #[repr(C)]
 struct RseqSlot {
     cur: UnsafeCell<u64>,
-    restarts: core::sync::atomic::AtomicU64,
+    restarts: core::sync::atomic::AtomicUsize,
     bufs: UnsafeCell<[u64; 4]>,
 }
 
@@ -71,7 +71,7 @@ impl RseqSlot {
     fn new(s0: u64, s1: u64) -> Self {
         Self {
             cur: UnsafeCell::new(Self::A),
-            restarts: core::sync::atomic::AtomicU64::new(0),
+            restarts: core::sync::atomic::AtomicUsize::new(0),
             bufs: UnsafeCell::new([s0, s1, 0, 0]),
         }
     }
@@ -93,7 +93,7 @@ impl RseqSlot {
 struct LockedSlot<R> {
     /// 0 when free; `g + 1` while a thread of fork generation `g` holds the slot (see the
     /// `fork` module: a holder from an earlier generation no longer exists).
-    busy: AtomicU64,
+    busy: AtomicUsize,
     rng: UnsafeCell<R>,
 }
 
@@ -198,7 +198,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
         for _ in 0..cpus {
             cur.jump();
             locked.push(CachePadded::new(LockedSlot {
-                busy: AtomicU64::new(0),
+                busy: AtomicUsize::new(0),
                 rng: UnsafeCell::new(cur.clone()),
             }));
         }
@@ -242,7 +242,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     pub fn rseq_restarts(&self) -> u64 {
         self.rseq[0]
             .restarts
-            .load(core::sync::atomic::Ordering::Relaxed)
+            .load(core::sync::atomic::Ordering::Relaxed) as u64
     }
 
     /// The next `u64` from the calling CPU's state.
@@ -332,7 +332,8 @@ impl<R: Xoroshiro128> PerCpu<R> {
     #[inline]
     fn with_locked<T>(&self, start: usize, f: impl FnOnce(&mut R) -> T) -> T {
         let n = self.locked.len();
-        let mine = crate::fork::generation() + 1;
+        // Never 0 (free), even if the generation counter ever wrapped.
+        let mine = (crate::fork::generation() as usize).wrapping_add(1).max(1);
         let mut i = start % n;
         loop {
             let slot = &self.locked[i];
@@ -363,7 +364,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// it again; it may have been stopped halfway through a step, so a torn all-zero state is
     /// replaced (the engine's only invalid state).
     #[cold]
-    fn take_orphan(&self, mine: u64) -> Option<&LockedSlot<R>> {
+    fn take_orphan(&self, mine: usize) -> Option<&LockedSlot<R>> {
         self.locked.iter().find_map(|slot| {
             let held = slot.busy.load(Ordering::Relaxed);
             if held == 0 || held == mine {
@@ -375,7 +376,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
             // SAFETY: the compare-exchange above made this thread the slot's holder.
             slot.rng.with_mut(|p| unsafe {
                 if (*p).state() == (0, 0) {
-                    if let Ok(r) = R::from_state(0x9e37_79b9_7f4a_7c15, mine) {
+                    if let Ok(r) = R::from_state(0x9e37_79b9_7f4a_7c15, mine as u64) {
                         *p = r;
                     }
                 }
@@ -387,7 +388,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// Runs `f` on a slot this thread holds, then releases it (also if `f` unwinds).
     #[inline]
     fn run_locked<T>(slot: &LockedSlot<R>, f: impl FnOnce(&mut R) -> T) -> T {
-        struct Release<'a>(&'a AtomicU64);
+        struct Release<'a>(&'a AtomicUsize);
         impl Drop for Release<'_> {
             fn drop(&mut self) {
                 self.0.store(0, Ordering::Release);
