@@ -401,7 +401,8 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     for t in targets {
         // New inputs go to the (ignored) working corpus, the first directory; the committed
         // seeds (a minimised corpus of the long campaigns, plus any crash turned regression
-        // input) are read first, so even a 30 s smoke starts from the campaigns' coverage.
+        // input) are replayed with it before fuzzing, so even a 30 s smoke starts from the
+        // campaigns' coverage.
         let corpus = root.join("fuzz/corpus").join(&t);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
         let seeds = root.join("fuzz/seeds").join(&t);
