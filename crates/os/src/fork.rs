@@ -1,0 +1,232 @@
+//! Fork detection that holds before any code runs in the child.
+//!
+//! After `fork()` the child holds a byte-for-byte copy of its parent's memory, generator keys
+//! included; if both went on generating they would hand out the same bytes. A generator records
+//! the [`generation`] it was keyed under and compares it before every answer; a different
+//! value means its state is a copy from before a fork.
+//!
+//! # How a child is recognised
+//!
+//! | platform | mechanism | holds against |
+//! |---|---|---|
+//! | Linux ≥ 4.14, `std` | a word in a page advised [`MADV_WIPEONFORK`]: the kernel hands the child that page zeroed, and a zero word means "new process image" | every way to fork: libc `fork()`, raw `syscall(SYS_fork)`, `clone`/`clone3` without `CLONE_VM`, signal handlers and other libraries' `pthread_atfork` handlers that run before ours |
+//! | other Unix, or `madvise` refused (older kernels) | `getpid()` compared with the pid the generation belongs to (one system call per check) | the same, at the price of the system call |
+//! | no `std`, miri, loom | none: [`generation`] is the constant 0 | (no `fork` to detect) |
+//!
+//! `MADV_WIPEONFORK` is Linux commit d2cd9ede6e19 ("mm,fork: introduce MADV_WIPEONFORK",
+//! Rik van Riel, v4.14). It is the mechanism of the vDSO `getrandom()` (Jason A. Donenfeld's
+//! series, Linux 6.11: its per-thread state must be wipe-on-fork memory), of BoringSSL's and
+//! AWS-LC's fork detection (`crypto/fipsmodule/rand/fork_detect.c`), and, as `minherit`
+//! `MAP_INHERIT_ZERO`, of OpenBSD's `arc4random`. `pthread_atfork` alone is not enough: a raw `SYS_fork` runs no
+//! handlers, and another library's child handler that was registered earlier runs (and may
+//! draw random bytes) before ours. This crate registers no atfork handler at all.
+//!
+//! # The protocol
+//!
+//! `GENERATION` is an ordinary counter (copied into children). The wipe-on-fork page holds
+//! `generation + 1`. A check loads that word (one load after the page pointer): non-zero is
+//! the answer. Zero means the kernel wiped the page, so this is a child: the first thread to
+//! notice increments `GENERATION` and installs it with a compare-exchange; a thread that loses
+//! the race adopts the installed value. So every child's generation is larger than any its
+//! parent ever handed out, and every thread of one process image agrees on it. Nothing here
+//! takes a lock or runs a `Once`, so a fork at any instant (even during the first call) leaves
+//! a child that works.
+//!
+//! [`MADV_WIPEONFORK`]: https://man7.org/linux/man-pages/man2/madvise.2.html
+
+/// How this process detects forks; see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Detection {
+    /// A word in `MADV_WIPEONFORK` memory: the child sees it zeroed (Linux ≥ 4.14).
+    WipeOnFork,
+    /// `getpid()` compared on every check (Unix without wipe-on-fork).
+    Pid,
+    /// No fork exists on this target (no `std`, or miri/loom): [`generation`] is always 0.
+    None,
+}
+
+/// The process's fork generation: the same value for every call within one process image,
+/// and in a fork child a value the parent never returned.
+///
+/// A state keyed when `generation()` returned `g` must be discarded before answering once
+/// `generation() != g`. On Linux this is two loads on the fast path.
+#[inline]
+pub fn generation() -> usize {
+    imp::generation()
+}
+
+/// How forks are detected in this process (probes on first call).
+pub fn detection() -> Detection {
+    imp::detection()
+}
+
+/// The lock tag of the calling process image: `generation() + 1`, never 0 (0 means free in
+/// [`crate::Lock`]).
+#[inline]
+pub fn tag() -> usize {
+    match generation().wrapping_add(1) {
+        0 => 1,
+        t => t,
+    }
+}
+
+#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+mod imp {
+    use super::Detection;
+    use core::ptr;
+    use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+
+    /// The current process image's generation; ordinary memory, so children inherit it.
+    static GENERATION: AtomicUsize = AtomicUsize::new(0);
+    /// The wipe-on-fork word (`generation + 1`, or 0 in a child that has not looked yet).
+    static WORD: AtomicPtr<AtomicUsize> = AtomicPtr::new(ptr::null_mut());
+    /// Pid mode: the pid `GENERATION` belongs to (0 before the first check).
+    static PID: AtomicUsize = AtomicUsize::new(0);
+    const UNKNOWN: u8 = 0;
+    const WIPE: u8 = 1;
+    const PID_MODE: u8 = 2;
+    static MODE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+    #[inline]
+    pub(super) fn generation() -> usize {
+        let w = WORD.load(Ordering::Acquire);
+        if !w.is_null() {
+            // SAFETY: a non-null `WORD` points into a page this module mapped and never
+            // unmaps; the mapping is inherited across fork (its contents zeroed).
+            let v = unsafe { &*w }.load(Ordering::Acquire);
+            if v != 0 {
+                return v - 1;
+            }
+        }
+        slow()
+    }
+
+    pub(super) fn detection() -> Detection {
+        let _ = generation();
+        match MODE.load(Ordering::Acquire) {
+            WIPE => Detection::WipeOnFork,
+            _ => Detection::Pid,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn slow() -> usize {
+        let mut w = WORD.load(Ordering::Acquire);
+        if w.is_null() && MODE.load(Ordering::Acquire) != PID_MODE {
+            w = map_word();
+        }
+        if w.is_null() {
+            return by_pid();
+        }
+        // SAFETY: as in `generation`.
+        let word = unsafe { &*w };
+        let v = word.load(Ordering::Acquire);
+        if v != 0 {
+            return v - 1;
+        }
+        // The page is zero: either we mapped it just now (first call of this process, which
+        // `map_word` initialises, so not this branch) or the kernel wiped it in a fork child.
+        let next = GENERATION.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        let next = if next == usize::MAX { 0 } else { next };
+        match word.compare_exchange(0, next + 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => next,
+            Err(installed) => installed - 1,
+        }
+    }
+
+    /// Maps the wipe-on-fork page and publishes its word; null if the kernel refuses.
+    fn map_word() -> *mut AtomicUsize {
+        let page = page_size();
+        // SAFETY: an anonymous private mapping with no address hint has no preconditions.
+        let p = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            MODE.store(PID_MODE, Ordering::Release);
+            return ptr::null_mut();
+        }
+        if !advise_wipe_on_fork(p, page) {
+            // SAFETY: `p` is the `page`-byte mapping made above, used by nobody else.
+            unsafe { libc::munmap(p, page) };
+            MODE.store(PID_MODE, Ordering::Release);
+            return ptr::null_mut();
+        }
+        let word = p.cast::<AtomicUsize>();
+        // SAFETY: the page is fresh, writable, page-aligned and zero-filled, a valid
+        // `AtomicUsize` (0); nobody else can see it before the compare-exchange below.
+        unsafe { (*word).store(GENERATION.load(Ordering::Acquire) + 1, Ordering::Release) };
+        match WORD.compare_exchange(ptr::null_mut(), word, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {
+                MODE.store(WIPE, Ordering::Release);
+                word
+            }
+            Err(winner) => {
+                // SAFETY: our page was never published.
+                unsafe { libc::munmap(p, page) };
+                winner
+            }
+        }
+    }
+
+    fn by_pid() -> usize {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() } as usize;
+        let known = PID.load(Ordering::Acquire);
+        if known == pid {
+            return GENERATION.load(Ordering::Acquire);
+        }
+        if known != 0 {
+            // A new process image: a generation the parent never handed out.
+            GENERATION.fetch_add(1, Ordering::AcqRel);
+        }
+        let _ = PID.compare_exchange(known, pid, Ordering::AcqRel, Ordering::Acquire);
+        GENERATION.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+    }
+
+    /// `madvise(MADV_WIPEONFORK)` on `[p, p + len)`; false where the kernel lacks it.
+    pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            // SAFETY: the caller passes a mapping it owns; madvise only changes its fork
+            // behaviour.
+            unsafe { libc::madvise(p, len, libc::MADV_WIPEONFORK) == 0 }
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            let _ = (p, len);
+            false
+        }
+    }
+}
+
+#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+pub(crate) use imp::{advise_wipe_on_fork, page_size};
+
+#[cfg(not(all(feature = "std", unix, not(miri), not(scalrand_loom))))]
+mod imp {
+    use super::Detection;
+
+    #[inline]
+    pub(super) fn generation() -> usize {
+        0
+    }
+
+    pub(super) fn detection() -> Detection {
+        Detection::None
+    }
+}

@@ -1,0 +1,23 @@
+#![no_std]
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod clock;
+pub mod cpu;
+pub mod entropy;
+pub mod fork;
+pub mod lock;
+pub mod primitive;
+#[cfg(feature = "alloc")]
+pub mod wipe;
+
+#[cfg(feature = "std")]
+pub use clock::MonotonicClock;
+pub use clock::{Clock, ManualClock, NoClock};
+pub use entropy::EntropyError;
+pub use lock::{Lock, LockGuard};

@@ -1,0 +1,203 @@
+//! [`WipeOnFork`]: a heap slice that a fork child receives zeroed (Linux `MADV_WIPEONFORK`).
+//!
+//! Generator keys and unread output that live here are gone in a child *before any code runs
+//! there*: no handler has to erase them, and a child that never touches the generator does not
+//! carry its parent's next outputs in its memory. The element type promises that the all-zero
+//! bytes are a valid value meaning "empty" ([`ZeroValid`]); the generators that use it treat a
+//! zero state as stale and rekey it before answering.
+//!
+//! Where the kernel cannot wipe (no `std`, not Linux, `madvise` refused, miri, loom) the slice
+//! is ordinary heap memory and [`WipeOnFork::wipes_on_fork`] says so; users then wipe it
+//! themselves when [`crate::fork::generation`] changes.
+
+use core::fmt;
+use core::ops::Deref;
+
+/// Types whose all-zero bit pattern is a valid value.
+///
+/// # Safety
+/// An implementer guarantees that a value whose every byte is 0 is a valid, safely droppable
+/// value of the type (no references, no `NonZero`, no enum without a zero discriminant), and
+/// that its users treat it as "empty, rekey before use".
+pub unsafe trait ZeroValid {}
+
+// SAFETY: integers and arrays of them are valid at 0.
+unsafe impl ZeroValid for u8 {}
+// SAFETY: as above.
+unsafe impl ZeroValid for u32 {}
+// SAFETY: as above.
+unsafe impl ZeroValid for u64 {}
+// SAFETY: as above.
+unsafe impl ZeroValid for usize {}
+// SAFETY: an array of zero-valid values is zero-valid.
+unsafe impl<T: ZeroValid, const N: usize> ZeroValid for [T; N] {}
+// SAFETY: `AtomicUsize` has the layout of `usize`; 0 is valid. (Not under loom, whose atomics
+// are handles; loom builds never map wipe-on-fork memory, and never fork.)
+#[cfg(not(scalrand_loom))]
+unsafe impl ZeroValid for core::sync::atomic::AtomicUsize {}
+// SAFETY: `AtomicBool` has the layout of `bool`; 0 is `false`.
+#[cfg(not(scalrand_loom))]
+unsafe impl ZeroValid for core::sync::atomic::AtomicBool {}
+// SAFETY: `CachePadded<T>` is `T` plus alignment padding; padding bytes may be anything.
+unsafe impl<T: ZeroValid> ZeroValid for crossbeam_utils::CachePadded<T> {}
+// SAFETY: a `Lock` is a word (0 = free) and an `UnsafeCell<T>`, which has `T`'s layout.
+#[cfg(not(scalrand_loom))]
+unsafe impl<T: ZeroValid> ZeroValid for crate::Lock<T> {}
+
+/// A fixed-length slice of `T` in wipe-on-fork memory where the OS offers it (see the module
+/// docs). Dereferences to `[T]`; dropping it drops every element and frees the memory.
+pub struct WipeOnFork<T: ZeroValid> {
+    #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+    mapped: Option<Mapped<T>>,
+    heap: alloc::boxed::Box<[T]>,
+}
+
+#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+struct Mapped<T> {
+    ptr: core::ptr::NonNull<T>,
+    len: usize,
+    bytes: usize,
+}
+
+// SAFETY: `WipeOnFork<T>` owns its `T`s like a `Box<[T]>`; sending or sharing it sends or
+// shares them.
+unsafe impl<T: ZeroValid + Send> Send for WipeOnFork<T> {}
+// SAFETY: as above; `&WipeOnFork<T>` only gives `&[T]`.
+unsafe impl<T: ZeroValid + Sync> Sync for WipeOnFork<T> {}
+
+impl<T: ZeroValid> WipeOnFork<T> {
+    /// `len` elements, element `i` initialised to `init(i)`.
+    pub fn new(len: usize, init: impl FnMut(usize) -> T) -> Self {
+        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        let mut init = init;
+        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        if let Some(mapped) = Mapped::new(len, &mut init) {
+            return Self {
+                mapped: Some(mapped),
+                heap: alloc::boxed::Box::new([]),
+            };
+        }
+        let heap = (0..len).map(init).collect();
+        Self {
+            #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+            mapped: None,
+            heap,
+        }
+    }
+
+    /// Whether a fork child receives this memory zeroed. False where the OS cannot do it.
+    pub fn wipes_on_fork(&self) -> bool {
+        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        return self.mapped.is_some();
+        #[cfg(not(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom))))]
+        return false;
+    }
+}
+
+#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+impl<T> Mapped<T> {
+    fn new(len: usize, init: &mut impl FnMut(usize) -> T) -> Option<Self> {
+        let page = crate::fork::page_size();
+        let size = core::mem::size_of::<T>().checked_mul(len)?;
+        if size == 0 || core::mem::align_of::<T>() > page {
+            return None;
+        }
+        let bytes = size.checked_add(page - 1)? / page * page;
+        // SAFETY: an anonymous private mapping with no address hint has no preconditions.
+        let p = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        if !crate::fork::advise_wipe_on_fork(p, bytes) {
+            // SAFETY: `p` is the `bytes`-long mapping made above, used by nobody else.
+            unsafe { libc::munmap(p, bytes) };
+            return None;
+        }
+        let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
+        // Dropped if `init` unwinds half-way: drops what was written and unmaps.
+        let mut mapped = Self { ptr, len: 0, bytes };
+        for i in 0..len {
+            // SAFETY: `i < len` elements fit in the mapping; it is page-aligned, so aligned for
+            // `T` (checked above), and slot `i` is not yet initialised.
+            unsafe { ptr.as_ptr().add(i).write(init(i)) };
+            mapped.len = i + 1;
+        }
+        Some(mapped)
+    }
+}
+
+#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+impl<T> Drop for Mapped<T> {
+    fn drop(&mut self) {
+        // SAFETY: the first `len` elements are initialised and owned by `self`; dropping them in
+        // place once and then unmapping the whole mapping (made by `new`) ends their life.
+        unsafe {
+            core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
+                self.ptr.as_ptr(),
+                self.len,
+            ));
+            libc::munmap(self.ptr.as_ptr().cast(), self.bytes);
+        }
+    }
+}
+
+impl<T: ZeroValid> Deref for WipeOnFork<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        if let Some(m) = &self.mapped {
+            // SAFETY: `m.len` initialised elements at `m.ptr`, alive as long as `self`.
+            return unsafe { core::slice::from_raw_parts(m.ptr.as_ptr(), m.len) };
+        }
+        &self.heap
+    }
+}
+
+impl<T: ZeroValid> fmt::Debug for WipeOnFork<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The elements hold keys in scalrand: never printed.
+        f.debug_struct("WipeOnFork")
+            .field("len", &self.len())
+            .field("wipes_on_fork", &self.wipes_on_fork())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, feature = "std", not(scalrand_loom)))]
+mod tests {
+    use super::*;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    extern crate std;
+
+    #[test]
+    fn holds_and_drops_its_elements() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        struct D(u64);
+        // SAFETY: a plain integer.
+        unsafe impl ZeroValid for D {}
+        impl Drop for D {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let w = WipeOnFork::new(1000, |i| D(i as u64 * 3));
+        assert_eq!(w.len(), 1000);
+        assert!(w.iter().enumerate().all(|(i, d)| d.0 == i as u64 * 3));
+        #[cfg(all(target_os = "linux", not(miri)))]
+        assert!(w.wipes_on_fork(), "Linux >= 4.14 offers MADV_WIPEONFORK");
+        drop(w);
+        assert_eq!(DROPS.load(Ordering::Relaxed), 1000);
+        let empty = WipeOnFork::<u64>::new(0, |_| 0);
+        assert!(empty.is_empty());
+    }
+}

@@ -1,0 +1,135 @@
+//! Fork detection against the orderings that defeat `pthread_atfork`: libc `fork()`, a raw
+//! `syscall(SYS_fork)` (no handlers run), and another library's child handler registered
+//! before scalrand's first use. Each child reports what it sees through a pipe.
+#![cfg(all(unix, feature = "std", not(miri)))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use scalrand_os::fork::{self, Detection};
+use scalrand_os::wipe::WipeOnFork;
+
+/// Runs `child` in a forked child made by `how`, returns the 8 bytes it wrote.
+fn in_child(how: fn() -> libc::pid_t, child: impl FnOnce() -> u64) -> u64 {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let pid = how();
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let v = child().to_ne_bytes();
+        // SAFETY: 8 valid bytes to a pipe we own; `_exit` never returns.
+        unsafe {
+            libc::write(fds[1], v.as_ptr().cast(), 8);
+            libc::_exit(0);
+        }
+    }
+    let mut buf = [0u8; 8];
+    // SAFETY: 8 writable bytes; `status` is a valid out-pointer.
+    unsafe {
+        assert_eq!(libc::read(fds[0], buf.as_mut_ptr().cast(), 8), 8);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    u64::from_ne_bytes(buf)
+}
+
+fn libc_fork() -> libc::pid_t {
+    // SAFETY: the children below only read memory and call async-signal-safe functions.
+    unsafe { libc::fork() }
+}
+
+/// A fork that runs no `pthread_atfork` handler at all.
+#[cfg(target_os = "linux")]
+fn raw_fork() -> libc::pid_t {
+    // SAFETY: SYS_fork has no arguments; the child only reads memory, calls getpid/mmap-free
+    // code and async-signal-safe functions before `_exit`.
+    #[cfg(target_arch = "x86_64")]
+    return unsafe { libc::syscall(libc::SYS_fork) } as libc::pid_t;
+    // Architectures without SYS_fork: clone with SIGCHLD and nothing shared, as fork does.
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above.
+    return unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    } as libc::pid_t;
+}
+
+#[test]
+fn libc_fork_child_sees_a_new_generation() {
+    let parent = fork::generation();
+    let child = in_child(libc_fork, || fork::generation() as u64);
+    assert_ne!(child, parent as u64);
+    assert_eq!(
+        fork::generation(),
+        parent,
+        "the parent's generation never moves"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn raw_sys_fork_child_sees_a_new_generation() {
+    assert_eq!(fork::detection(), Detection::WipeOnFork);
+    let parent = fork::generation();
+    let child = in_child(raw_fork, || fork::generation() as u64);
+    assert_ne!(
+        child, parent as u64,
+        "SYS_fork runs no atfork handler; detection must not need one"
+    );
+}
+
+#[test]
+fn grandchildren_and_stability() {
+    let parent = fork::generation() as u64;
+    let r = in_child(libc_fork, || {
+        let c1 = fork::generation() as u64;
+        let c2 = fork::generation() as u64; // stable within one process image
+        let g = in_child(libc_fork, || fork::generation() as u64);
+        u64::from(c1 == c2 && g != c1 && g != parent)
+    });
+    assert_eq!(r, 1);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn wipe_on_fork_memory_is_zero_in_the_child() {
+    let w = WipeOnFork::new(512, |i| i as u64 + 1);
+    assert!(w.wipes_on_fork());
+    let sum_in_child = in_child(raw_fork, || w.iter().sum::<u64>());
+    assert_eq!(sum_in_child, 0);
+    assert_eq!(
+        w.iter().sum::<u64>(),
+        512 * 513 / 2,
+        "the parent keeps its copy"
+    );
+}
+
+static mut SEEN_IN_HANDLER: usize = usize::MAX;
+
+extern "C" fn early_child_handler() {
+    // Another library's handler, registered before scalrand ever ran, asking in the child.
+    // SAFETY: single-threaded child, before fork() returns there.
+    unsafe { SEEN_IN_HANDLER = fork::generation() };
+}
+
+#[test]
+fn an_earlier_atfork_handler_already_sees_the_child() {
+    // Registered first, so glibc runs it first in the child.
+    // SAFETY: a valid extern "C" handler, no captured state.
+    assert_eq!(
+        unsafe { libc::pthread_atfork(None, None, Some(early_child_handler)) },
+        0
+    );
+    let parent = fork::generation() as u64;
+    // SAFETY: read in the child after the handler ran, single-threaded there.
+    let seen = in_child(libc_fork, || unsafe { SEEN_IN_HANDLER } as u64);
+    assert_ne!(seen, parent);
+    assert_ne!(seen, usize::MAX as u64, "the handler ran");
+}
