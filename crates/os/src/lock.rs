@@ -8,7 +8,7 @@
 //!
 //! # Fork
 //!
-//! The word holds its holder's [`fork::tag`](crate::fork::tag) (fork generation + 1; 0 is
+//! The word holds its holder's [`fork::tag`] (fork generation + 1; 0 is
 //! free). A child process inherits every lock that a thread of its parent held at the moment
 //! of `fork()`; that thread does not exist in the child and would never release it. So
 //! [`Lock::lock`] and [`Lock::try_take_over`] take over a word carrying another generation's

@@ -123,10 +123,8 @@ extern "C" fn early_child_handler() {
 fn an_earlier_atfork_handler_already_sees_the_child() {
     // Registered first, so glibc runs it first in the child.
     // SAFETY: a valid extern "C" handler, no captured state.
-    assert_eq!(
-        unsafe { libc::pthread_atfork(None, None, Some(early_child_handler)) },
-        0
-    );
+    let rc = unsafe { libc::pthread_atfork(None, None, Some(early_child_handler)) };
+    assert_eq!(rc, 0);
     let parent = fork::generation() as u64;
     // SAFETY: read in the child after the handler ran, single-threaded there.
     let seen = in_child(libc_fork, || unsafe { SEEN_IN_HANDLER } as u64);
