@@ -308,7 +308,7 @@ fn loom() -> Result<(), String> {
         if !filter.is_empty() {
             c.arg(filter);
         }
-        c.env("RUSTFLAGS", "--cfg loom")
+        c.env("RUSTFLAGS", "--cfg scalrand_loom")
             .env(
                 "LOOM_MAX_PREEMPTIONS",
                 std::env::var("LOOM_MAX_PREEMPTIONS").unwrap_or_else(|_| preemptions.to_string()),

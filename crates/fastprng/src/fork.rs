@@ -11,7 +11,7 @@
 //! the handler runs in the child before `fork()` returns there. (Under loom and miri, which
 //! model no fork, the generation is the constant 0.)
 
-#[cfg(all(feature = "std", unix, not(loom), not(miri)))]
+#[cfg(all(feature = "std", unix, not(scalrand_loom), not(miri)))]
 mod imp {
     use core::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Once;
@@ -40,7 +40,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(feature = "std", unix, not(loom), not(miri))))]
+#[cfg(not(all(feature = "std", unix, not(scalrand_loom), not(miri))))]
 mod imp {
     pub(crate) fn register() {}
     #[inline]

@@ -352,7 +352,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
                 if let Some(slot) = self.take_orphan(mine) {
                     return Self::run_locked(slot, f);
                 }
-                #[cfg(loom)]
+                #[cfg(scalrand_loom)]
                 loom::thread::yield_now();
                 core::hint::spin_loop();
             }

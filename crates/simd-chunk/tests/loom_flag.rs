@@ -1,7 +1,7 @@
 //! loom model of `FlagPreempt`: a request set by another thread is never lost and never
 //! answered twice. Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p scalrand-simd-chunk --release --test loom_flag`.
-#![cfg(loom)]
+//! `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p scalrand-simd-chunk --release --test loom_flag`.
+#![cfg(scalrand_loom)]
 
 use std::cell::Cell;
 

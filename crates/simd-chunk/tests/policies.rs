@@ -2,7 +2,7 @@
 
 // Test helpers outside #[test] fns unwrap and assert too; clippy.toml only exempts #[test] bodies.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#![cfg(all(feature = "std", not(loom)))]
+#![cfg(all(feature = "std", not(scalrand_loom)))]
 
 use std::cell::Cell;
 use std::rc::Rc;

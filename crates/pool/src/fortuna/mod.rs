@@ -71,7 +71,7 @@
 //!   `[C, C + m_1 + KB)`, disjoint from every other reader's range and from the global rekey
 //!   blocks `[C + R, C + R + KB)`; later keys of a reader are private to it. The loom model
 //!   (`rng.rs`: two readers and a reseed, in each mode) checks this, and that no key change
-//!   is lost or replayed: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p
+//!   is lost or replayed: `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p
 //!   scalrand-pool --release --lib fortuna::rng::loom`.
 //! * Every 2^20 bytes of output the reader's key changes (FS&K's limit on one key), for
 //!   ChaCha20 too: FreeBSD rekeys only AES every 1 MiB, we keep one schedule for both PRFs at the cost

@@ -31,14 +31,14 @@ struct Shared<P: Prf> {
     fork_generation: u64,
     /// Key changes so far (every reserve, locked step and reseed adds one). Only the tests
     /// and the loom model read it.
-    #[cfg(any(all(test, feature = "std"), loom))]
+    #[cfg(any(all(test, feature = "std"), scalrand_loom))]
     epoch: u64,
 }
 
 impl<P: Prf> Shared<P> {
     #[inline]
     fn bump_epoch(&mut self) {
-        #[cfg(any(all(test, feature = "std"), loom))]
+        #[cfg(any(all(test, feature = "std"), scalrand_loom))]
         {
             self.epoch += 1;
         }
@@ -147,7 +147,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             shared: CachePadded::new(Mutex::new(Shared {
                 generator,
                 fork_generation: crate::fork::generation(),
-                #[cfg(any(all(test, feature = "std"), loom))]
+                #[cfg(any(all(test, feature = "std"), scalrand_loom))]
                 epoch: 0,
             })),
             accumulator: Mutex::new(accumulator),
@@ -289,7 +289,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     }
 
     /// Test access to the generator's raw state and epoch.
-    #[cfg(any(all(test, feature = "std"), loom))]
+    #[cfg(any(all(test, feature = "std"), scalrand_loom))]
     pub(crate) fn raw_state(&self) -> ([u8; 32], u128, u64) {
         let s = self.shared.lock();
         let (k, c) = s.generator.raw_state();
@@ -396,7 +396,7 @@ impl<P: Prf, C: Clock> TryRng for Fortuna<P, C> {
 impl<P: Prf, C: Clock> TryCryptoRng for Fortuna<P, C> {}
 
 #[cfg(test)]
-#[cfg(all(feature = "std", not(loom)))]
+#[cfg(all(feature = "std", not(scalrand_loom)))]
 mod tests {
     use super::*;
     use crate::fortuna::prf::TaggingPrf;
@@ -494,7 +494,7 @@ mod tests {
 }
 
 #[cfg(test)]
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 mod loom_model {
     //! Two concurrent readers and one reseed, under every interleaving loom finds with the
     //! preemption bound: no two readers use the same (K, C) block and the global key never

@@ -9,30 +9,30 @@
 //! hash and a few cipher blocks, never an index or an unwrap), so a poisoned std mutex can only
 //! come from a panic that never happened inside our code; we take the data as it is.
 
-#[cfg(not(loom))]
+#[cfg(not(scalrand_loom))]
 pub(crate) use core::sync::atomic::{AtomicBool, Ordering};
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, Ordering};
 
 /// A mutual-exclusion lock with one `lock()` that cannot fail.
 #[derive(Debug)]
 pub(crate) struct Mutex<T>(Inner<T>);
 
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 type Inner<T> = loom::sync::Mutex<T>;
-#[cfg(all(not(loom), feature = "std"))]
+#[cfg(all(not(scalrand_loom), feature = "std"))]
 type Inner<T> = std::sync::Mutex<T>;
-#[cfg(all(not(loom), not(feature = "std")))]
+#[cfg(all(not(scalrand_loom), not(feature = "std")))]
 type Inner<T> = spin::SpinMutex<T>;
 
 /// The guard [`Mutex::lock`] returns; the lock is released when it is dropped.
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
 /// The guard [`Mutex::lock`] returns; the lock is released when it is dropped.
-#[cfg(all(not(loom), feature = "std"))]
+#[cfg(all(not(scalrand_loom), feature = "std"))]
 pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
 /// The guard [`Mutex::lock`] returns; the lock is released when it is dropped.
-#[cfg(all(not(loom), not(feature = "std")))]
+#[cfg(all(not(scalrand_loom), not(feature = "std")))]
 pub(crate) type MutexGuard<'a, T> = spin::SpinGuard<'a, T>;
 
 impl<T> Mutex<T> {
@@ -43,14 +43,14 @@ impl<T> Mutex<T> {
     /// Acquires the lock (parks with `std`, spins without).
     #[inline]
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        #[cfg(any(loom, feature = "std"))]
+        #[cfg(any(scalrand_loom, feature = "std"))]
         {
             // See the module docs on poisoning.
             self.0
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
         }
-        #[cfg(all(not(loom), not(feature = "std")))]
+        #[cfg(all(not(scalrand_loom), not(feature = "std")))]
         {
             self.0.lock()
         }
@@ -58,7 +58,7 @@ impl<T> Mutex<T> {
 }
 
 /// The `no_std` lock. Compiled in tests too, so that it is tested on the host.
-#[cfg(all(not(loom), any(test, not(feature = "std"))))]
+#[cfg(all(not(scalrand_loom), any(test, not(feature = "std"))))]
 pub(crate) mod spin {
     use core::cell::UnsafeCell;
     use core::fmt;

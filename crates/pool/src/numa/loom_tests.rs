@@ -1,6 +1,6 @@
 //! loom model of the per-CPU refresh path: a reader against a reseed.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p scalrand-pool --release --lib numa::loom_tests`
+//! Run: `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p scalrand-pool --release --lib numa::loom_tests`
 //!
 //! The property: once a reader has observed a node generation (directly, or because the
 //! reseed happened-before its read), the bytes it gets descend from a key of that generation

@@ -126,8 +126,8 @@ pub use percpu::{BATCH_LEN, MAX_PROBES, SMALL_MAX};
 pub use pools::{INIT_BITS, NodePools, NodeStats, PUSH_BITS};
 pub use topology::{MAX_CPU_ID, MAX_NODES, NumaError, Topology};
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(scalrand_loom)))]
 mod tests;
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, scalrand_loom))]
 mod loom_tests;

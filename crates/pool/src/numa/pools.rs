@@ -76,7 +76,7 @@ impl fmt::Debug for NodePools {
 /// area it registered for the thread (a TLS load), else with the `getcpu` vDSO call.
 #[inline]
 fn current_cpu() -> usize {
-    #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+    #[cfg(all(feature = "std", target_os = "linux", not(scalrand_loom)))]
     {
         // SAFETY: sched_getcpu takes no arguments and has no preconditions.
         let cpu = unsafe { libc::sched_getcpu() };
@@ -514,7 +514,7 @@ impl NodePools {
     }
 
     /// Test hook: runs `f` while every slot lock is held, so reads take the fallback path.
-    #[cfg(all(test, not(loom)))]
+    #[cfg(all(test, not(scalrand_loom)))]
     pub(crate) fn with_all_slots_busy<R>(&self, f: impl FnOnce() -> R) -> R {
         let guards: Vec<_> = self
             .slots

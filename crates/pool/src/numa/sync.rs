@@ -1,7 +1,7 @@
 //! Synchronisation primitives of the NUMA pools, swappable for `loom`'s.
 //!
 //! crossbeam-utils' `primitive` pattern: everything concurrent in [`super`] imports its
-//! atomics and cells from here, so `RUSTFLAGS="--cfg loom"` model-checks the real code paths.
+//! atomics and cells from here, so `RUSTFLAGS="--cfg scalrand_loom"` model-checks the real code paths.
 //!
 //! [`Lock`] is the one lock of the module: a word-sized lock with a non-blocking
 //! [`Lock::try_lock`] (the per-CPU slots never wait) and a spinning [`Lock::lock`] (node keys
@@ -16,20 +16,20 @@
 //! fresh entropy after a fork before it uses what it guards, so a torn key is only ever hashed,
 //! never used.
 
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-#[cfg(not(loom))]
+#[cfg(not(scalrand_loom))]
 pub(crate) use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use core::fmt;
 
 /// `UnsafeCell` with loom's closure API, on both sides of `cfg(loom)`.
-#[cfg(not(loom))]
+#[cfg(not(scalrand_loom))]
 #[derive(Default)]
 pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
 
-#[cfg(not(loom))]
+#[cfg(not(scalrand_loom))]
 impl<T> UnsafeCell<T> {
     pub(crate) const fn new(value: T) -> Self {
         Self(core::cell::UnsafeCell::new(value))
@@ -41,18 +41,18 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-#[cfg(loom)]
+#[cfg(scalrand_loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
 /// One step of a spin wait.
 #[inline]
 fn spin_wait(attempt: u32) {
-    #[cfg(loom)]
+    #[cfg(scalrand_loom)]
     {
         let _ = attempt;
         loom::thread::yield_now();
     }
-    #[cfg(not(loom))]
+    #[cfg(not(scalrand_loom))]
     {
         #[cfg(feature = "std")]
         if attempt % 64 == 63 {
