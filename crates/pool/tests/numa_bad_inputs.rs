@@ -133,8 +133,6 @@ fn zero_length_read() {
     p.fill_bytes_on_cpu(0, &mut a);
     q.fill_bytes_on_cpu(0, &mut b);
     assert_eq!(a, b, "no key was consumed by the empty reads");
-    let u = NodePools::unseeded(Topology::single_node(1)).unwrap();
-    u.try_fill_bytes(&mut []).unwrap_err(); // still refused before seeding
 }
 
 #[test]
@@ -161,21 +159,47 @@ fn huge_read() {
 
 #[test]
 fn read_before_seeded() {
-    let p = NodePools::unseeded(Topology::from_nodes(vec![vec![0], vec![1]])).unwrap();
-    assert!(!p.is_seeded());
+    // An `Unseeded` has no read method at all (a compile-time guarantee); it only becomes
+    // readable `NodePools` once 128 bits were credited.
+    let mut u = NodePools::unseeded(Topology::from_nodes(vec![vec![0], vec![1]])).unwrap();
+    u.add_device_randomness(b"serial number: credits nothing");
+    u.add_entropy(&[7; 13], 100);
+    assert_eq!(u.credited_bits(), 100);
+    let mut u = u.try_seed().expect_err("100 bits are not enough");
+    u.add_entropy(&[8; 4], 28);
+    let p = u.try_seed().expect("128 bits are");
     let mut a = [0u8; 32];
-    assert_eq!(p.try_fill_bytes(&mut a), Err(NumaError::NotSeeded));
-    // fill_bytes answers, from node 0 even on node 1's CPU.
     p.fill_bytes_on_cpu(1, &mut a);
     assert_ne!(a, [0; 32]);
-    assert_eq!(p.node_stats()[1].key_derivations, 0);
-    assert_eq!(p.node_stats()[0].key_derivations, 1);
-    // 100 bits are not enough, 128 are.
-    p.add_entropy(&[7; 13], 100);
-    assert!(!p.is_seeded());
-    p.add_entropy(&[8; 4], 28);
-    assert!(p.is_seeded());
-    p.try_fill_bytes(&mut a).unwrap();
+    // Two instances fed the same public bytes without credit... cannot be read at all; fed
+    // the same credited bytes they are deterministic (known answers), fed different bytes
+    // they differ.
+    let mut v = NodePools::unseeded(Topology::single_node(1)).unwrap();
+    v.add_entropy(&[9; 16], 128);
+    let q = v.try_seed().unwrap();
+    let mut b = [0u8; 32];
+    q.fill_bytes_on_cpu(0, &mut b);
+    assert_ne!(a, b);
+}
+
+#[test]
+fn huge_credit_is_bounded() {
+    // Crediting usize::MAX bits used to loop 2^56 times under the input lock. Run it on a
+    // thread with a watchdog: it must return at once, having pushed each node at most once.
+    let p = std::sync::Arc::new(pools(vec![vec![0], vec![1], vec![2]]).unwrap());
+    let before: Vec<usize> = p.node_stats().iter().map(|n| n.reseeds).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let q = p.clone();
+    std::thread::spawn(move || {
+        q.add_entropy(b"I claim a lot", usize::MAX);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(30))
+        .expect("add_entropy with a huge credit must return in bounded time");
+    let after: Vec<usize> = p.node_stats().iter().map(|n| n.reseeds).collect();
+    for (a, b) in after.iter().zip(&before) {
+        assert_eq!(*a, b + 1);
+    }
 }
 
 #[test]

@@ -81,10 +81,12 @@ fn pinned_threads_read_their_nodes_pool() {
 
 #[test]
 fn entropy_reaches_every_node_pool() {
-    let p = NodePools::unseeded(four_by_four()).unwrap();
-    assert!(p.node_stats().iter().all(|s| s.reseeds == 0));
+    let mut u = NodePools::unseeded(four_by_four()).unwrap();
     // Boot: 128 credited bits initialise node 0 from the input pool, the others from node 0.
-    p.add_entropy(&[0x5a; 16], INIT_BITS);
+    u.add_entropy(&[0x5a; 16], INIT_BITS - 1);
+    let mut u = u.try_seed().unwrap_err();
+    u.add_entropy(&[0x5a; 1], 1);
+    let p = u.try_seed().unwrap();
     let s = p.node_stats();
     assert!(s.iter().all(|n| n.reseeds == 1), "{s:?}");
     assert_eq!(s[0].key_derivations, 3, "node 0 initialised nodes 1..3");

@@ -1,8 +1,7 @@
 //! Per-NUMA-node ChaCha20 pools that also scale inside one big node.
 //!
-//! Seed: Andi Kleen, "Make /dev/urandom scalable" (2015,
-//! `../shared/seeds/000_2a26b7919f706e12.txt`): a 4-socket server spent over 80% of its CPU
-//! time on the one urandom spinlock; one pool per NUMA node, fed round-robin from the input
+//! Andi Kleen, "[PATCH 1/3] Make /dev/urandom scalable" (LKML, 2015-10-06): a 4-socket server
+//! spent over 80% of its CPU time on the one urandom spinlock; one pool per NUMA node, fed round-robin from the input
 //! pool, took 4 nodes from 0.42× to 3× of one node. This module keeps that shape and adds what
 //! Linux did next (5.18: a base key plus per-CPU keys refreshed by fast key erasure, bulk
 //! output generated after unlocking), so that a node of 16+ CPUs does not meet the same cliff
@@ -40,19 +39,22 @@
 //! - [`Topology`] says which CPUs belong to which node (explicit, sysfs, hwloc).
 //! - The **input pool** takes all entropy ([`NodePools::add_entropy`], credited by the host;
 //!   with `std`, 256 bits from the OS at [`NodePools::new`] and 32 fresh bytes at each reseed).
-//! - **Boot** ([`NodePools::unseeded`]): until node 0 holds [`INIT_BITS`] = 128 bits, every
-//!   CPU reads from node 0; then node 0 initialises the other nodes from its own output, each
-//!   with different bytes, so no two nodes run in lock-step (the seed's `init_node_pools`).
+//! - **Boot** ([`NodePools::unseeded`] gives an [`Unseeded`], which has no read method):
+//!   once the host has credited [`INIT_BITS`] = 128 bits, [`Unseeded::try_seed`] keys node 0
+//!   from the input pool and every other node from node 0's output, each with different
+//!   bytes, so no two nodes run in lock-step (the 2015 patch's `init_node_pools`). No byte is
+//!   ever derived from less entropy than that.
 //! - **Feeding**: afterwards every [`PUSH_BITS`] credited bits feed the next node pool in
-//!   round-robin order; [`NodePools::reseed`] feeds every node, each its own extraction;
+//!   round-robin order (at most one push per node per [`NodePools::add_entropy`] call);
+//!   [`NodePools::reseed`] feeds every node, each its own extraction;
 //!   [`NodePools::add_device_randomness`] goes to the input pool and to every node pool.
 //! - **Schedule**: a reseed is due after [`ReseedPolicy::max_bytes`] bytes or
-//!   [`ReseedPolicy::max_interval_secs`] seconds of an injectable [`Clock`]; readers check it
-//!   every [`CHECK_EVERY_CALLS`] reads / [`CHECK_EVERY_BYTES`] bytes of a slot, so no timer
-//!   runs and a `no_std` host drives it with a [`ManualClock`] or by calling
-//!   [`NodePools::reseed`].
-//! - **Per CPU**: the reader's CPU (`sched_getcpu`, which glibc answers from its rseq area)
-//!   picks a slot. A slot holds a ChaCha20 key taken from its node's key and the node
+//!   [`ReseedPolicy::max_interval_secs`] seconds of an injectable
+//!   [`Clock`](scalrand_os::Clock); readers check it every [`CHECK_EVERY_CALLS`] reads /
+//!   [`CHECK_EVERY_BYTES`] bytes of a slot, so no timer runs and a `no_std` host drives it
+//!   with a [`ManualClock`](scalrand_os::ManualClock) or by calling [`NodePools::reseed`].
+//! - **Per CPU**: the reader's CPU ([`scalrand_os::cpu::current`]: glibc's rseq `cpu_id`, one
+//!   thread-local load) picks a slot. A slot holds a ChaCha20 key taken from its node's key and the node
 //!   generation it was taken under; when the node's generation moves on (a reseed), the slot's
 //!   next reader takes a new key before it answers. Only that refresh touches the node lock.
 //!
@@ -78,15 +80,21 @@
 //!
 //! # Fork safety
 //!
-//! Every read first compares [`crate::fork::generation`] with the generation the pools were
-//! keyed under (one relaxed and one acquire load). In a fork child they differ: before
-//! answering, the child mixes 32 fresh OS bytes, its pid and the new generation into the input
-//! pool and reseeds every node, which moves every node's generation, so every slot (and its
-//! batch, copied from the parent) is replaced before it serves a byte. A zeroed or copied
-//! state can never carry the child's generation. Locks that parent threads held at the moment
-//! of `fork()` are tagged with the parent's generation and taken over in the child (see
-//! `sync.rs`). `tests/numa_fork.rs` forks 1,000 times and checks that no child's 32-byte output
-//! equals any of the parent's.
+//! Slot keys, batches and node keys live in [`WipeOnFork`](scalrand_os::wipe::WipeOnFork)
+//! memory: on Linux ≥ 4.14 the kernel hands a fork child those pages zeroed, so the parent's
+//! keys and its unread output are gone from the child before any of the child's code runs,
+//! whether or not the child ever reads ([`NodePools::keys_wipe_on_fork`] says whether that
+//! holds here). Every read first compares [`scalrand_os::fork::generation`] (a wipe-on-fork
+//! word: it changes in every child however it was forked, raw `SYS_fork` and other
+//! libraries' atfork handlers included) with the generation the keys belong to. In a child
+//! they differ: before answering, the child erases every slot (already zero where the kernel
+//! wiped it), mixes 32 fresh OS bytes, its pid and its generation into the input pool (which
+//! is ordinary, inherited memory: the secret the child's keys come from) and reseeds every
+//! node. A zero slot is stale (generation 0 is never current) and its batch empty, so nothing
+//! zeroed is ever handed out. Locks that parent threads held at `fork()` are free in the child
+//! (wiped) or taken over ([`scalrand_os::Lock`]). `tests/numa_fork.rs` checks each of these
+//! against a child made by `fork()`, by `syscall(SYS_fork)` and under an earlier-registered
+//! atfork handler, and scans the child's memory for the parent's later output.
 //!
 //! # Bad inputs
 //!
@@ -100,7 +108,8 @@
 //! | a read on a CPU outside the topology | documented remap: slot `cpu % slots` | `numa_bad_inputs::cpu_outside_topology` |
 //! | zero-length read | returns at once; no key moves, no lock is taken | `numa_bad_inputs::zero_length_read` |
 //! | huge read (any length) | 1 MiB chunks, each under its own key, keys erased between | `numa_bad_inputs::huge_read` |
-//! | read before 128 bits were credited | `fill_bytes` answers from node 0 (urandom semantics); `try_fill_bytes` gives [`NumaError::NotSeeded`] | `numa_bad_inputs::read_before_seeded` |
+//! | read before 128 bits were credited | impossible: [`Unseeded`] has no read method; [`Unseeded::try_seed`] gives the `Unseeded` back until 128 bits are credited | `numa_bad_inputs::read_before_seeded` |
+//! | `add_entropy` crediting `usize::MAX` bits | mixed in; at most one push per node, the rest of the credit dropped (bounded work under the input lock) | `numa_bad_inputs::huge_credit_is_bounded` |
 //! | malformed sysfs `cpulist` | [`NumaError::Source`] | `numa_bad_inputs::bad_sysfs` |
 //! | bad hwloc synthetic description | [`NumaError::Source`] | `numa_hwloc::bad_synthetic` (`hwloc` feature) |
 //!
@@ -110,20 +119,18 @@
 //! fault injection into `getrandom`).
 
 mod chacha;
-mod clock;
 mod input;
 mod node;
-mod percpu;
 mod pools;
-mod sync;
+mod schedule;
+mod slot;
 mod topology;
 
 pub use chacha::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, chacha20_block, fast_key_erasure};
-#[cfg(feature = "std")]
-pub use clock::MonotonicClock;
-pub use clock::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, Clock, ManualClock, NoClock, ReseedPolicy};
-pub use percpu::{BATCH_LEN, MAX_PROBES, SMALL_MAX};
-pub use pools::{INIT_BITS, NodePools, NodeStats, PUSH_BITS};
+pub use input::{INIT_BITS, PUSH_BITS, Unseeded};
+pub use pools::{NodePools, NodeStats};
+pub use schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, ReseedPolicy};
+pub use slot::{BATCH_LEN, MAX_PROBES, SMALL_MAX};
 pub use topology::{MAX_CPU_ID, MAX_NODES, NumaError, Topology};
 
 #[cfg(all(test, not(scalrand_loom)))]

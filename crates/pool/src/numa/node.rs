@@ -1,5 +1,5 @@
-//! One node pool: a base key and its generation (Linux 5.18's `base_crng`, one per node as in
-//! the seed's `nonblocking_node_pool[]`).
+//! One node pool: a base key and its generation (Linux 5.18's `base_crng`, one per node as the
+//! `nonblocking_node_pool[]` of Andi Kleen's "Make /dev/urandom scalable", LKML 2015-10-06).
 //!
 //! The key only moves forward: a reseed hashes the old key with 32 bytes from the input pool,
 //! and every per-CPU key taken from it advances it by fast key erasure, so a per-CPU key
@@ -7,7 +7,8 @@
 //! per-CPU slot whose key came from an older generation takes a new one before it answers.
 
 use super::chacha::{KEY_LEN, fast_key_erasure};
-use super::sync::{AtomicUsize, Lock, LockGuard, Ordering};
+use scalrand_os::primitive::{AtomicUsize, Ordering};
+use scalrand_os::{Lock, LockGuard};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -24,17 +25,26 @@ impl Drop for NodeKey {
     }
 }
 
-/// A node pool and its counters.
+/// A node pool and its counters. Lives in wipe-on-fork memory: a fork child finds the key
+/// zeroed and generation 0 (never current), and reseeds every node before answering.
 pub(crate) struct NodePool {
     pub(crate) key: Lock<NodeKey>,
     /// Mirror of `NodeKey::generation`, stored (Release) while the lock is held, after the key
-    /// changed. Generations start at 1; slots start at 0, so a fresh slot is always stale.
+    /// changed. Generations start at 1 and 0 is never current, so a zeroed slot is stale.
     pub(crate) generation: AtomicUsize,
     /// Times the input pool fed this node.
     pub(crate) reseeds: AtomicUsize,
     /// Per-CPU (or one-read) keys derived from this node's key.
     pub(crate) derivations: AtomicUsize,
 }
+
+// SAFETY: all-zero `NodeKey` is a valid value (bytes and an integer) meaning "unkeyed"; a zero
+// `Lock` word is free and zero atomics are 0. Loom builds keep nodes on the ordinary heap.
+#[cfg(not(scalrand_loom))]
+unsafe impl scalrand_os::wipe::ZeroValid for NodeKey {}
+// SAFETY: as above.
+#[cfg(not(scalrand_loom))]
+unsafe impl scalrand_os::wipe::ZeroValid for NodePool {}
 
 impl NodePool {
     pub(crate) fn new() -> Self {

@@ -1,27 +1,38 @@
-//! [`NodePools`]: the input pool, one pool per node, one slot per CPU.
+//! [`NodePools`]: the input pool, one pool per node, one slot per CPU; the read path's routing
+//! (home slot, probing, the node fallback) and fork safety.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
 use crossbeam_utils::CachePadded;
+use scalrand_os::Lock;
+use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
 
-use super::chacha::{KEY_LEN, fast_key_erasure, fill_erasing};
-use super::clock::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, Clock, ReseedPolicy};
-use super::input::InputPool;
+use super::chacha::{KEY_LEN, fill_erasing};
+use super::input::{INIT_BITS, InputPool};
 use super::node::NodePool;
-use super::percpu::{MAX_PROBES, SMALL_MAX, Slot, SlotState};
-use super::sync::{AtomicBool, AtomicUsize, Lock, LockGuard, Ordering, current_tag};
+use super::schedule::{ReseedPolicy, Schedule};
+use super::slot::{MAX_PROBES, Slot};
 use super::topology::{NumaError, Topology};
 
-/// Bits the first node pool must hold before the other nodes are initialised from it (the
-/// seed's `POOL_INIT_BYTES`).
-pub const INIT_BITS: usize = 128;
+/// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
+/// in the module docs). Loom models no fork and its atomics are not plain words, so loom
+/// builds use the ordinary heap.
+#[cfg(not(scalrand_loom))]
+type Secret<T> = scalrand_os::wipe::WipeOnFork<T>;
+#[cfg(scalrand_loom)]
+type Secret<T> = Box<[T]>;
 
-/// Bits the input pool collects (once the pools are ready) before it feeds the next node in
-/// round-robin order.
-pub const PUSH_BITS: usize = 256;
+#[cfg(not(scalrand_loom))]
+fn secret<T: scalrand_os::wipe::ZeroValid>(len: usize, init: impl FnMut(usize) -> T) -> Secret<T> {
+    scalrand_os::wipe::WipeOnFork::new(len, init)
+}
+#[cfg(scalrand_loom)]
+fn secret<T>(len: usize, init: impl FnMut(usize) -> T) -> Secret<T> {
+    (0..len).map(init).collect()
+}
 
 /// Per-NUMA-node ChaCha20 pools fed from one input pool, with per-CPU keys refreshed by fast
 /// key erasure. See the [module docs](super) for the design, the key schedule and the
@@ -32,22 +43,23 @@ pub struct NodePools {
     topology: Topology,
     /// Indexed by CPU number; `u32::MAX` for CPUs outside the topology.
     slot_of_cpu: Box<[u32]>,
-    slots: Box<[CachePadded<Slot>]>,
-    nodes: Box<[CachePadded<NodePool>]>,
-    input: CachePadded<Lock<InputPool>>,
-    /// Set once node 0 held [`INIT_BITS`] and the other nodes were initialised from it.
-    ready: AtomicBool,
-    policy: ReseedPolicy,
-    clock: Box<dyn Clock>,
-    bytes_since_reseed: CachePadded<AtomicUsize>,
-    last_reseed_secs: AtomicUsize,
-    /// The fork generation the keys belong to (truncated to `usize`).
+    /// The node of each slot (configuration: ordinary memory).
+    pub(crate) slot_node: Box<[u32]>,
+    /// Per-CPU keys and batches (wipe-on-fork).
+    pub(crate) slots: Secret<CachePadded<Slot>>,
+    /// Node keys (wipe-on-fork).
+    pub(crate) nodes: Secret<CachePadded<NodePool>>,
+    /// The input pool (ordinary memory: a fork child's keys are drawn from it).
+    pub(crate) input: CachePadded<Lock<InputPool>>,
+    pub(crate) schedule: Schedule,
+    /// The fork generation the keys belong to.
     fork_gen: AtomicUsize,
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
-    os_reseed: bool,
+    pub(crate) os_reseed: bool,
 }
 
-/// Counters of one node pool, from [`NodePools::node_stats`].
+/// Counters of one node pool, from [`NodePools::node_stats`]. In a fork child they start
+/// again from zero (they live with the keys, in wipe-on-fork memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct NodeStats {
     /// Reads served by the per-CPU slots of this node's CPUs.
@@ -66,30 +78,14 @@ impl fmt::Debug for NodePools {
         f.debug_struct("NodePools")
             .field("nodes", &self.nodes.len())
             .field("slots", &self.slots.len())
-            .field("ready", &self.ready.load(Ordering::Relaxed))
-            .field("policy", &self.policy)
+            .field("schedule", &self.schedule)
             .finish_non_exhaustive()
     }
 }
 
-/// The CPU this thread runs on: `sched_getcpu`, which glibc ≥ 2.35 answers from the rseq
-/// area it registered for the thread (a TLS load), else with the `getcpu` vDSO call.
-#[inline]
-fn current_cpu() -> usize {
-    #[cfg(all(feature = "std", target_os = "linux", not(scalrand_loom)))]
-    {
-        // SAFETY: sched_getcpu takes no arguments and has no preconditions.
-        let cpu = unsafe { libc::sched_getcpu() };
-        if let Ok(cpu) = usize::try_from(cpu) {
-            return cpu;
-        }
-    }
-    0
-}
-
 impl NodePools {
     /// Pools for `topology`, seeded with 256 bits from the operating system, reseeding on
-    /// [`ReseedPolicy::LINUX_LIKE`] with a [`MonotonicClock`](super::MonotonicClock) and
+    /// [`ReseedPolicy::LINUX_LIKE`] with a [`MonotonicClock`](scalrand_os::MonotonicClock) and
     /// pulling fresh OS entropy at every reseed and after every fork.
     ///
     /// # Errors
@@ -98,12 +94,14 @@ impl NodePools {
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn new(topology: Topology) -> Result<Self, NumaError> {
         let mut seed = [0u8; 32];
-        crate::entropy::os_fill(&mut seed)?;
-        let mut pools = Self::from_seed(topology, &seed)?;
+        scalrand_os::entropy::fill(&mut seed)?;
+        let pools = Self::from_seed(topology, &seed);
         seed.zeroize();
+        let mut pools = pools?.with_reseed_policy(
+            ReseedPolicy::LINUX_LIKE,
+            scalrand_os::MonotonicClock::new(),
+        );
         pools.os_reseed = true;
-        pools.clock = Box::new(super::MonotonicClock::new());
-        pools.policy = ReseedPolicy::LINUX_LIKE;
         Ok(pools)
     }
 
@@ -116,58 +114,46 @@ impl NodePools {
     /// # Errors
     /// A bad topology (see the bad-input table in [`super`]).
     pub fn from_seed(topology: Topology, seed: &[u8; 32]) -> Result<Self, NumaError> {
-        let pools = Self::unseeded(topology)?;
-        pools.add_entropy(seed, 256);
-        Ok(pools)
+        let mut u = Self::unseeded(topology)?;
+        u.add_entropy(seed, 256);
+        // 256 credited bits are at least INIT_BITS, so `try_seed` succeeds.
+        u.try_seed().map_err(|_| NumaError::NotSeeded)
     }
 
-    /// Pools for `topology` with no entropy yet: the host feeds them with
-    /// [`NodePools::add_entropy`]. Until node 0 holds 128 credited bits every CPU reads from
-    /// node 0 (urandom's boot behaviour: [`NodePools::fill_bytes`] answers,
-    /// [`NodePools::try_fill_bytes`] refuses with [`NumaError::NotSeeded`]); then the other
-    /// node pools are initialised from node 0, each with different bytes.
-    ///
-    /// # Errors
-    /// A bad topology (see the bad-input table in [`super`]).
-    pub fn unseeded(topology: Topology) -> Result<Self, NumaError> {
-        let map = topology.cpu_map()?;
-        let slots = map
-            .node_of_slot
-            .iter()
-            .map(|&n| CachePadded::new(Slot::new(n as usize)))
-            .collect::<Vec<_>>()
-            .into_boxed_slice();
-        let nodes = (0..topology.node_count())
-            .map(|_| CachePadded::new(NodePool::new()))
-            .collect::<Vec<_>>()
-            .into_boxed_slice();
+    /// Builds the pools from an input pool credited with at least [`INIT_BITS`]; gives both
+    /// back if the topology is bad.
+    pub(crate) fn build(
+        topology: Topology,
+        mut input: InputPool,
+    ) -> Result<Self, (Topology, InputPool)> {
+        debug_assert!(input.credited_bits >= INIT_BITS);
+        let Ok(map) = topology.cpu_map() else {
+            return Err((topology, input));
+        };
+        let slots = secret(map.node_of_slot.len(), |_| CachePadded::new(Slot::new()));
+        let nodes = secret(topology.node_count(), |_| CachePadded::new(NodePool::new()));
+        // Node 0 takes the input pool's entropy; every other node is keyed from node 0's
+        // output, each with its own bytes (the 2015 patch's `init_node_pools`).
+        let mut seed = input.extract();
+        nodes[0].reseed(b"init", &seed);
+        for node in nodes.iter().skip(1) {
+            nodes[0].derive(&mut seed);
+            node.reseed(b"init", &seed);
+        }
+        seed.zeroize();
+        input.pending_bits = 0;
+        input.next_node = 0;
         Ok(Self {
             topology,
             slot_of_cpu: map.slot_of_cpu.into_boxed_slice(),
+            slot_node: map.node_of_slot.into_boxed_slice(),
             slots,
             nodes,
-            input: CachePadded::new(Lock::new(InputPool::new())),
-            ready: AtomicBool::new(false),
-            policy: ReseedPolicy::MANUAL,
-            clock: Box::new(super::NoClock),
-            bytes_since_reseed: CachePadded::new(AtomicUsize::new(0)),
-            last_reseed_secs: AtomicUsize::new(0),
-            fork_gen: AtomicUsize::new(Self::fork_generation()),
+            input: CachePadded::new(Lock::new(input)),
+            schedule: Schedule::new(ReseedPolicy::MANUAL, Box::new(scalrand_os::NoClock)),
+            fork_gen: AtomicUsize::new(scalrand_os::fork::generation()),
             os_reseed: false,
         })
-    }
-
-    /// Replaces the reseed schedule and its clock.
-    #[must_use]
-    pub fn with_reseed_policy(mut self, policy: ReseedPolicy, clock: impl Clock + 'static) -> Self {
-        self.policy = policy;
-        self.clock = Box::new(clock);
-        let now = self.clock.now_secs().unwrap_or(0);
-        self.last_reseed_secs.store(
-            usize::try_from(now).unwrap_or(usize::MAX),
-            Ordering::Relaxed,
-        );
-        self
     }
 
     /// The topology the pools were built for.
@@ -175,9 +161,14 @@ impl NodePools {
         &self.topology
     }
 
-    /// Whether node 0 has held [`INIT_BITS`] and the node pools are initialised.
-    pub fn is_seeded(&self) -> bool {
-        self.ready.load(Ordering::Acquire)
+    /// Whether a fork child receives the keys and unread output zeroed from the kernel
+    /// (`MADV_WIPEONFORK`, Linux ≥ 4.14). Where it does not, the child still erases them
+    /// itself before its first answer (see "Fork safety" in the module docs).
+    pub fn keys_wipe_on_fork(&self) -> bool {
+        #[cfg(not(scalrand_loom))]
+        return self.slots.wipes_on_fork() && self.nodes.wipes_on_fork();
+        #[cfg(scalrand_loom)]
+        return false;
     }
 
     /// Counters of every node pool, node by node.
@@ -192,154 +183,20 @@ impl NodePools {
                 generation: n.generation.load(Ordering::Acquire),
             })
             .collect();
-        for s in self.slots.iter() {
-            v[s.node].reads += s.reads.load(Ordering::Relaxed);
+        for (s, &node) in self.slots.iter().zip(self.slot_node.iter()) {
+            v[node as usize].reads += s.reads.load(Ordering::Relaxed);
         }
         v
     }
 
-    // ---- input side ----------------------------------------------------------------------
-
-    /// Mixes `data` into the input pool and credits it with `entropy_bits` (the host's
-    /// estimate; this crate never estimates). Crossing [`INIT_BITS`] initialises the node
-    /// pools; afterwards every [`PUSH_BITS`] credited bits feed the next node pool in
-    /// round-robin order.
-    pub fn add_entropy(&self, data: &[u8], entropy_bits: usize) {
-        let mut input = self.input.lock();
-        input.with(|inp| {
-            inp.credit(data, entropy_bits);
-            if !self.ready.load(Ordering::Acquire) {
-                if inp.credited_bits >= INIT_BITS {
-                    self.initialise_nodes(inp);
-                }
-            } else {
-                while inp.pending_bits >= PUSH_BITS {
-                    inp.pending_bits -= PUSH_BITS;
-                    let i = inp.next_node % self.nodes.len();
-                    inp.next_node = (i + 1) % self.nodes.len();
-                    let mut seed = inp.extract();
-                    self.nodes[i].reseed(b"push", &seed);
-                    seed.zeroize();
-                }
-            }
-        });
-    }
-
-    /// The seed's `init_node_pools`: node 0 takes the input pool's entropy, then every other
-    /// node is initialised from node 0's output (each with its own bytes, so no two nodes run
-    /// in lock-step). Called with the input lock held.
-    fn initialise_nodes(&self, inp: &mut InputPool) {
-        let mut seed = inp.extract();
-        self.nodes[0].reseed(b"init", &seed);
-        for node in self.nodes.iter().skip(1) {
-            self.nodes[0].derive(&mut seed);
-            node.reseed(b"init", &seed);
-        }
-        seed.zeroize();
-        inp.pending_bits = 0;
-        inp.next_node = 0;
-        // Every node's generation moved, so every slot takes a new key on its next read.
-        self.ready.store(true, Ordering::Release);
-    }
-
-    /// `add_device_randomness`: mixes `data` (serial numbers, MAC addresses, boot times)
-    /// into the input pool and into every node pool, crediting nothing. Every node starts a
-    /// new generation.
-    pub fn add_device_randomness(&self, data: &[u8]) {
-        let mut input = self.input.lock();
-        input.with(|inp| inp.mix(data));
-        drop(input);
-        for node in self.nodes.iter() {
-            node.reseed(b"device", data);
-        }
-    }
-
-    /// Reseeds every node pool from the input pool now, each with its own extraction, in
-    /// round-robin order from the node the last push fed. With [`NodePools::new`]'s pools the
-    /// input pool first takes 32 fresh bytes from the OS.
-    pub fn reseed(&self) {
-        let fresh = self.fresh_entropy();
-        let input = self.input.lock();
-        self.reseed_locked(input, &fresh);
-    }
-
-    fn fresh_entropy(&self) -> [u8; 32] {
-        // Without `std` there is no OS source: the host feeds `add_entropy` instead.
-        #[cfg_attr(not(feature = "std"), allow(unused_mut))]
-        let mut fresh = [0u8; 32];
-        if self.os_reseed {
-            #[cfg(feature = "std")]
-            if crate::entropy::os_fill(&mut fresh).is_err() {
-                // Nothing new from the OS this time; the reseed still rotates every node key.
-                fresh = [0u8; 32];
-            }
-        }
-        fresh
-    }
-
-    fn reseed_locked(&self, mut input: LockGuard<'_, InputPool>, fresh: &[u8]) {
-        input.with(|inp| {
-            inp.mix(fresh);
-            let n = self.nodes.len();
-            let start = inp.next_node % n;
-            for k in 0..n {
-                let i = (start + k) % n;
-                let mut seed = inp.extract();
-                self.nodes[i].reseed(b"reseed", &seed);
-                seed.zeroize();
-            }
-        });
-        drop(input);
-        self.bytes_since_reseed.store(0, Ordering::Relaxed);
-        if let Some(now) = self.clock.now_secs() {
-            self.last_reseed_secs.store(
-                usize::try_from(now).unwrap_or(usize::MAX),
-                Ordering::Relaxed,
-            );
-        }
-    }
-
-    /// Called by a slot every [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes.
-    fn check_schedule(&self, bytes: usize) {
-        let p = self.policy;
-        if p.max_bytes == 0 && p.max_interval_secs == 0 {
-            return;
-        }
-        let total = self
-            .bytes_since_reseed
-            .fetch_add(bytes, Ordering::Relaxed)
-            .saturating_add(bytes);
-        let by_bytes = p.max_bytes != 0 && total as u64 >= p.max_bytes;
-        let by_time = p.max_interval_secs != 0
-            && self.clock.now_secs().is_some_and(|now| {
-                let last = self.last_reseed_secs.load(Ordering::Relaxed) as u64;
-                now.saturating_sub(last) >= p.max_interval_secs
-            });
-        if by_bytes || by_time {
-            let fresh = self.fresh_entropy();
-            // One reseeder at a time; a reader that finds it busy does not wait.
-            if let Some(input) = self.input.try_lock(current_tag()) {
-                self.reseed_locked(input, &fresh);
-            }
-        }
-    }
-
     // ---- fork ----------------------------------------------------------------------------
 
-    #[inline]
-    fn fork_generation() -> usize {
-        // Truncation on 32-bit targets only matters after 2^32 nested forks.
-        #[allow(clippy::cast_possible_truncation)]
-        let g = crate::fork::generation() as usize;
-        g
-    }
-
     /// Rekeys every node from fresh entropy if this process is a fork child of the one that
-    /// keyed them. One relaxed atomic load and one acquire load on the fast path.
-    /// Returns the lock tag of this process image.
+    /// keyed them. Two loads and a compare on the fast path. Returns the lock tag of this
+    /// process image.
     #[inline]
     fn check_fork(&self) -> usize {
-        let g = Self::fork_generation();
+        let g = scalrand_os::fork::generation();
         if g != self.fork_gen.load(Ordering::Acquire) {
             self.rekey_after_fork(g);
         }
@@ -349,22 +206,30 @@ impl NodePools {
         }
     }
 
+    /// In a fork child, before the first answer: erase every slot key and batch (already zero
+    /// where the kernel wiped them), then reseed every node from the input pool mixed with 32
+    /// fresh OS bytes, the child's pid and its fork generation, so the child never answers
+    /// with its parent's keys even if the OS source fails.
     #[cold]
     fn rekey_after_fork(&self, g: usize) {
         let mut fresh = [0u8; 48];
         #[cfg(feature = "std")]
         {
             // If the OS source fails, the pid and generation below still make the child's
-            // keys differ from the parent's (the parent never mixes them in).
-            let _ = crate::entropy::os_fill(&mut fresh[..32]);
-            #[cfg(unix)]
-            // SAFETY: getpid has no preconditions.
-            fresh[32..40].copy_from_slice(&(unsafe { libc::getpid() } as u64).to_le_bytes());
+            // keys differ from the parent's (the parent never mixes them in), and the input
+            // pool they are hashed with is secret.
+            let _ = scalrand_os::entropy::fill(&mut fresh[..32]);
+            fresh[32..40].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
         }
         fresh[40..48].copy_from_slice(&(g as u64).to_le_bytes());
+        // Lock order: input, then slots, then nodes (as everywhere: nothing takes the input
+        // lock while holding a slot or node lock).
         let input = self.input.lock();
         if self.fork_gen.load(Ordering::Acquire) == g {
             return; // another thread of this child did it
+        }
+        for slot in self.slots.iter() {
+            slot.state.lock().with(|s| s.wipe());
         }
         self.reseed_locked(input, &fresh);
         fresh.zeroize();
@@ -374,24 +239,10 @@ impl NodePools {
     // ---- output side ---------------------------------------------------------------------
 
     /// Fills `dest` with cryptographically secure random bytes from the pool of the node this
-    /// thread runs on. Never fails, never blocks (see [`NodePools::try_fill_bytes`] to refuse
-    /// output before the pools are seeded).
+    /// thread runs on. Never fails, never blocks.
     #[inline]
     pub fn fill_bytes(&self, dest: &mut [u8]) {
-        self.fill_bytes_on_cpu(current_cpu(), dest);
-    }
-
-    /// As [`NodePools::fill_bytes`], but an error instead of output while the pools are not
-    /// seeded yet ([`NodePools::unseeded`] before [`INIT_BITS`] bits).
-    ///
-    /// # Errors
-    /// [`NumaError::NotSeeded`].
-    pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), NumaError> {
-        if !self.is_seeded() {
-            return Err(NumaError::NotSeeded);
-        }
-        self.fill_bytes(dest);
-        Ok(())
+        self.fill_bytes_on_cpu(scalrand_os::cpu::current().unwrap_or(0), dest);
     }
 
     /// A random `u64` (little-endian bytes from [`NodePools::fill_bytes`]).
@@ -422,50 +273,20 @@ impl NodePools {
 
     /// Fills `dest`; returns (node, generation) of the node key the output descends from
     /// (`None` for an empty `dest`). The loom model checks the generation.
+    ///
+    /// Routing: the home slot, then up to [`MAX_PROBES`] slots after it (a busy slot means
+    /// another thread on that CPU, or a preempted one); if all are busy, a one-read key
+    /// straight from the home slot's node.
     pub(crate) fn fill_traced(&self, cpu: usize, dest: &mut [u8]) -> Option<(usize, usize)> {
         if dest.is_empty() {
             return None;
         }
         let tag = self.check_fork();
         let n = self.slots.len();
-        let mut idx = self.home_slot(cpu);
+        let home = self.home_slot(cpu);
+        let mut idx = home;
         for _ in 0..MAX_PROBES.min(n) {
-            let slot = &self.slots[idx];
-            if let Some(mut guard) = slot.state.try_lock(tag) {
-                let mut one_read_key = [0u8; KEY_LEN];
-                let (src, bulk, due) = guard.with(|s| {
-                    let src = self.refresh_if_stale(slot, s);
-                    let bulk = if dest.len() <= SMALL_MAX {
-                        s.take(dest);
-                        false
-                    } else {
-                        fast_key_erasure(&mut s.key, &mut one_read_key);
-                        true
-                    };
-                    s.calls += 1;
-                    s.bytes = s
-                        .bytes
-                        .saturating_add(u32::try_from(dest.len()).unwrap_or(u32::MAX));
-                    let due =
-                        if s.calls >= CHECK_EVERY_CALLS || s.bytes as usize >= CHECK_EVERY_BYTES {
-                            let b = s.bytes as usize;
-                            s.calls = 0;
-                            s.bytes = 0;
-                            Some(b)
-                        } else {
-                            None
-                        };
-                    (src, bulk, due)
-                });
-                slot.count_read();
-                drop(guard);
-                if bulk {
-                    // Bulk keystream outside every lock.
-                    fill_erasing(&mut one_read_key, dest);
-                }
-                if let Some(bytes) = due {
-                    self.check_schedule(bytes);
-                }
+            if let Some(src) = self.read_slot(idx, tag, dest) {
                 return Some(src);
             }
             idx += 1;
@@ -473,44 +294,17 @@ impl NodePools {
                 idx = 0;
             }
         }
-        Some(self.fill_from_node(self.slots[self.home_slot(cpu)].node, dest))
-    }
-
-    /// The node whose key a slot of `node` reads: its own once the pools are ready, node 0
-    /// before (the seed's boot behaviour).
-    #[inline]
-    fn effective_node(&self, node: usize) -> usize {
-        if self.ready.load(Ordering::Acquire) {
-            node
-        } else {
-            0
-        }
-    }
-
-    /// Gives the slot a new key if its key is from another node or an older generation.
-    /// Returns the (node, generation) the slot key now descends from.
-    #[inline]
-    fn refresh_if_stale(&self, slot: &Slot, s: &mut SlotState) -> (usize, usize) {
-        let eff = self.effective_node(slot.node);
-        let current = self.nodes[eff].generation.load(Ordering::Acquire);
-        if s.src_node as usize != eff || s.src_gen != current {
-            let generation = self.nodes[eff].derive(&mut s.key);
-            // Node indices are below MAX_NODES.
-            #[allow(clippy::cast_possible_truncation)]
-            s.rekeyed(eff as u32, generation);
-        }
-        (s.src_node as usize, s.src_gen)
+        Some(self.fill_from_node(self.slot_node[home] as usize, dest))
     }
 
     /// Every probed slot was busy: a one-read key straight from the node, keystream outside
     /// the lock.
     #[cold]
     fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> (usize, usize) {
-        let eff = self.effective_node(node);
         let mut key = [0u8; KEY_LEN];
-        let generation = self.nodes[eff].derive(&mut key);
+        let generation = self.nodes[node].derive(&mut key);
         fill_erasing(&mut key, dest);
-        (eff, generation)
+        (node, generation)
     }
 
     /// Test hook: runs `f` while every slot lock is held, so reads take the fallback path.
@@ -519,12 +313,28 @@ impl NodePools {
         let guards: Vec<_> = self
             .slots
             .iter()
-            .filter_map(|s| s.state.try_lock(usize::MAX))
+            .filter_map(|s| s.state.try_lock_tagged(usize::MAX))
             .collect();
         assert_eq!(guards.len(), self.slots.len());
         let r = f();
         drop(guards);
         r
+    }
+
+    /// Test hook (`doc(hidden)`, not API): the address ranges of the memory that holds keys
+    /// and unread output (slots and nodes), for the fork tests' memory scans.
+    #[doc(hidden)]
+    pub fn __secret_memory(&self) -> [(*const u8, usize); 2] {
+        [
+            (
+                self.slots.as_ptr().cast::<u8>(),
+                core::mem::size_of_val(&*self.slots),
+            ),
+            (
+                self.nodes.as_ptr().cast::<u8>(),
+                core::mem::size_of_val(&*self.nodes),
+            ),
+        ]
     }
 }
 

@@ -39,7 +39,7 @@ fn byte_schedule_reseeds() {
             max_bytes: 100_000,
             max_interval_secs: 0,
         },
-        NoClock,
+        scalrand_os::NoClock,
     );
     let g = p.node_stats()[0].generation;
     let mut buf = alloc::vec![0u8; 4096];
@@ -55,13 +55,15 @@ fn byte_schedule_reseeds() {
 #[test]
 fn time_schedule_reseeds() {
     use alloc::sync::Arc;
+    use core::time::Duration;
+    use scalrand_os::{Clock, ManualClock};
     struct Shared(Arc<ManualClock>);
     impl Clock for Shared {
-        fn now_secs(&self) -> Option<u64> {
-            self.0.now_secs()
+        fn now(&self) -> Duration {
+            self.0.now()
         }
     }
-    let clock = Arc::new(ManualClock::new(100));
+    let clock = Arc::new(ManualClock::new(Duration::from_secs(100)));
     let p = two_nodes().with_reseed_policy(
         ReseedPolicy {
             max_bytes: 0,
@@ -75,7 +77,7 @@ fn time_schedule_reseeds() {
         p.fill_bytes_on_cpu(0, &mut b);
     }
     assert_eq!(p.node_stats()[0].generation, g, "no time has passed");
-    clock.advance(61);
+    clock.advance(Duration::from_secs(61));
     for _ in 0..CHECK_EVERY_CALLS {
         p.fill_bytes_on_cpu(0, &mut b);
     }
@@ -96,10 +98,30 @@ fn debug_prints_no_key_material() {
 }
 
 #[test]
-fn manual_clock_drives_the_schedule_without_std_time() {
-    let clock = ManualClock::new(0);
-    clock.set(5);
-    clock.advance(10);
-    assert_eq!(clock.now_secs(), Some(15));
-    assert_eq!(NoClock.now_secs(), None);
+fn huge_credit_pushes_each_node_once() {
+    let p = two_nodes();
+    let before: alloc::vec::Vec<usize> = p.node_stats().iter().map(|n| n.reseeds).collect();
+    p.add_entropy(b"claims everything", usize::MAX);
+    let after: alloc::vec::Vec<usize> = p.node_stats().iter().map(|n| n.reseeds).collect();
+    assert_eq!(after, [before[0] + 1, before[1] + 1]);
+    // The excess credit is gone: a small credit does not push again.
+    p.add_entropy(b"x", 8);
+    assert_eq!(p.node_stats()[0].reseeds, before[0] + 1);
+}
+
+#[test]
+fn a_zeroed_slot_is_stale_and_never_answers_zeros() {
+    // What a fork child finds in wipe-on-fork memory: wipe every slot by hand, then read.
+    let p = two_nodes();
+    let mut a = [0u8; 64];
+    p.fill_bytes_on_cpu(0, &mut a);
+    for s in p.slots.iter() {
+        s.state.lock().with(|st| st.wipe());
+    }
+    let g = p.node_stats()[0].generation;
+    let mut b = [0u8; 64];
+    let (_, used) = p.fill_traced(0, &mut b).unwrap();
+    assert_eq!(used, g);
+    assert_ne!(b, [0u8; 64]);
+    assert_ne!(a, b);
 }

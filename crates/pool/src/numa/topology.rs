@@ -1,6 +1,6 @@
 //! Which CPUs belong to which NUMA node.
 //!
-//! Seed: Andi Kleen's per-node pools (`../shared/seeds/000_2a26b7919f706e12.txt`) index pools
+//! Andi Kleen's per-node pools ("Make /dev/urandom scalable", LKML 2015-10-06) index pools
 //! with `numa_node_id()`; user space has no such call, so the pools carry a [`Topology`]: a
 //! list of nodes, each a list of CPU numbers (the kernel's logical CPU ids, the ones
 //! `sched_getcpu` returns).
@@ -54,7 +54,7 @@ pub enum NumaError {
         second_node: usize,
     },
     /// The operating system's entropy source failed.
-    Entropy(crate::entropy::EntropyError),
+    Entropy(scalrand_os::EntropyError),
     /// A read asked for output before the pools were seeded with 128 bits (see
     /// [`super::NodePools::unseeded`]).
     NotSeeded,
@@ -98,8 +98,8 @@ impl fmt::Display for NumaError {
 
 impl core::error::Error for NumaError {}
 
-impl From<crate::entropy::EntropyError> for NumaError {
-    fn from(e: crate::entropy::EntropyError) -> Self {
+impl From<scalrand_os::EntropyError> for NumaError {
+    fn from(e: scalrand_os::EntropyError) -> Self {
         Self::Entropy(e)
     }
 }

@@ -1,0 +1,261 @@
+//! One CPU's slot and the slot's own read: a ChaCha20 key taken from the node key, and a batch
+//! of output.
+//!
+//! Linux 5.18's per-CPU `crng` (`crng_make_state`, `drivers/char/random.c`), in user space:
+//! each CPU of the topology owns one slot, cache-padded so two CPUs never share a line. The
+//! batch follows Bernstein's fast-key-erasure RNG ("Fast-key-erasure random-number
+//! generators", 2017): a refill writes [`BATCH_LEN`] bytes of keystream under the slot key, the
+//! first 32 become the new slot key (the old one is gone), the rest is handed out to small
+//! reads and zeroed as it goes.
+//!
+//! Slots live in wipe-on-fork memory (see the pools' fork docs), so the all-zero state must be
+//! safe: a zero `src_gen` is never current (node generations start at 1) and a zero `left`
+//! is an empty batch. Routing (which slot, probing, the node fallback) is `pools.rs`'s job.
+
+use super::NodePools;
+use super::chacha::{KEY_LEN, fast_key_erasure, fill_erasing, keystream};
+use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
+use scalrand_os::Lock;
+use scalrand_os::primitive::{AtomicUsize, Ordering};
+use zeroize::Zeroize;
+
+/// Bytes of keystream per batch refill (16 blocks); 32 of them become the next slot key.
+pub const BATCH_LEN: usize = 1024;
+
+/// Reads up to this length are served from the batch; longer ones derive a one-read key and
+/// generate their keystream outside every lock.
+pub const SMALL_MAX: usize = 256;
+
+/// Busy slots a reader tries before it falls back to a one-read key from the node.
+pub const MAX_PROBES: usize = 4;
+
+/// What a slot lock guards. `repr(C)` with the lock word in front: lock word, key and the
+/// fields every read touches fill exactly the first 64-byte line of the slot on 64-bit
+/// targets; the batch follows.
+#[repr(C)]
+pub(crate) struct SlotState {
+    pub(crate) key: [u8; KEY_LEN],
+    /// Generation of the node key this key came from; 0 means "never keyed" (stale).
+    pub(crate) src_gen: usize,
+    /// Node this key came from.
+    pub(crate) src_node: u32,
+    /// Unread bytes at the end of `batch`; 0 when empty.
+    pub(crate) left: u32,
+    /// Reads and bytes since this slot last looked at the reseed schedule.
+    pub(crate) calls: u32,
+    pub(crate) bytes: u32,
+    pub(crate) batch: [u8; BATCH_LEN],
+}
+
+impl SlotState {
+    pub(crate) fn new() -> Self {
+        Self {
+            key: [0; KEY_LEN],
+            src_gen: 0,
+            src_node: 0,
+            left: 0,
+            calls: 0,
+            bytes: 0,
+            batch: [0; BATCH_LEN],
+        }
+    }
+
+    /// Erases the key and the batch; the slot is stale until its next refresh.
+    pub(crate) fn wipe(&mut self) {
+        self.key.zeroize();
+        self.batch.zeroize();
+        self.src_gen = 0;
+        self.left = 0;
+    }
+
+    /// Installs a key from `node`'s generation `generation` and drops the old batch.
+    pub(crate) fn rekeyed(&mut self, node: u32, generation: usize) {
+        self.src_node = node;
+        self.src_gen = generation;
+        // Plain stores are enough: the batch lives on in the heap and is read again, so the
+        // compiler cannot drop them as dead.
+        self.batch.fill(0);
+        self.left = 0;
+    }
+
+    fn refill(&mut self) {
+        keystream(&self.key, 0, &mut self.batch);
+        self.key.copy_from_slice(&self.batch[..KEY_LEN]);
+        self.batch[..KEY_LEN].fill(0);
+        self.left = (BATCH_LEN - KEY_LEN) as u32;
+    }
+
+    /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.
+    pub(crate) fn take(&mut self, dest: &mut [u8]) {
+        let mut off = 0;
+        while off < dest.len() {
+            if self.left == 0 {
+                self.refill();
+            }
+            let pos = BATCH_LEN - self.left as usize;
+            let n = (dest.len() - off).min(self.left as usize);
+            let src = &mut self.batch[pos..pos + n];
+            dest[off..off + n].copy_from_slice(src);
+            src.fill(0);
+            // n <= left, which fits in u32.
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                self.left -= n as u32;
+            }
+            off += n;
+        }
+    }
+}
+
+impl Drop for SlotState {
+    fn drop(&mut self) {
+        self.key.zeroize();
+        self.batch.zeroize();
+    }
+}
+
+/// One CPU's slot (`repr(C)`: the lock and its state first, see [`SlotState`]). Which node
+/// it belongs to is configuration and lives outside, in ordinary memory.
+#[repr(C)]
+pub(crate) struct Slot {
+    pub(crate) state: Lock<SlotState>,
+    /// Reads served, counted with a relaxed load and store while the slot lock is held
+    /// (no read-modify-write on the hot path).
+    pub(crate) reads: AtomicUsize,
+}
+
+// SAFETY: all-zero `SlotState` is a valid value (byte arrays and integers) and means "stale,
+// empty batch" (module docs); a zero `Lock` word is a free lock, a zero `AtomicUsize` is 0.
+// Loom's atomics are not plain words, so loom builds keep slots on the ordinary heap.
+#[cfg(not(scalrand_loom))]
+unsafe impl scalrand_os::wipe::ZeroValid for SlotState {}
+// SAFETY: as above.
+#[cfg(not(scalrand_loom))]
+unsafe impl scalrand_os::wipe::ZeroValid for Slot {}
+
+impl Slot {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: Lock::new(SlotState::new()),
+            reads: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts one read; only called with the slot lock held.
+    #[inline]
+    fn count_read(&self) {
+        let r = self.reads.load(Ordering::Relaxed);
+        self.reads.store(r.wrapping_add(1), Ordering::Relaxed);
+    }
+}
+
+impl NodePools {
+    /// The slot's own read: if slot `idx` is free, serves `dest` from it and returns the
+    /// (node, generation) the output descends from; `None` if another thread holds it.
+    ///
+    /// Under the slot lock: refresh a stale key from the node, then either take a small read
+    /// from the batch or step the slot key once (fast key erasure) for a one-read key. After
+    /// unlocking: a large read's keystream, and the reseed schedule every
+    /// [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes.
+    #[inline]
+    pub(crate) fn read_slot(
+        &self,
+        idx: usize,
+        tag: usize,
+        dest: &mut [u8],
+    ) -> Option<(usize, usize)> {
+        let slot = &self.slots[idx];
+        let mut guard = slot.state.try_lock_tagged(tag)?;
+        let mut one_read_key = [0u8; KEY_LEN];
+        let (src, bulk, due) = guard.with(|s| {
+            let src = self.refresh_if_stale(idx, s);
+            let bulk = dest.len() > SMALL_MAX;
+            if bulk {
+                fast_key_erasure(&mut s.key, &mut one_read_key);
+            } else {
+                s.take(dest);
+            }
+            s.calls += 1;
+            s.bytes = s
+                .bytes
+                .saturating_add(u32::try_from(dest.len()).unwrap_or(u32::MAX));
+            let due = (s.calls >= CHECK_EVERY_CALLS || s.bytes as usize >= CHECK_EVERY_BYTES)
+                .then(|| {
+                    let b = s.bytes as usize;
+                    s.calls = 0;
+                    s.bytes = 0;
+                    b
+                });
+            (src, bulk, due)
+        });
+        slot.count_read();
+        drop(guard);
+        if bulk {
+            // Bulk keystream outside every lock; `fill_erasing` wipes the key.
+            fill_erasing(&mut one_read_key, dest);
+        }
+        if let Some(bytes) = due {
+            self.check_schedule(bytes);
+        }
+        Some(src)
+    }
+
+    /// Gives slot `idx` a new key if its key is from another node or an older generation.
+    /// Returns the (node, generation) the slot key now descends from.
+    #[inline]
+    fn refresh_if_stale(&self, idx: usize, s: &mut SlotState) -> (usize, usize) {
+        let node = self.slot_node[idx] as usize;
+        let current = self.nodes[node].generation.load(Ordering::Acquire);
+        if s.src_gen == 0 || s.src_node as usize != node || s.src_gen != current {
+            let generation = self.nodes[node].derive(&mut s.key);
+            // Node indices are below MAX_NODES.
+            #[allow(clippy::cast_possible_truncation)]
+            s.rekeyed(node as u32, generation);
+        }
+        (s.src_node as usize, s.src_gen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn take_zeroes_what_it_hands_out_and_rotates_the_key() {
+        let mut s = SlotState::new();
+        s.key = [9; 32];
+        let mut a = [0u8; 40];
+        s.take(&mut a);
+        assert_ne!(s.key, [9; 32], "refill replaced the key");
+        let pos = BATCH_LEN - s.left as usize;
+        assert_eq!(pos, KEY_LEN + 40);
+        assert!(s.batch[..pos].iter().all(|&b| b == 0));
+        let mut ks = [0u8; BATCH_LEN];
+        keystream(&[9; 32], 0, &mut ks);
+        assert_eq!(a[..], ks[32..72]);
+        assert_eq!(s.key[..], ks[..32]);
+    }
+
+    #[test]
+    fn take_crosses_refills() {
+        let mut s = SlotState::new();
+        let mut big = [0u8; 3000];
+        s.take(&mut big);
+        assert!(s.left as usize <= BATCH_LEN);
+        // 3000 bytes over three refills of 992: none of the output blocks repeats.
+        let chunks: alloc::vec::Vec<&[u8]> = big.chunks(64).collect();
+        for i in 0..chunks.len() {
+            for j in 0..i {
+                assert_ne!(chunks[i], chunks[j]);
+            }
+        }
+    }
+
+    #[test]
+    fn the_zero_state_is_stale_and_empty() {
+        // What a fork child finds in wipe-on-fork memory.
+        let s = SlotState::new();
+        assert_eq!(s.src_gen, 0);
+        assert_eq!(s.left, 0, "an empty batch, never zero bytes handed out");
+    }
+}
