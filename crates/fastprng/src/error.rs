@@ -25,6 +25,10 @@ pub enum Error {
     },
     /// The operating system's entropy source failed while seeding (std only).
     Entropy,
+    /// Every try-lock slot stayed busy for [`BUSY_SWEEPS`](crate::BUSY_SWEEPS) sweeps (a
+    /// closure passed to `with_cpu` that calls the same `PerCpu` again, or more callers than
+    /// slots with their holders preempted).
+    SlotsBusy,
 }
 
 impl fmt::Display for Error {
@@ -41,6 +45,7 @@ impl fmt::Display for Error {
                 crate::MAX_CPUS
             ),
             Error::Entropy => f.write_str("the operating system's entropy source failed"),
+            Error::SlotsBusy => f.write_str("every per-CPU slot stayed busy"),
         }
     }
 }

@@ -7,8 +7,6 @@
     doc = "Bit-exact xoroshiro128 generators (the full guide is in the README, rendered with the `alloc` feature)."
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -17,22 +15,36 @@ extern crate std;
 
 mod error;
 #[cfg(feature = "alloc")]
-mod fork;
-mod os;
-#[cfg(feature = "alloc")]
 mod percpu;
-#[cfg(rseq_fast_path)]
-mod rseq;
-#[cfg(feature = "alloc")]
-mod sync;
 mod xoroshiro;
+
+// The restartable-sequence fast path exists where glibc registers rseq for every thread and
+// the step is written in x86_64 assembly; miri and loom cannot run inline assembly or model
+// the kernel's restarts. Everywhere else `rseq` is a stub whose offset is `None`, so the
+// callers need no cfg of their own (the way RustCrypto's `chacha20/src/backends.rs` picks a
+// backend in source).
+cfg_if::cfg_if! {
+    if #[cfg(all(
+        feature = "std",
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_env = "gnu",
+        not(miri),
+        not(scalrand_loom)
+    ))] {
+        mod rseq;
+    } else {
+        #[path = "rseq_none.rs"]
+        mod rseq;
+    }
+}
 
 pub use error::Error;
 
 /// The most CPU slots a `PerCpu` supports (the rseq path compares `cpu_id` as a `u32`).
 pub const MAX_CPUS: usize = 1 << 20;
 #[cfg(feature = "alloc")]
-pub use percpu::{FastPath, PerCpu};
+pub use percpu::{BUSY_SWEEPS, FastPath, PerCpu};
 pub use xoroshiro::{Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
 
 /// Fills `dest` with the little-endian bytes of successive words from `next`; a final partial

@@ -1,6 +1,7 @@
 //! `PerCpu<R>`: one xoroshiro128 state per CPU, shared by `&self`, no lock on the fast path.
 //!
-//! This is the OpenZFS SPL scheme (seed `002`): `random_get_pseudo_bytes()` cost 3.16% of a
+//! This is the OpenZFS SPL scheme (commit 0b43696e66, "random_get_pseudo_bytes() need not
+//! provide cryptographic strength entropy", 2016): `random_get_pseudo_bytes()` cost 3.16% of a
 //! file system's CPU time behind one global lock, and 0.06% with one generator per CPU, CPU
 //! `i` seeded with the master state jumped `i + 1` times so no two CPUs' streams overlap for
 //! 2^64 outputs.
@@ -21,15 +22,20 @@
 //!   CPU number is read and the state updated inside a restartable sequence; no atomic
 //!   instruction, no lock. Why this is sound is argued in the `rseq` module's docs (source).
 //! - **try-lock** (everywhere else, and for threads without rseq): start at the slot of the
-//!   CPU `sched_getcpu()` names (slot 0 without `std`), take its flag with one
-//!   compare-exchange; if it is busy, move to the next slot. A caller never blocks and never
-//!   parks; it spins only across slots that other threads hold at that instant.
+//!   CPU [`scalrand_os::cpu::current`] names (slot 0 without `std`), take its
+//!   [`Lock`](scalrand_os::Lock) with one compare-exchange; if it is busy, move to the next
+//!   slot. A caller never parks. After [`BUSY_SWEEPS`] sweeps that found every slot busy
+//!   (more callers than slots with their holders preempted, or a caller re-entering the same
+//!   `PerCpu` from inside [`with_cpu`](PerCpu::with_cpu)), it stops spinning:
+//!   [`with_cpu`](PerCpu::with_cpu) returns [`Error::SlotsBusy`], and `next_u64`/`fill_bytes`
+//!   take one step of the *overflow stream*: a SplitMix64 finaliser over a per-instance
+//!   atomic Weyl counter (well distributed, not bit-exact with any xoroshiro slot).
 //! - **after `fork()`**: the child holds a copy of every slot, so it continues the parent's
 //!   streams unless it builds a new `PerCpu` (the `scalrand::fast` global does that by
 //!   itself). A try-lock slot that another parent thread held at the fork would never be
 //!   released in the child; a caller that finds every slot busy takes over one whose holder
-//!   belongs to an earlier fork generation (`pthread_atfork`, std on Unix), so the child never
-//!   deadlocks on them.
+//!   belongs to an earlier fork generation ([`scalrand_os::fork`]: a wipe-on-fork word that
+//!   changes in every child, however it was forked), so the child never deadlocks on them.
 //! - **explicit CPU** (`no_std` hosts, kernels): [`with_cpu`](PerCpu::with_cpu) takes the
 //!   CPU the caller says it runs on (as kernel code with preemption disabled knows it), so the
 //!   slot's flag is uncontended.
@@ -41,9 +47,14 @@ use core::fmt;
 
 use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
+use scalrand_os::primitive::{AtomicUsize, Ordering, UnsafeCell, spin_wait};
+use scalrand_os::{Lock, LockGuard};
 
-use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 use crate::{Error, MAX_CPUS, Xoroshiro128};
+
+/// Sweeps over the try-lock slots that find every slot busy before a caller stops spinning
+/// (see the module docs).
+pub const BUSY_SWEEPS: u32 = 256;
 
 /// Which path [`PerCpu::next_u64`] takes on this thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,12 +101,6 @@ impl RseqSlot {
     }
 }
 
-struct LockedSlot<R> {
-    /// 0 when free; `g + 1` while a thread of fork generation `g` holds the slot (see the
-    /// `fork` module: a holder from an earlier generation no longer exists).
-    busy: AtomicUsize,
-    rng: UnsafeCell<R>,
-}
 
 /// One xoroshiro128 generator per CPU, shared by `&self` across threads.
 ///
@@ -121,17 +126,17 @@ struct LockedSlot<R> {
 /// ```
 pub struct PerCpu<R: Xoroshiro128> {
     rseq: Box<[CachePadded<RseqSlot>]>,
-    locked: Box<[CachePadded<LockedSlot<R>>]>,
+    locked: Box<[CachePadded<Lock<R>>]>,
     /// `Some(__rseq_offset)` when the rseq path is on for this instance.
-    #[cfg_attr(not(rseq_fast_path), allow(dead_code))]
     rseq_off: Option<isize>,
+    /// The overflow stream's Weyl counter (see the module docs).
+    overflow: CachePadded<AtomicUsize>,
 }
 
-// SAFETY: every `UnsafeCell` is reached either (a) through a locked slot whose `busy` flag the
-// accessor holds (acquired with `Acquire`, released with `Release`; taken over only from a
-// holder of an earlier fork generation, which does not exist in this process), or (b) through the rseq
-// protocol, which confines slot `i` to threads running on CPU `i` one at a time, or (c) through
-// `&mut self`. `R: Send` lets a state be used from any thread.
+// SAFETY: every `UnsafeCell` of an rseq slot is reached either through the rseq protocol,
+// which confines slot `i` to threads running on CPU `i` one at a time, or through `&mut self`;
+// the try-lock slots are `Lock`s (Sync for `R: Send`). `R: Send` lets a state be used from any
+// thread.
 unsafe impl<R: Xoroshiro128> Sync for PerCpu<R> {}
 // SAFETY: `PerCpu` owns its states; moving it moves plain data (`R: Send`).
 unsafe impl<R: Xoroshiro128> Send for PerCpu<R> {}
@@ -155,7 +160,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn new(master: R) -> Result<Self, Error> {
-        Self::with_cpus(master, crate::os::possible_cpus())
+        Self::with_cpus(master, scalrand_os::cpu::possible())
     }
 
     /// One state per CPU of this machine, from a master state drawn from the OS.
@@ -169,7 +174,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
         R: rand_core::SeedableRng<Seed = [u8; 16]>,
     {
         let mut seed = [0u8; 16];
-        getrandom::fill(&mut seed).map_err(|_| Error::Entropy)?;
+        scalrand_os::entropy::fill(&mut seed).map_err(|_| Error::Entropy)?;
         // An all-zero draw (probability 2^-128) is remapped by `from_seed`.
         Self::new(R::from_seed(seed))
     }
@@ -193,19 +198,16 @@ impl<R: Xoroshiro128> PerCpu<R> {
             let (s0, s1) = cur.state();
             rseq.push(CachePadded::new(RseqSlot::new(s0, s1)));
         }
-        crate::fork::register();
         let mut locked = Vec::with_capacity(cpus);
         for _ in 0..cpus {
             cur.jump();
-            locked.push(CachePadded::new(LockedSlot {
-                busy: AtomicUsize::new(0),
-                rng: UnsafeCell::new(cur.clone()),
-            }));
+            locked.push(CachePadded::new(Lock::new(cur.clone())));
         }
         Ok(Self {
             rseq: rseq.into_boxed_slice(),
             locked: locked.into_boxed_slice(),
             rseq_off: rseq_offset(),
+            overflow: CachePadded::new(AtomicUsize::new(0)),
         })
     }
 
@@ -224,11 +226,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
 
     /// Which path [`next_u64`](Self::next_u64) takes on the calling thread.
     pub fn fast_path(&self) -> FastPath {
-        #[cfg(rseq_fast_path)]
-        if let Some(off) = self.rseq_off {
-            if crate::rseq::current_cpu(off).is_some_and(|c| c < self.cpus()) {
-                return FastPath::Rseq;
-            }
+        if self.rseq_off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus())
+        {
+            return FastPath::Rseq;
         }
         FastPath::TryLock
     }
@@ -248,7 +248,6 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// The next `u64` from the calling CPU's state.
     #[inline]
     pub fn next_u64(&self) -> u64 {
-        #[cfg(rseq_fast_path)]
         if let Some(off) = self.rseq_off {
             // SAFETY: `off` came from `rseq::offset()`; `self.rseq` is `cpus()` slots of
             // `CachePadded<RseqSlot>` (128 bytes each, checked by the const assertion below,
@@ -266,6 +265,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
             }
         }
         self.with_locked(self.home_slot(), |r| r.next_raw())
+            .unwrap_or_else(|| self.overflow_step())
     }
 
     /// The next `u32` (the high half for [`Xoroshiro128Plus`](crate::Xoroshiro128Plus),
@@ -283,19 +283,22 @@ impl<R: Xoroshiro128> PerCpu<R> {
     pub fn fill_bytes(&self, dest: &mut [u8]) {
         if dest.len() <= 64 {
             crate::fill_via_u64(dest, || self.next_u64());
-        } else {
-            self.with_locked(self.home_slot(), |r| {
-                crate::fill_via_u64(dest, || r.next_raw())
-            });
+        } else if self
+            .with_locked(self.home_slot(), |r| crate::fill_via_u64(dest, || r.next_raw()))
+            .is_none()
+        {
+            crate::fill_via_u64(dest, || self.overflow_step());
         }
     }
 
     /// Runs `f` on CPU `cpu`'s try-lock state, as a `no_std` host that knows which CPU it runs
     /// on would (e.g. kernel code with preemption disabled). If another caller holds that
-    /// slot, `f` gets the next free slot instead: it never blocks and never shares a state.
+    /// slot, `f` gets the next free slot instead: it never shares a state, and it stops
+    /// waiting after [`BUSY_SWEEPS`] sweeps that found every slot busy.
     ///
     /// # Errors
-    /// [`Error::CpuOutOfRange`] when `cpu >= self.cpus()`.
+    /// [`Error::CpuOutOfRange`] when `cpu >= self.cpus()`; [`Error::SlotsBusy`] when every
+    /// slot stayed busy, e.g. when `f` itself calls `with_cpu` on a one-slot `PerCpu`.
     pub fn with_cpu<T>(&self, cpu: usize, f: impl FnOnce(&mut R) -> T) -> Result<T, Error> {
         if cpu >= self.cpus() {
             return Err(Error::CpuOutOfRange {
@@ -303,7 +306,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
                 cpus: self.cpus(),
             });
         }
-        Ok(self.with_locked(cpu, f))
+        self.with_locked(cpu, f).ok_or(Error::SlotsBusy)
     }
 
     /// Every slot's state, rseq slots first, then try-lock slots (see the module docs).
@@ -314,9 +317,8 @@ impl<R: Xoroshiro128> PerCpu<R> {
             // `&mut self` excludes every other access to the slot.
             v.push(slot.state());
         }
-        for slot in self.locked.iter() {
-            // SAFETY: as above.
-            v.push(slot.rng.with_mut(|p| unsafe { (*p).state() }));
+        for slot in self.locked.iter_mut() {
+            v.push(slot.with_mut(|r| r.state()));
         }
         v
     }
@@ -324,37 +326,36 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// The try-lock slot to start from: the current CPU's.
     #[inline]
     fn home_slot(&self) -> usize {
-        crate::os::current_cpu().unwrap_or(0) % self.cpus()
+        scalrand_os::cpu::current().unwrap_or(0) % self.cpus()
     }
 
-    /// Takes the first free try-lock slot from `start` on, runs `f` on it, releases it (also
-    /// if `f` unwinds).
+    /// Takes the first free try-lock slot from `start` on and runs `f` on it (the lock is
+    /// released when `f` returns or unwinds). `None` after [`BUSY_SWEEPS`] sweeps found every
+    /// slot busy.
     #[inline]
-    fn with_locked<T>(&self, start: usize, f: impl FnOnce(&mut R) -> T) -> T {
+    fn with_locked<T>(&self, start: usize, f: impl FnOnce(&mut R) -> T) -> Option<T> {
         let n = self.locked.len();
-        // Never 0 (free), even if the generation counter ever wrapped.
-        let mine = (crate::fork::generation() as usize).wrapping_add(1).max(1);
+        let tag = scalrand_os::fork::tag();
         let mut i = start % n;
+        let mut sweeps = 0u32;
         loop {
-            let slot = &self.locked[i];
-            if slot
-                .busy
-                .compare_exchange(0, mine, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-            {
-                return Self::run_locked(slot, f);
+            if let Some(mut g) = self.locked[i].try_lock_tagged(tag) {
+                return Some(g.with(f));
             }
             i += 1;
             if i == n {
                 i = 0;
-                // Every slot was busy at the instant we looked: more callers than slots, or
-                // slots orphaned by a fork (held by threads the child does not have).
-                if let Some(slot) = self.take_orphan(mine) {
-                    return Self::run_locked(slot, f);
+                // Every slot was busy at the instant we looked: more callers than slots, a
+                // re-entrant caller, or slots orphaned by a fork (held by threads the child
+                // does not have).
+                if let Some(mut g) = self.take_orphan(tag) {
+                    return Some(g.with(f));
                 }
-                #[cfg(scalrand_loom)]
-                loom::thread::yield_now();
-                core::hint::spin_loop();
+                sweeps += 1;
+                if sweeps >= BUSY_SWEEPS {
+                    return None;
+                }
+                spin_wait(sweeps);
             }
         }
     }
@@ -364,44 +365,37 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// it again; it may have been stopped halfway through a step, so a torn all-zero state is
     /// replaced (the engine's only invalid state).
     #[cold]
-    fn take_orphan(&self, mine: usize) -> Option<&LockedSlot<R>> {
+    fn take_orphan(&self, tag: usize) -> Option<LockGuard<'_, R>> {
         self.locked.iter().find_map(|slot| {
-            let held = slot.busy.load(Ordering::Relaxed);
-            if held == 0 || held == mine {
-                return None;
-            }
-            slot.busy
-                .compare_exchange(held, mine, Ordering::Acquire, Ordering::Relaxed)
-                .ok()?;
-            // SAFETY: the compare-exchange above made this thread the slot's holder.
-            slot.rng.with_mut(|p| unsafe {
-                if (*p).state() == (0, 0) {
-                    if let Ok(r) = R::from_state(0x9e37_79b9_7f4a_7c15, mine as u64) {
-                        *p = r;
+            let mut g = slot.try_take_over(tag)?;
+            g.with(|r| {
+                if r.state() == (0, 0) {
+                    if let Ok(fresh) = R::from_state(0x9e37_79b9_7f4a_7c15, tag as u64) {
+                        *r = fresh;
                     }
                 }
             });
-            Some(&**slot)
+            Some(g)
         })
     }
 
-    /// Runs `f` on a slot this thread holds, then releases it (also if `f` unwinds).
-    #[inline]
-    fn run_locked<T>(slot: &LockedSlot<R>, f: impl FnOnce(&mut R) -> T) -> T {
-        struct Release<'a>(&'a AtomicUsize);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.store(0, Ordering::Release);
-            }
-        }
-        let _release = Release(&slot.busy);
-        // SAFETY: the caller holds the slot's `busy` flag, taken with Acquire and released
-        // with Release by `_release`: exclusive access to the slot's state.
-        slot.rng.with_mut(|p| f(unsafe { &mut *p }))
+    /// One step of the overflow stream: SplitMix64's finaliser (Steele, Lea, Flood, "Fast
+    /// splittable pseudorandom number generators", OOPSLA 2014) over a per-instance atomic
+    /// Weyl counter, salted with the instance's address. Lock-free; only taken when every
+    /// slot stays busy.
+    #[cold]
+    fn overflow_step(&self) -> u64 {
+        let w = self.overflow.fetch_add(1, Ordering::Relaxed) as u64;
+        let salt = core::ptr::from_ref(self) as u64;
+        let mut z = salt
+            .rotate_left(32)
+            .wrapping_add(w.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 }
 
-#[cfg(rseq_fast_path)]
 fn rseq_offset() -> Option<isize> {
     // The commit store and the address arithmetic assume this exact slot layout.
     const {
@@ -414,10 +408,6 @@ fn rseq_offset() -> Option<isize> {
     crate::rseq::offset()
 }
 
-#[cfg(not(rseq_fast_path))]
-fn rseq_offset() -> Option<isize> {
-    None
-}
 
 impl<R: Xoroshiro128> TryRng for &PerCpu<R> {
     type Error = Infallible;

@@ -50,46 +50,13 @@
 //! through `base`, an input register the section never writes, so it is valid wherever the
 //! abort landed.
 
-use core::sync::atomic::{AtomicIsize, Ordering};
-
 /// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
 pub(crate) const SHIFT: u32 = 7;
 
-const UNKNOWN: isize = isize::MIN;
-const UNAVAILABLE: isize = isize::MIN + 1;
-static OFFSET: AtomicIsize = AtomicIsize::new(UNKNOWN);
-
 /// glibc's `__rseq_offset` when this process's threads have a registered rseq area.
+#[inline(always)]
 pub(crate) fn offset() -> Option<isize> {
-    let mut off = OFFSET.load(Ordering::Relaxed);
-    if off == UNKNOWN {
-        off = probe();
-        OFFSET.store(off, Ordering::Relaxed);
-    }
-    (off != UNAVAILABLE).then_some(off)
-}
-
-fn probe() -> isize {
-    // Looked up at run time, not linked: a glibc before 2.35 (or a static binary) simply
-    // has no such symbols and the fast path stays off.
-    // SAFETY: dlsym with RTLD_DEFAULT and NUL-terminated names has no preconditions.
-    let (off, size) = unsafe {
-        (
-            libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr()),
-            libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_size".as_ptr()),
-        )
-    };
-    if off.is_null() || size.is_null() {
-        return UNAVAILABLE;
-    }
-    // SAFETY: glibc defines `__rseq_size` as `const unsigned int` and `__rseq_offset` as
-    // `const ptrdiff_t`, both initialised before any user code runs and never written again.
-    let (off, size) = unsafe { (*off.cast::<isize>(), *size.cast::<u32>()) };
-    // The fields used here (cpu_id at 4, rseq_cs at 8..16) lie in the original 20-byte ABI.
-    if size < 20 || off == UNKNOWN || off == UNAVAILABLE {
-        return UNAVAILABLE;
-    }
-    off
+    scalrand_os::cpu::rseq_offset()
 }
 
 macro_rules! rseq_step {
@@ -197,23 +164,4 @@ rseq_step! {
     /// One xoroshiro128** step on the current CPU's slot.
     step_starstar, a = 24, b = 16, c = 37,
     out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
-}
-
-/// The CPU the calling thread runs on, from its rseq area (`None` if not registered).
-pub(crate) fn current_cpu(off: isize) -> Option<usize> {
-    let cpu: u32;
-    // SAFETY: reads 4 bytes of the calling thread's own rseq area, which glibc keeps
-    // mapped for the thread's lifetime at `fs:[__rseq_offset]`.
-    unsafe {
-        core::arch::asm!(
-            "mov {c:e}, dword ptr fs:[{off} + 4]",
-            off = in(reg) off,
-            c = out(reg) cpu,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    // -1 (uninitialised) and -2 (registration failed) are negative as i32.
-    i32::try_from(cpu)
-        .ok()
-        .and_then(|c| usize::try_from(c).ok())
 }

@@ -72,7 +72,6 @@ pub(crate) mod sealed {
         ///
         /// # Safety
         /// As the `crate::rseq` step functions.
-        #[cfg(rseq_fast_path)]
         unsafe fn rseq_step(off: isize, base: *mut u8, cpus: u32) -> Option<u64>;
     }
 }
@@ -188,7 +187,6 @@ macro_rules! xoroshiro {
             fn u32_of($x: u64) -> u32 {
                 $u32
             }
-            #[cfg(rseq_fast_path)]
             #[inline(always)]
             unsafe fn rseq_step(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
                 // SAFETY: forwarded contract.

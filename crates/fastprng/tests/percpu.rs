@@ -497,6 +497,35 @@ mod bad_input {
     }
 
     #[test]
+    fn reentrant_with_cpu_returns() {
+        // A closure that calls the same one-slot generator again used to spin forever on the
+        // slot its own caller holds. Watchdog: the call must return, with a typed error for the
+        // nested `with_cpu` and an overflow-stream value for the nested `next_u64`.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let m = Xoroshiro128PlusPlus::seed_from_u64(3);
+            let p = PerCpu::with_cpus(m, 1).unwrap().force_try_lock();
+            let r = p.with_cpu(0, |outer| {
+                let nested = p.with_cpu(0, |r| r.next_u64());
+                let a = p.next_u64();
+                let b = p.next_u64();
+                let mut buf = [0u8; 100];
+                p.fill_bytes(&mut buf);
+                (nested, a != b, outer.next_u64(), buf)
+            });
+            let _ = tx.send(r);
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("re-entrant use must return, not spin");
+        let (nested, distinct, _, buf) = r.unwrap();
+        assert_eq!(nested, Err(Error::SlotsBusy));
+        assert!(distinct, "the overflow stream moves");
+        assert!(buf.iter().any(|&b| b != 0));
+        assert!(Error::SlotsBusy.to_string().contains("busy"));
+    }
+
+    #[test]
     fn empty_fill() {
         let m = Xoroshiro128PlusPlus::seed_from_u64(9);
         let mut a = m.clone();

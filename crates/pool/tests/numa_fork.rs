@@ -65,3 +65,215 @@ fn no_child_repeats_its_parent() {
     // Without the fork check the child's first read would be the parent's next one; the
     // parent's outputs above include exactly those bytes for every fork.
 }
+
+// ---- hostile orderings ------------------------------------------------------------------
+//
+// Each case below made a child repeat its parent (or keep its parent's future output) before
+// fork detection moved to a wipe-on-fork word and the keys to wipe-on-fork memory: atfork
+// handlers do not run for a raw `SYS_fork`, and a handler registered before scalrand's runs
+// first. Reads use CPU 0's slot explicitly, so parent and child would read the same slot.
+
+/// Forks with `how`; the child runs `child` and sends its 32 bytes; the parent then reads 32
+/// bytes on CPU 0. Returns (parent, child).
+fn fork_with(
+    how: fn() -> libc::pid_t,
+    pools: &NodePools,
+    child: impl FnOnce() -> [u8; 32],
+) -> ([u8; 32], [u8; 32]) {
+    let mut fds = [0; 2];
+    // SAFETY: a valid two-element array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let pid = how();
+    assert!(pid >= 0);
+    if pid == 0 {
+        let b = child();
+        // SAFETY: 32 valid bytes; `_exit` never returns.
+        unsafe {
+            libc::write(fds[1], b.as_ptr().cast(), 32);
+            libc::_exit(0);
+        }
+    }
+    let mut parent = [0u8; 32];
+    pools.fill_bytes_on_cpu(0, &mut parent);
+    let mut c = [0u8; 32];
+    // SAFETY: 32 writable bytes; a valid status pointer.
+    unsafe {
+        assert_eq!(libc::read(fds[0], c.as_mut_ptr().cast(), 32), 32);
+        let mut status = 0;
+        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    (parent, c)
+}
+
+fn libc_fork() -> libc::pid_t {
+    // SAFETY: the children below read from the pools (no allocation), write to a pipe, _exit.
+    unsafe { libc::fork() }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn raw_fork() -> libc::pid_t {
+    // SAFETY: SYS_fork takes no arguments; as `libc_fork` for the child. No atfork handler
+    // runs, and glibc's own bookkeeping is not updated: the child only reads and _exits.
+    unsafe { libc::syscall(libc::SYS_fork) as libc::pid_t }
+}
+
+fn seeded_pools() -> NodePools {
+    let p = NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
+    // A keyed slot 0 with most of its batch unread: what the child inherits.
+    let mut warm = [0u8; 8];
+    p.fill_bytes_on_cpu(0, &mut warm);
+    p
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn raw_sys_fork_child_does_not_repeat_its_parent() {
+    let pools = seeded_pools();
+    let (parent, child) = fork_with(raw_fork, &pools, || {
+        let mut b = [0u8; 32];
+        pools.fill_bytes_on_cpu(0, &mut b);
+        b
+    });
+    assert_ne!(parent, child, "SYS_fork ran no atfork handler and the child repeated");
+}
+
+static EARLY: std::sync::atomic::AtomicPtr<NodePools> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+static mut EARLY_DRAW: [u8; 32] = [0; 32];
+
+extern "C" fn early_child_handler() {
+    let p = EARLY.load(std::sync::atomic::Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: `EARLY` points at pools the test keeps alive across the fork; the child is
+        // single-threaded while atfork handlers run, so `EARLY_DRAW` has one writer.
+        unsafe { (*p).fill_bytes_on_cpu(0, &mut *std::ptr::addr_of_mut!(EARLY_DRAW)) };
+    }
+}
+
+#[test]
+fn an_earlier_atfork_handler_that_draws_gets_fresh_bytes() {
+    // Another library registered its child handler before scalrand's first use (glibc runs
+    // child handlers in registration order) and draws random bytes in it.
+    // SAFETY: a valid handler without captured state.
+    let rc = unsafe { libc::pthread_atfork(None, None, Some(early_child_handler)) };
+    assert_eq!(rc, 0);
+    let pools = seeded_pools();
+    EARLY.store(
+        std::ptr::from_ref(&pools).cast_mut(),
+        std::sync::atomic::Ordering::Release,
+    );
+    // SAFETY: read in the single-threaded child after its handlers ran.
+    let (parent, child) = fork_with(libc_fork, &pools, || unsafe { EARLY_DRAW });
+    EARLY.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+    assert_ne!(child, [0u8; 32], "the handler drew");
+    assert_ne!(parent, child, "the early handler's draw repeated the parent");
+}
+
+/// Counts occurrences of `needle` in every readable private mapping of this process, except
+/// at `skip` (the buffer holding the needle itself). Allocation-free: it runs in a fork child
+/// of a multithreaded process.
+fn count_in_memory(needle: &[u8; 32], skip: *const u8) -> u64 {
+    static mut MAPS: [u8; 1 << 17] = [0; 1 << 17];
+    // SAFETY: the child is single-threaded; `MAPS` has one user.
+    let maps = unsafe { &mut *std::ptr::addr_of_mut!(MAPS) };
+    // SAFETY: NUL-terminated path; reading into a buffer we own.
+    let len = unsafe {
+        let fd = libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY);
+        assert!(fd >= 0);
+        let mut len = 0usize;
+        loop {
+            let n = libc::read(fd, maps[len..].as_mut_ptr().cast(), maps.len() - len);
+            if n <= 0 {
+                break;
+            }
+            len += n as usize;
+        }
+        libc::close(fd);
+        len
+    };
+    let hex = |s: &[u8]| {
+        s.iter()
+            .fold(0usize, |a, &c| a * 16 + (c as char).to_digit(16).unwrap_or(0) as usize)
+    };
+    let mut found = 0;
+    for line in maps[..len].split(|&c| c == b'\n') {
+        let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let name = fields.nth(3).unwrap_or(b"");
+        if perms.first() != Some(&b'r') || name.starts_with(b"[v") {
+            continue; // unreadable, [vvar], [vsyscall], [vdso]
+        }
+        let Some(dash) = range.iter().position(|&c| c == b'-') else {
+            continue;
+        };
+        let (start, end) = (hex(&range[..dash]), hex(&range[dash + 1..]));
+        let mut a = start;
+        while a + 32 <= end {
+            // SAFETY: `[start, end)` is a readable mapping of this (single-threaded) process.
+            let w = unsafe { std::slice::from_raw_parts(a as *const u8, 32) };
+            if w == needle && a as *const u8 != skip {
+                found += 1;
+            }
+            a += 8;
+        }
+    }
+    found
+}
+
+#[test]
+fn a_child_holds_none_of_its_parents_later_output() {
+    let pools = seeded_pools();
+    let (mut to_child, mut from_child) = ([0; 2], [0; 2]);
+    // SAFETY: valid arrays for pipe(2).
+    unsafe {
+        assert_eq!(libc::pipe(to_child.as_mut_ptr()), 0);
+        assert_eq!(libc::pipe(from_child.as_mut_ptr()), 0);
+    }
+    let pid = libc_fork();
+    assert!(pid >= 0);
+    if pid == 0 {
+        // The child never reads from the pools: it waits for what the parent hands out after
+        // the fork and looks for it in its own memory.
+        static mut NEEDLES: [[u8; 32]; 4] = [[0; 32]; 4];
+        // SAFETY: single-threaded child; the static has one user.
+        let needles = unsafe { &mut *std::ptr::addr_of_mut!(NEEDLES) };
+        let mut total = 0u64;
+        for needle in needles.iter_mut() {
+            // SAFETY: 32 writable bytes.
+            assert_eq!(unsafe { libc::read(to_child[0], needle.as_mut_ptr().cast(), 32) }, 32);
+        }
+        for needle in needles.iter() {
+            total += count_in_memory(needle, needle.as_ptr());
+        }
+        let b = total.to_ne_bytes();
+        // SAFETY: 8 valid bytes; `_exit` never returns.
+        unsafe {
+            libc::write(from_child[1], b.as_ptr().cast(), 8);
+            libc::_exit(0);
+        }
+    }
+    // The parent's next small reads come from the batch slot 0 already held at the fork.
+    for _ in 0..4 {
+        let mut out = [0u8; 32];
+        pools.fill_bytes_on_cpu(0, &mut out);
+        // SAFETY: 32 valid bytes.
+        assert_eq!(unsafe { libc::write(to_child[1], out.as_ptr().cast(), 32) }, 32);
+    }
+    let mut b = [0u8; 8];
+    // SAFETY: 8 writable bytes; a valid status pointer.
+    unsafe {
+        assert_eq!(libc::read(from_child[0], b.as_mut_ptr().cast(), 8), 8);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+    }
+    assert!(pools.keys_wipe_on_fork());
+    assert_eq!(
+        u64::from_ne_bytes(b),
+        0,
+        "the child's memory held bytes its parent handed out after the fork"
+    );
+}

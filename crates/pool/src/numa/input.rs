@@ -92,7 +92,7 @@ impl InputPool {
 /// out the same public bytes).
 pub struct Unseeded {
     topology: Topology,
-    input: InputPool,
+    input: alloc::boxed::Box<InputPool>,
 }
 
 impl core::fmt::Debug for Unseeded {
@@ -109,7 +109,7 @@ impl Unseeded {
         topology.validate()?;
         Ok(Self {
             topology,
-            input: InputPool::new(),
+            input: alloc::boxed::Box::new(InputPool::new()),
         })
     }
 

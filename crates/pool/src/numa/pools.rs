@@ -124,8 +124,8 @@ impl NodePools {
     /// back if the topology is bad.
     pub(crate) fn build(
         topology: Topology,
-        mut input: InputPool,
-    ) -> Result<Self, (Topology, InputPool)> {
+        mut input: Box<InputPool>,
+    ) -> Result<Self, (Topology, Box<InputPool>)> {
         debug_assert!(input.credited_bits >= INIT_BITS);
         let Ok(map) = topology.cpu_map() else {
             return Err((topology, input));
@@ -149,7 +149,7 @@ impl NodePools {
             slot_node: map.node_of_slot.into_boxed_slice(),
             slots,
             nodes,
-            input: CachePadded::new(Lock::new(input)),
+            input: CachePadded::new(Lock::new(*input)),
             schedule: Schedule::new(ReseedPolicy::MANUAL, Box::new(scalrand_os::NoClock)),
             fork_gen: AtomicUsize::new(scalrand_os::fork::generation()),
             os_reseed: false,

@@ -1,0 +1,28 @@
+//! No restartable-sequence fast path on this target (see `lib.rs`): the offset is `None`, so
+//! `PerCpu` never calls the step functions, which exist only to keep one code path.
+
+/// log2 of the slot stride, as on the rseq targets (one `CachePadded` of 128 bytes on x86_64;
+/// unused here).
+#[allow(dead_code)]
+pub(crate) const SHIFT: u32 = 7;
+
+/// Never available here.
+#[inline(always)]
+pub(crate) fn offset() -> Option<isize> {
+    None
+}
+
+macro_rules! no_step {
+    ($($name:ident),*) => {$(
+        /// Never called: [`offset`] is `None`.
+        ///
+        /// # Safety
+        /// None needed; it touches nothing.
+        #[inline(always)]
+        pub(crate) unsafe fn $name(_off: isize, _base: *mut u8, _cpus: u32) -> Option<u64> {
+            None
+        }
+    )*};
+}
+
+no_step!(step_plus, step_plusplus, step_starstar);
