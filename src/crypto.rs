@@ -10,11 +10,21 @@
 //! by the read (forward secrecy). See [`scalrand_pool::numa`] for the design.
 
 use core::convert::Infallible;
-use std::sync::OnceLock;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use std::boxed::Box;
 
-use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_pool::numa::{NodePools, NumaError, Topology};
 
-static POOLS: OnceLock<NodePools> = OnceLock::new();
+/// The global pools: null until built, then a leaked `Box` that is never freed.
+///
+/// Not a `OnceLock`: a `fork()` while another thread runs a `OnceLock`'s initialiser leaves the
+/// child with a cell marked "running" by a thread it does not have, and every use in the child
+/// waits forever. Here nothing is locked while the pools are built: racing threads each build
+/// pools and one compare-exchange publishes a winner (the losers' pools are dropped), so a child
+/// forked at any instant either sees published pools (which rekey themselves in the child) or
+/// null, and builds its own.
+static POOLS: AtomicPtr<NodePools> = AtomicPtr::new(ptr::null_mut());
 
 /// The global pools, built on first use.
 ///
@@ -22,19 +32,50 @@ static POOLS: OnceLock<NodePools> = OnceLock::new();
 /// If the operating system's entropy source fails on first use (three attempts), as rand's
 /// `ThreadRng` does: there is nothing secure to answer with, and `fill_bytes` has no error
 /// channel. On Linux this needs `getrandom(2)` itself to fail.
-#[allow(clippy::panic)] // Argued above: no secure answer exists without a seed.
+#[inline]
 fn pools() -> &'static NodePools {
-    POOLS.get_or_init(|| {
-        let topology = Topology::detect();
-        let mut last = None;
-        for _ in 0..3 {
-            match NodePools::new(topology.clone()) {
-                Ok(p) => return p,
-                Err(e) => last = Some(e),
-            }
+    let p = POOLS.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: a non-null `POOLS` came from `Box::into_raw` in `publish` and is never freed;
+        // the Acquire load pairs with the publishing compare-exchange.
+        return unsafe { &*p };
+    }
+    init_or_panic()
+}
+
+#[cold]
+#[inline(never)]
+#[allow(clippy::panic)] // Argued on `pools`: no secure answer exists without a seed.
+fn init_or_panic() -> &'static NodePools {
+    let mut last = None;
+    for _ in 0..3 {
+        match try_pools() {
+            Ok(p) => return p,
+            Err(e) => last = Some(e),
         }
-        panic!("scalrand: cannot seed the cryptographic pools: {last:?}")
-    })
+    }
+    panic!("scalrand: cannot seed the cryptographic pools: {last:?}")
+}
+
+/// The global pools, building them if no thread has yet.
+fn try_pools() -> Result<&'static NodePools, NumaError> {
+    let p = POOLS.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: as in `pools`.
+        return Ok(unsafe { &*p });
+    }
+    let fresh = Box::into_raw(Box::new(NodePools::new(Topology::detect())?));
+    match POOLS.compare_exchange(ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+        // SAFETY: `fresh` is now the published global, never freed.
+        Ok(_) => Ok(unsafe { &*fresh }),
+        Err(winner) => {
+            // Another thread published first; ours was never shared.
+            // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
+            drop(unsafe { Box::from_raw(fresh) });
+            // SAFETY: as in `pools`.
+            Ok(unsafe { &*winner })
+        }
+    }
 }
 
 /// Fills `dest` with **cryptographically secure** random bytes (ChaCha20 with per-CPU fast
@@ -65,19 +106,9 @@ pub fn fill_bytes(dest: &mut [u8]) {
 /// ```
 ///
 /// # Errors
-/// [`NumaError::Entropy`](scalrand_pool::numa::NumaError) while the global pools cannot be
-/// seeded; a later call tries again.
-pub fn try_fill_bytes(dest: &mut [u8]) -> Result<(), scalrand_pool::numa::NumaError> {
-    let pools = match POOLS.get() {
-        Some(p) => p,
-        None => {
-            let fresh = NodePools::new(Topology::detect())?;
-            // Another thread may have won the race; either instance is freshly OS-seeded.
-            let _ = POOLS.set(fresh);
-            pools()
-        }
-    };
-    pools.fill_bytes(dest);
+/// [`NumaError::Entropy`] while the global pools cannot be seeded; a later call tries again.
+pub fn try_fill_bytes(dest: &mut [u8]) -> Result<(), NumaError> {
+    try_pools()?.fill_bytes(dest);
     Ok(())
 }
 

@@ -9,12 +9,15 @@
 //! tokens and nonces use [`crate::fill_bytes`] (the ChaCha20 node pools) instead.
 //!
 //! # Fork
-//! A `fork()`ed child gets a new generator, seeded from fresh OS entropy on its first call: a
-//! `pthread_atfork` child handler clears the global, so parent and child never continue the
-//! same streams (with a copied state they would, as `fastrand`'s thread-local or a copied
-//! `SmallRng` do). A `&'static` handle from [`global`] taken *before* the fork keeps pointing
-//! at the pre-fork generator, which stays valid (it is never freed); take a new one in the
-//! child.
+//! A `fork()`ed child gets a new generator, seeded from fresh OS entropy on its first call:
+//! the global records the [fork generation](scalrand_os::fork::generation) it was built in,
+//! and a child (however it was forked: `fork()`, a raw `SYS_fork`, from inside another
+//! library's atfork handler) sees a different one and builds its own. So parent and child
+//! never continue the same streams (with a copied state they would, as `fastrand`'s
+//! thread-local or a copied `SmallRng` do). A `&'static` handle from [`global`] taken *before*
+//! the fork keeps pointing at the pre-fork generator, which stays valid (it is never freed);
+//! take a new one in the child. Nothing is locked while the global is built, so a fork in
+//! the middle of the first call leaves a child that simply builds it again.
 //!
 //! # Cost
 //! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
@@ -38,10 +41,16 @@ use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
 
 use rand_core::SeedableRng;
 
-/// The global generator; null until the first call and again in a freshly `fork()`ed child.
-/// Every non-null value it ever holds comes from `Box::into_raw` in `init` and is never freed
-/// (one replaced in a child is leaked on purpose, so handles taken before the fork stay valid).
-static GLOBAL: AtomicPtr<PerCpu<Xoroshiro128PlusPlus>> = AtomicPtr::new(ptr::null_mut());
+/// A generator and the fork generation of the process image that built it.
+struct Global {
+    generation: usize,
+    rng: PerCpu<Xoroshiro128PlusPlus>,
+}
+
+/// The global generator; null until the first call. Every non-null value it ever holds comes
+/// from `Box::into_raw` in `init` and is never freed (one replaced in a fork child is leaked on
+/// purpose, so handles taken before the fork stay valid).
+static GLOBAL: AtomicPtr<Global> = AtomicPtr::new(ptr::null_mut());
 
 /// The global generator, seeded from the OS on first use (and on first use in a `fork()`ed
 /// child: see the module docs).
@@ -54,52 +63,49 @@ pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
     let p = GLOBAL.load(Ordering::Acquire);
     if !p.is_null() {
         // SAFETY: a non-null `GLOBAL` came from `Box::into_raw` and is never freed (see its
-        // docs), and the Acquire load pairs with the Release in `init` that published it.
-        return unsafe { &*p };
+        // docs), and the Acquire load pairs with the compare-exchange in `init` that
+        // published it.
+        let g = unsafe { &*p };
+        if g.generation == scalrand_os::fork::generation() {
+            return &g.rng;
+        }
     }
-    init()
+    init(p)
 }
 
+/// Builds a generator for this process image and publishes it in place of `seen` (null, or
+/// one built by a parent process).
 #[cold]
 #[inline(never)]
-fn init() -> &'static PerCpu<Xoroshiro128PlusPlus> {
-    register_fork_handler();
-    let fresh = Box::into_raw(Box::new(new_generator()));
-    match GLOBAL.compare_exchange(ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
-        // SAFETY: `fresh` is now the published global, never freed.
-        Ok(_) => unsafe { &*fresh },
-        Err(winner) => {
-            // Another thread published first: ours was never shared, so it can be dropped.
-            // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
-            drop(unsafe { Box::from_raw(fresh) });
-            // SAFETY: as in `global`.
-            unsafe { &*winner }
+fn init(mut seen: *mut Global) -> &'static PerCpu<Xoroshiro128PlusPlus> {
+    let generation = scalrand_os::fork::generation();
+    let fresh = Box::into_raw(Box::new(Global {
+        generation,
+        rng: new_generator(),
+    }));
+    loop {
+        match GLOBAL.compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: `fresh` is now the published global, never freed.
+            Ok(_) => return unsafe { &(*fresh).rng },
+            Err(now) => {
+                // SAFETY: as in `global`.
+                let g = unsafe { &*now };
+                if !now.is_null() && g.generation == generation {
+                    // Another thread of this process published first: ours was never
+                    // shared, so it can be dropped.
+                    // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
+                    drop(unsafe { Box::from_raw(fresh) });
+                    return &g.rng;
+                }
+                seen = now;
+            }
         }
-    }
-}
-
-/// Registers (once) the `pthread_atfork` child handler that clears the global.
-fn register_fork_handler() {
-    #[cfg(unix)]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        extern "C" fn in_child() {
-            // An atomic store is async-signal-safe. The child's next call builds a fresh
-            // generator; the old one is leaked (see `GLOBAL`).
-            GLOBAL.store(ptr::null_mut(), Ordering::Relaxed);
-        }
-        ONCE.call_once(|| {
-            // SAFETY: registers a valid `extern "C"` function without captured state, once.
-            // On failure (ENOMEM) children would share the parent's streams, as documented for
-            // generators without fork detection; nothing else depends on it.
-            let _ = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
-        });
     }
 }
 
 fn new_generator() -> PerCpu<Xoroshiro128PlusPlus> {
     let mut seed = [0u8; 16];
-    let master = match scalrand_pool::entropy::os_fill(&mut seed) {
+    let master = match scalrand_os::entropy::fill(&mut seed) {
         // An all-zero draw is remapped by `from_seed`.
         Ok(()) => Xoroshiro128PlusPlus::from_seed(seed),
         Err(_) => Xoroshiro128PlusPlus::seed_from_u64(weak_seed()),

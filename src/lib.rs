@@ -1,8 +1,6 @@
 #![no_std]
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 #[cfg(feature = "std")]
 extern crate std;
@@ -25,6 +23,7 @@ mod crypto;
 pub use crypto::{Rng, fill_bytes, next_u64, try_fill_bytes};
 
 pub use scalrand_fastprng as fastprng;
+pub use scalrand_os as os;
 pub use scalrand_pool as pool;
 pub use scalrand_shuffle as shuffle;
 pub use scalrand_simd_chunk as simd_chunk;

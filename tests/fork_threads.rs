@@ -210,3 +210,67 @@ fn fast_generator_is_fresh_in_a_forked_child() {
     assert_ne!(a[8..], later[8..]);
     assert_ne!(b[8..], later[8..]);
 }
+
+/// One trial, run in a fresh process (see `fork_during_first_initialisation_never_hangs`):
+/// a thread makes the process's first call to both global generators while the main thread
+/// forks after a trial-specific delay; the child, given 10 s by `alarm`, must be able to use
+/// both globals itself.
+#[test]
+#[ignore = "one trial of fork_during_first_initialisation_never_hangs, run in a child process"]
+fn fork_init_trial() {
+    let Some(delay) = std::env::var("SCALRAND_FORK_INIT_TRIAL")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let t = std::thread::spawn(|| {
+        let mut b = [0u8; 32];
+        scalrand::fill_bytes(&mut b);
+        scalrand::fast::next_u64()
+    });
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_micros(delay) {
+        std::hint::spin_loop();
+    }
+    // SAFETY: the child sets an alarm, uses the globals (glibc's malloc is fork-safe for
+    // fork()), and leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // SAFETY: alarm and _exit are async-signal-safe; SIGALRM's default action kills us.
+        unsafe { libc::alarm(10) };
+        let mut b = [0u8; 32];
+        scalrand::fill_bytes(&mut b);
+        let _ = scalrand::fast::next_u64();
+        // SAFETY: never returns.
+        unsafe { libc::_exit(i32::from(b == [0u8; 32])) };
+    }
+    let mut status = 0;
+    // SAFETY: a valid status pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    t.join().unwrap();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the child hung in the first initialisation (status {status:#x})"
+    );
+}
+
+#[test]
+fn fork_during_first_initialisation_never_hangs() {
+    // Each trial needs a process whose globals are not built yet: run this test binary again,
+    // once per trial, with only `fork_init_trial` selected.
+    let exe = std::env::current_exe().unwrap();
+    let mut hung = Vec::new();
+    for trial in 0..200u64 {
+        let out = std::process::Command::new(&exe)
+            .args(["--exact", "fork_init_trial", "--ignored", "--test-threads=1"])
+            .env("SCALRAND_FORK_INIT_TRIAL", (trial % 50 * 4).to_string())
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            hung.push(trial);
+        }
+    }
+    assert!(hung.is_empty(), "trials whose child hung or failed: {hung:?}");
+}
