@@ -264,7 +264,12 @@ fn fork_during_first_initialisation_never_hangs() {
     let mut hung = Vec::new();
     for trial in 0..200u64 {
         let out = std::process::Command::new(&exe)
-            .args(["--exact", "fork_init_trial", "--ignored", "--test-threads=1"])
+            .args([
+                "--exact",
+                "fork_init_trial",
+                "--ignored",
+                "--test-threads=1",
+            ])
             .env("SCALRAND_FORK_INIT_TRIAL", (trial % 50 * 4).to_string())
             .output()
             .unwrap();
@@ -272,5 +277,8 @@ fn fork_during_first_initialisation_never_hangs() {
             hung.push(trial);
         }
     }
-    assert!(hung.is_empty(), "trials whose child hung or failed: {hung:?}");
+    assert!(
+        hung.is_empty(),
+        "trials whose child hung or failed: {hung:?}"
+    );
 }

@@ -25,9 +25,9 @@ use scalrand_simd_chunk::digest::Digest;
 use scalrand_simd_chunk::digest::common::BlockSizeUser;
 use scalrand_simd_chunk::digest::typenum::Unsigned;
 use scalrand_simd_chunk::{
-    FlagPreempt, Hashing, NeverYield, NoSection, Policy, PollBudget, PollTimeBudget, Preempt,
-    StdClock, ThreadYield, TimeBudget, TokioCoop, Work, calibrate, digest_async, digest_chunked,
-    digest_chunked_with,
+    FlagPreempt, Hashing, MonotonicClock, NeverYield, NoSection, Policy, PollBudget,
+    PollTimeBudget, Preempt, ThreadYield, TimeBudget, TokioCoop, Work, calibrate, digest_async,
+    digest_chunked, digest_chunked_with,
 };
 use sha2::{Sha256, Sha512};
 
@@ -282,7 +282,7 @@ impl<P: Preempt> Preempt for Recorder<P> {
 fn gap_report_for<D: Digest + BlockSizeUser>(name: &str, data: &[u8]) {
     const TARGET_NS: u64 = 50_000;
     let sample = pattern(256 * 1024);
-    let Ok(rate) = calibrate::<D, _>(&mut StdClock::new(), &sample) else {
+    let Ok(rate) = calibrate::<D, _>(&MonotonicClock::new(), &sample) else {
         println!("| {name} | calibration failed |");
         return;
     };
@@ -295,7 +295,7 @@ fn gap_report_for<D: Digest + BlockSizeUser>(name: &str, data: &[u8]) {
     };
     let step_ns = (policy.interval() as f64 * rate) as u64;
     let budget = TimeBudget::new(
-        StdClock::new(),
+        MonotonicClock::new(),
         TARGET_NS.saturating_sub(step_ns),
         ThreadYield,
     );
@@ -425,7 +425,7 @@ fn ping_report() {
         }),
         ("Hashing + PollTimeBudget 50 µs", |d| {
             Some(Box::pin(async move {
-                let Ok(p) = PollTimeBudget::new(StdClock::new(), 50_000) else {
+                let Ok(p) = PollTimeBudget::new(MonotonicClock::new(), 50_000) else {
                     return;
                 };
                 sink(Hashing::<Sha256, _>::new(d, Policy::for_digest::<Sha256>(), p).await)

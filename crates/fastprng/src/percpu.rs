@@ -101,7 +101,6 @@ impl RseqSlot {
     }
 }
 
-
 /// One xoroshiro128 generator per CPU, shared by `&self` across threads.
 ///
 /// `PerCpu` is **not cryptographic**: its output is predictable from a few outputs. Use it
@@ -226,8 +225,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
 
     /// Which path [`next_u64`](Self::next_u64) takes on the calling thread.
     pub fn fast_path(&self) -> FastPath {
-        if self.rseq_off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus())
-        {
+        if self.rseq_off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus()) {
             return FastPath::Rseq;
         }
         FastPath::TryLock
@@ -284,7 +282,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
         if dest.len() <= 64 {
             crate::fill_via_u64(dest, || self.next_u64());
         } else if self
-            .with_locked(self.home_slot(), |r| crate::fill_via_u64(dest, || r.next_raw()))
+            .with_locked(self.home_slot(), |r| {
+                crate::fill_via_u64(dest, || r.next_raw())
+            })
             .is_none()
         {
             crate::fill_via_u64(dest, || self.overflow_step());
@@ -407,7 +407,6 @@ fn rseq_offset() -> Option<isize> {
     }
     crate::rseq::offset()
 }
-
 
 impl<R: Xoroshiro128> TryRng for &PerCpu<R> {
     type Error = Infallible;

@@ -36,6 +36,24 @@ impl<C: Clock + ?Sized> Clock for alloc::boxed::Box<C> {
     }
 }
 
+/// A closure as a [`Clock`]: `FnClock(|| Duration::from_nanos(read_timer()))`, for hosts with a
+/// timer of their own and for tests whose fake clock advances on every reading.
+#[derive(Clone, Copy)]
+pub struct FnClock<F>(pub F);
+
+impl<F: Fn() -> Duration> Clock for FnClock<F> {
+    #[inline]
+    fn now(&self) -> Duration {
+        (self.0)()
+    }
+}
+
+impl<F> fmt::Debug for FnClock<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FnClock(..)")
+    }
+}
+
 /// A clock that never advances: time-based triggers never fire (the `no_std` default).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoClock;
@@ -147,5 +165,14 @@ mod tests {
         assert_eq!(c.now(), Duration::from_millis(3250));
         assert_eq!(Clock::now(&&c), Duration::from_millis(3250));
         assert_eq!(NoClock.now(), Duration::ZERO);
+        let ticks = core::cell::Cell::new(0u64);
+        let f = FnClock(|| {
+            ticks.set(ticks.get() + 1);
+            Duration::from_nanos(ticks.get())
+        });
+        assert_eq!(
+            (f.now(), f.now()),
+            (Duration::from_nanos(1), Duration::from_nanos(2))
+        );
     }
 }

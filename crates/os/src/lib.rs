@@ -18,6 +18,6 @@ pub mod wipe;
 
 #[cfg(feature = "std")]
 pub use clock::MonotonicClock;
-pub use clock::{Clock, ManualClock, NoClock};
+pub use clock::{Clock, FnClock, ManualClock, NoClock};
 pub use entropy::EntropyError;
 pub use lock::{Lock, LockGuard};

@@ -136,7 +136,10 @@ fn raw_sys_fork_child_does_not_repeat_its_parent() {
         pools.fill_bytes_on_cpu(0, &mut b);
         b
     });
-    assert_ne!(parent, child, "SYS_fork ran no atfork handler and the child repeated");
+    assert_ne!(
+        parent, child,
+        "SYS_fork ran no atfork handler and the child repeated"
+    );
 }
 
 static EARLY: std::sync::atomic::AtomicPtr<NodePools> =
@@ -168,7 +171,10 @@ fn an_earlier_atfork_handler_that_draws_gets_fresh_bytes() {
     let (parent, child) = fork_with(libc_fork, &pools, || unsafe { EARLY_DRAW });
     EARLY.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
     assert_ne!(child, [0u8; 32], "the handler drew");
-    assert_ne!(parent, child, "the early handler's draw repeated the parent");
+    assert_ne!(
+        parent, child,
+        "the early handler's draw repeated the parent"
+    );
 }
 
 /// Counts occurrences of `needle` in every readable private mapping of this process, except
@@ -194,8 +200,9 @@ fn count_in_memory(needle: &[u8; 32], skip: *const u8) -> u64 {
         len
     };
     let hex = |s: &[u8]| {
-        s.iter()
-            .fold(0usize, |a, &c| a * 16 + (c as char).to_digit(16).unwrap_or(0) as usize)
+        s.iter().fold(0usize, |a, &c| {
+            a * 16 + (c as char).to_digit(16).unwrap_or(0) as usize
+        })
     };
     let mut found = 0;
     for line in maps[..len].split(|&c| c == b'\n') {
@@ -244,7 +251,8 @@ fn a_child_holds_none_of_its_parents_later_output() {
         let mut total = 0u64;
         for needle in needles.iter_mut() {
             // SAFETY: 32 writable bytes.
-            assert_eq!(unsafe { libc::read(to_child[0], needle.as_mut_ptr().cast(), 32) }, 32);
+            let n = unsafe { libc::read(to_child[0], needle.as_mut_ptr().cast(), 32) };
+            assert_eq!(n, 32);
         }
         for needle in needles.iter() {
             total += count_in_memory(needle, needle.as_ptr());
@@ -261,7 +269,8 @@ fn a_child_holds_none_of_its_parents_later_output() {
         let mut out = [0u8; 32];
         pools.fill_bytes_on_cpu(0, &mut out);
         // SAFETY: 32 valid bytes.
-        assert_eq!(unsafe { libc::write(to_child[1], out.as_ptr().cast(), 32) }, 32);
+        let n = unsafe { libc::write(to_child[1], out.as_ptr().cast(), 32) };
+        assert_eq!(n, 32);
     }
     let mut b = [0u8; 8];
     // SAFETY: 8 writable bytes; a valid status pointer.

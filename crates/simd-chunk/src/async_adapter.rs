@@ -104,11 +104,11 @@ pub struct PollTimeBudget<C> {
 
 impl<C: Clock> PollTimeBudget<C> {
     /// Ends each poll after about `budget_ns` nanoseconds.
-    pub fn new(mut clock: C, budget_ns: u64) -> Result<Self, PolicyError> {
+    pub fn new(clock: C, budget_ns: u64) -> Result<Self, PolicyError> {
         if budget_ns == 0 {
             return Err(PolicyError::ZeroTarget);
         }
-        let poll_start = clock.now_ns();
+        let poll_start = crate::preempt::now_ns(&clock);
         Ok(PollTimeBudget {
             clock,
             budget_ns,
@@ -119,11 +119,11 @@ impl<C: Clock> PollTimeBudget<C> {
 
 impl<C: Clock> AsyncPreempt for PollTimeBudget<C> {
     fn new_poll(&mut self) {
-        self.poll_start = self.clock.now_ns();
+        self.poll_start = crate::preempt::now_ns(&self.clock);
     }
 
     fn poll_yield(&mut self, cx: &mut Context<'_>, _work: Work) -> Poll<()> {
-        if self.clock.now_ns().saturating_sub(self.poll_start) >= self.budget_ns {
+        if crate::preempt::now_ns(&self.clock).saturating_sub(self.poll_start) >= self.budget_ns {
             cx.waker().wake_by_ref();
             Poll::Pending
         } else {

@@ -7,8 +7,6 @@
     doc = "Hash in bounded chunks and yield cooperatively (the full guide, with examples, is in the README, rendered with the `std` feature)."
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 #[cfg(feature = "std")]
 extern crate std;
@@ -17,7 +15,6 @@ mod counters;
 mod driver;
 mod policy;
 mod preempt;
-mod primitive;
 mod section;
 
 #[cfg(feature = "async")]
@@ -28,9 +25,14 @@ mod tokio_coop;
 pub use counters::Counters;
 pub use driver::{Chunked, digest_chunked, digest_chunked_with, fill_chunked};
 pub use policy::{DEFAULT_INTERVAL, Policy, PolicyError, TREE_HASH_INTERVAL, calibrate};
-pub use preempt::{Clock, FlagPreempt, NeverYield, Preempt, SpinYield, TimeBudget, Work, YieldNow};
 #[cfg(feature = "std")]
-pub use preempt::{StdClock, ThreadYield};
+pub use preempt::ThreadYield;
+pub use preempt::{FlagPreempt, NeverYield, Preempt, SpinYield, TimeBudget, Work, YieldNow};
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use scalrand_os::MonotonicClock;
+/// The clock of time budgets: the workspace's one [`Clock`] trait, from `scalrand-os`.
+pub use scalrand_os::{Clock, FnClock, ManualClock, NoClock};
 pub use section::{NoSection, SimdSection};
 
 #[cfg(feature = "async")]

@@ -1,12 +1,20 @@
-//! The preemption half of the trait pair: `need_resched()` / `cond_resched()` in the seed
-//! (`seeds/004`), and the policies shipped with the crate.
+//! The preemption half of the trait pair: `need_resched()` / `cond_resched()` in the kernel
+//! (LKML, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", Robert Elliott,
+//! December 2022), and the policies shipped with the crate.
 //!
 //! A [`Preempt`] answers one cheap question at every check interval ("should I yield now?")
 //! and performs the yield when the answer is yes. Deciding and yielding are separate so that a
 //! policy (a flag, a time budget) can be combined with any way of yielding ([`YieldNow`]:
 //! `std::thread::yield_now`, a spin hint, `cond_resched`, a closure).
 
-use crate::primitive::{AtomicBool, Ordering};
+use scalrand_os::Clock;
+use scalrand_os::primitive::{AtomicBool, Ordering};
+
+/// `clock`'s reading in nanoseconds, saturating after 584 years.
+#[inline]
+pub(crate) fn now_ns<C: Clock>(clock: &C) -> u64 {
+    u64::try_from(clock.now().as_nanos()).unwrap_or(u64::MAX)
+}
 
 /// What was done since the previous check: handed to [`Preempt::should_yield`].
 ///
@@ -145,56 +153,6 @@ impl<Y: YieldNow> Preempt for FlagPreempt<'_, Y> {
     }
 }
 
-/// A monotonic clock in nanoseconds, injectable so time budgets work in kernels (a cycle
-/// counter scaled to ns), in tests (a fake clock) and in std ([`StdClock`]).
-///
-/// A clock that goes backwards is tolerated: elapsed time saturates at zero.
-pub trait Clock {
-    /// Nanoseconds since an arbitrary fixed origin.
-    fn now_ns(&mut self) -> u64;
-}
-
-impl<F: FnMut() -> u64> Clock for F {
-    #[inline]
-    fn now_ns(&mut self) -> u64 {
-        self()
-    }
-}
-
-/// [`std::time::Instant`] as a [`Clock`], with its origin at construction.
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-#[derive(Debug, Clone, Copy)]
-pub struct StdClock {
-    origin: std::time::Instant,
-}
-
-#[cfg(feature = "std")]
-impl StdClock {
-    /// A clock whose zero is now.
-    pub fn new() -> Self {
-        StdClock {
-            origin: std::time::Instant::now(),
-        }
-    }
-}
-
-#[cfg(feature = "std")]
-impl Default for StdClock {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[cfg(feature = "std")]
-impl Clock for StdClock {
-    #[inline]
-    fn now_ns(&mut self) -> u64 {
-        // u64 nanoseconds last 584 years; saturate rather than wrap beyond that.
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-}
-
 /// Yields once `budget_ns` nanoseconds have passed since the last yield (or since
 /// construction): a time slice measured with an injectable [`Clock`].
 ///
@@ -213,8 +171,8 @@ pub struct TimeBudget<C, Y> {
 impl<C: Clock, Y: YieldNow> TimeBudget<C, Y> {
     /// Yields with `then` after every `budget_ns` of work, timed by `clock`. A budget of 0
     /// yields at every check.
-    pub fn new(mut clock: C, budget_ns: u64, then: Y) -> Self {
-        let stretch_start = clock.now_ns();
+    pub fn new(clock: C, budget_ns: u64, then: Y) -> Self {
+        let stretch_start = now_ns(&clock);
         TimeBudget {
             clock,
             then,
@@ -225,7 +183,7 @@ impl<C: Clock, Y: YieldNow> TimeBudget<C, Y> {
 
     /// Starts a new stretch now, e.g. after the caller yielded by other means.
     pub fn restart(&mut self) {
-        self.stretch_start = self.clock.now_ns();
+        self.stretch_start = now_ns(&self.clock);
     }
 
     /// The budget in nanoseconds.
@@ -235,24 +193,24 @@ impl<C: Clock, Y: YieldNow> TimeBudget<C, Y> {
 }
 
 #[cfg(feature = "std")]
-impl TimeBudget<StdClock, ThreadYield> {
+impl TimeBudget<scalrand_os::MonotonicClock, ThreadYield> {
     /// `std::thread::yield_now` after every `budget` of work, timed by [`std::time::Instant`].
     /// Budgets beyond `u64::MAX` ns (584 years) saturate.
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn std(budget: core::time::Duration) -> Self {
         let ns = u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX);
-        TimeBudget::new(StdClock::new(), ns, ThreadYield)
+        TimeBudget::new(scalrand_os::MonotonicClock::new(), ns, ThreadYield)
     }
 }
 
 impl<C: Clock, Y: YieldNow> Preempt for TimeBudget<C, Y> {
     #[inline]
     fn should_yield(&mut self, _work: Work) -> bool {
-        self.clock.now_ns().saturating_sub(self.stretch_start) >= self.budget_ns
+        now_ns(&self.clock).saturating_sub(self.stretch_start) >= self.budget_ns
     }
 
     fn yield_now(&mut self) {
         self.then.yield_now();
-        self.stretch_start = self.clock.now_ns();
+        self.stretch_start = now_ns(&self.clock);
     }
 }

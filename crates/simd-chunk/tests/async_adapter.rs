@@ -100,11 +100,11 @@ fn counters_match_pending_returns() {
 fn poll_time_budget_uses_the_injected_clock() {
     // Clock: +1 ns per reading. Budget 3 ns: new_poll reads once, then each check reads once,
     // so each poll allows 2 checks (3 intervals) before returning Pending.
-    let mut t = 0u64;
-    let clock = move || {
-        t += 1;
-        t
-    };
+    let t = std::cell::Cell::new(0u64);
+    let clock = scalrand_simd_chunk::FnClock(move || {
+        t.set(t.get() + 1);
+        std::time::Duration::from_nanos(t.get())
+    });
     let data = vec![1u8; 9 * 100];
     let fut = Hashing::<Sha256, _>::new(
         &data,
@@ -119,7 +119,7 @@ fn poll_time_budget_uses_the_injected_clock() {
 #[test]
 fn bad_async_budgets() {
     assert!(PollBudget::new(0).is_err());
-    assert!(PollTimeBudget::new(|| 0u64, 0).is_err());
+    assert!(PollTimeBudget::new(scalrand_simd_chunk::NoClock, 0).is_err());
 }
 
 /// A stream over owned chunks that is sometimes not ready.

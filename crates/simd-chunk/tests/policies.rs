@@ -8,10 +8,11 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use digest::Digest;
 use scalrand_simd_chunk::{
-    Chunked, FlagPreempt, NeverYield, NoSection, Policy, PolicyError, Preempt, SpinYield,
+    Chunked, FlagPreempt, FnClock, NeverYield, NoSection, Policy, PolicyError, Preempt, SpinYield,
     ThreadYield, TimeBudget, Work, calibrate, digest_chunked, digest_chunked_with, fill_chunked,
 };
 use sha2::Sha256;
@@ -91,12 +92,13 @@ fn flag_set_by_another_thread_mid_run_is_seen_at_the_next_check() {
 }
 
 /// A fake clock: each reading advances time by `step` ns.
-fn fake_clock(step: u64) -> impl FnMut() -> u64 {
-    let mut t = 0;
-    move || {
-        t += step;
-        t
-    }
+/// A fake clock that moves `step` ns forward at every reading.
+fn fake_clock(step: u64) -> FnClock<impl Fn() -> Duration> {
+    let t = std::cell::Cell::new(0u64);
+    FnClock(move || {
+        t.set(t.get() + step);
+        Duration::from_nanos(t.get())
+    })
 }
 
 #[test]
@@ -142,8 +144,8 @@ fn time_budget_std_and_thread_yield_run() {
 #[test]
 fn calibrated_policy_from_fake_clock() {
     // 3 runs, each 2 clock readings 1000 ns apart over a 500-byte sample: 2 ns/byte.
-    let mut clock = fake_clock(1000);
-    let rate = calibrate::<Sha256, _>(&mut clock, &[0u8; 500]).unwrap();
+    let clock = fake_clock(1000);
+    let rate = calibrate::<Sha256, _>(&clock, &[0u8; 500]).unwrap();
     assert_eq!(rate, 2.0);
     // 50 us target at 2 ns/byte = 25_000 bytes, rounded down to 64-byte blocks.
     let p = Policy::for_latency(50_000, rate, 64).unwrap();
@@ -221,23 +223,23 @@ fn huge_latency_target_saturates_instead_of_overflowing() {
 #[test]
 fn bad_calibration_sample() {
     assert_eq!(
-        calibrate::<Sha256, _>(&mut fake_clock(1), &[]),
+        calibrate::<Sha256, _>(&fake_clock(1), &[]),
         Err(PolicyError::EmptySample)
     );
     assert_eq!(
-        calibrate::<Sha256, _>(&mut || 5u64, &[0u8; 64]),
+        calibrate::<Sha256, _>(&FnClock(|| Duration::from_nanos(5)), &[0u8; 64]),
         Err(PolicyError::ClockTooCoarse)
     );
 }
 
 #[test]
 fn backwards_clock_saturates_to_zero_elapsed() {
-    let mut t = 1_000_000u64;
+    let t = std::cell::Cell::new(1_000_000u64);
     let mut p = TimeBudget::new(
-        move || {
-            t -= 10;
-            t
-        },
+        FnClock(move || {
+            t.set(t.get() - 10);
+            Duration::from_nanos(t.get())
+        }),
         5,
         SpinYield,
     );

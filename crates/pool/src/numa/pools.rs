@@ -97,10 +97,8 @@ impl NodePools {
         scalrand_os::entropy::fill(&mut seed)?;
         let pools = Self::from_seed(topology, &seed);
         seed.zeroize();
-        let mut pools = pools?.with_reseed_policy(
-            ReseedPolicy::LINUX_LIKE,
-            scalrand_os::MonotonicClock::new(),
-        );
+        let mut pools =
+            pools?.with_reseed_policy(ReseedPolicy::LINUX_LIKE, scalrand_os::MonotonicClock::new());
         pools.os_reseed = true;
         Ok(pools)
     }

@@ -179,13 +179,14 @@ impl NodePools {
             s.bytes = s
                 .bytes
                 .saturating_add(u32::try_from(dest.len()).unwrap_or(u32::MAX));
-            let due = (s.calls >= CHECK_EVERY_CALLS || s.bytes as usize >= CHECK_EVERY_BYTES)
-                .then(|| {
+            let due = (s.calls >= CHECK_EVERY_CALLS || s.bytes as usize >= CHECK_EVERY_BYTES).then(
+                || {
                     let b = s.bytes as usize;
                     s.calls = 0;
                     s.bytes = 0;
                     b
-                });
+                },
+            );
             (src, bulk, due)
         });
         slot.count_read();
