@@ -6,7 +6,8 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use scalrand_fuzz::with_buf;
 use scalrand_pool::numa::{
-    CHECK_EVERY_BYTES, CHUNK_LEN, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology,
+    CHECK_EVERY_BYTES, CHUNK_LEN, INIT_BITS, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology,
+    Unseeded,
 };
 
 #[derive(Arbitrary, Debug)]
@@ -118,11 +119,11 @@ fuzz_target!(|input: Input| {
     let topology = Topology::from_nodes(nodes);
     assert_eq!(topology.validate().err(), expected);
     let built = if input.seeded {
-        NodePools::from_seed(topology, &[0x42; 32])
+        NodePools::from_seed(topology, &[0x42; 32]).map(State::Ready)
     } else {
-        NodePools::unseeded(topology)
+        NodePools::unseeded(topology).map(State::Unseeded)
     };
-    let pools = match (built, expected) {
+    let mut state = match (built, expected) {
         (Ok(p), None) => p,
         (Err(e), Some(x)) => {
             assert_eq!(e, x);
@@ -132,6 +133,43 @@ fuzz_target!(|input: Input| {
     };
     let mut budget = BIG_BUDGET;
     for op in input.ops.into_iter().take(32) {
+        // Before 128 credited bits there is nothing to read from: feed the `Unseeded`, and let
+        // every read try to seed it first.
+        if let State::Unseeded(mut u) = state {
+            match op {
+                Op::AddEntropy { data, bits } => {
+                    u.add_entropy(&data, usize::from(bits));
+                    state = State::Unseeded(u);
+                    continue;
+                }
+                Op::DeviceRandomness { data } => {
+                    u.add_device_randomness(&data);
+                    state = State::Unseeded(u);
+                    continue;
+                }
+                Op::Reseed => {
+                    state = State::Unseeded(u);
+                    continue;
+                }
+                _ => {
+                    let credited = u.credited_bits();
+                    match u.try_seed() {
+                        Ok(p) => {
+                            assert!(credited >= INIT_BITS);
+                            state = State::Ready(p);
+                        }
+                        Err(u) => {
+                            assert!(credited < INIT_BITS);
+                            state = State::Unseeded(u);
+                            continue;
+                        }
+                    }
+                }
+            }
+        }
+        let State::Ready(pools) = &state else {
+            continue;
+        };
         match op {
             Op::Read { cpu, len } => {
                 let len = read_len(len, &mut budget);
@@ -152,11 +190,13 @@ fuzz_target!(|input: Input| {
             Op::DeviceRandomness { data } => pools.add_device_randomness(&data),
             Op::Reseed => pools.reseed(),
             Op::TryRead { len } => {
-                with_buf(usize::from(len), |buf| match pools.try_fill_bytes(buf) {
-                    Ok(()) => assert!(pools.is_seeded()),
-                    Err(e) => assert_eq!(e, NumaError::NotSeeded),
-                })
+                with_buf(usize::from(len), |buf| pools.fill_bytes_on_cpu(0, buf))
             }
         }
     }
 });
+
+enum State {
+    Unseeded(Unseeded),
+    Ready(NodePools),
+}
