@@ -47,7 +47,7 @@ use core::fmt;
 
 use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
-use scalrand_os::primitive::{AtomicUsize, Ordering, UnsafeCell, spin_wait};
+use scalrand_os::primitive::{AtomicUsize, Ordering, spin_wait};
 use scalrand_os::{Lock, LockGuard};
 
 use crate::{Error, MAX_CPUS, Xoroshiro128};
@@ -69,11 +69,14 @@ pub enum FastPath {
 /// the byte offset (16 or 32) of the active `(s0, s1)` buffer; the other buffer is the next
 /// state's scratch space (see the `rseq` module). `restarts` counts, in slot 0 only, the
 /// sections the kernel aborted (the abort handler's `lock inc`).
+///
+/// Plain `core` cells even under loom: only the assembly and `&mut PerCpu` touch them, which
+/// loom does not model, and the assembly needs this exact layout.
 #[repr(C)]
 struct RseqSlot {
-    cur: UnsafeCell<u64>,
+    cur: core::cell::UnsafeCell<u64>,
     restarts: core::sync::atomic::AtomicUsize,
-    bufs: UnsafeCell<[u64; 4]>,
+    bufs: core::cell::UnsafeCell<[u64; 4]>,
 }
 
 impl RseqSlot {
@@ -81,18 +84,18 @@ impl RseqSlot {
 
     fn new(s0: u64, s1: u64) -> Self {
         Self {
-            cur: UnsafeCell::new(Self::A),
+            cur: core::cell::UnsafeCell::new(Self::A),
             restarts: core::sync::atomic::AtomicUsize::new(0),
-            bufs: UnsafeCell::new([s0, s1, 0, 0]),
+            bufs: core::cell::UnsafeCell::new([s0, s1, 0, 0]),
         }
     }
 
     /// The active state. Needs exclusive access (the caller holds `&mut PerCpu`).
     fn state(&self) -> (u64, u64) {
         // SAFETY: the caller has exclusive access (see above).
-        let cur = self.cur.with_mut(|p| unsafe { *p });
+        let cur = unsafe { *self.cur.get() };
         // SAFETY: as above.
-        let b = self.bufs.with_mut(|p| unsafe { *p });
+        let b = unsafe { *self.bufs.get() };
         if cur == Self::A {
             (b[0], b[1])
         } else {
