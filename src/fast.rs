@@ -1,5 +1,13 @@
 //! Fast, **non-cryptographic** random numbers shared by every thread: a lazily seeded global
-//! [`PerCpu`]`<`[`Xoroshiro128PlusPlus`]`>`.
+//! [`PerCpuWyRand`]: one [wyrand](scalrand_fastprng::WyRand) state per CPU (the `fastrand`
+//! crate's generator), updated in a restartable sequence that commits with one store.
+//!
+//! # Engine
+//! wyrand rather than xoroshiro128++ because its state is one word: the per-CPU step is
+//! "read CPU, load, add, store" with the store as the commit, where a two-word xoroshiro state
+//! needs a scratch buffer and a third store (`PerCpu`). Both pass the usual batteries
+//! (QUALITY.md). Use [`scalrand_fastprng::PerCpu`] when you need xoroshiro128's jump-apart
+//! streams or bit-exactness with the reference C code.
 //!
 //! # Not for secrets
 //! Anyone who sees a few outputs can compute every later one. Linux's `prandom_u32` was used
@@ -22,7 +30,9 @@
 //! # Cost
 //! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
 //! slot: no lock and no atomic read-modify-write. Elsewhere it is one uncontended
-//! compare-exchange on a cache-padded per-CPU slot. `BENCHMARKS.md` has the measured ratios.
+//! compare-exchange on a cache-padded per-CPU slot. For many numbers at once, [`with`] and
+//! [`fill_u64`] take the current CPU's slot once and run at an owned generator's speed.
+//! `BENCHMARKS.md` has the measured ratios.
 //!
 //! ```
 //! let a = scalrand::fast::next_u64();
@@ -37,14 +47,14 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use std::boxed::Box;
 
-use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
+use scalrand_fastprng::{PerCpuWyRand, WyRand};
 
 use rand_core::SeedableRng;
 
 /// A generator and the fork generation of the process image that built it.
 struct Global {
     generation: usize,
-    rng: PerCpu<Xoroshiro128PlusPlus>,
+    rng: PerCpuWyRand,
 }
 
 /// The global generator; null until the first call. Every non-null value it ever holds comes
@@ -59,7 +69,7 @@ static GLOBAL: AtomicPtr<Global> = AtomicPtr::new(ptr::null_mut());
 /// state is derived from the time and addresses instead: still a valid, distinct stream, but
 /// one an observer could guess — acceptable for a generator that is never secret anyway.
 #[inline]
-pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
+pub fn global() -> &'static PerCpuWyRand {
     let p = GLOBAL.load(Ordering::Acquire);
     if !p.is_null() {
         // SAFETY: a non-null `GLOBAL` came from `Box::into_raw` and is never freed (see its
@@ -77,7 +87,7 @@ pub fn global() -> &'static PerCpu<Xoroshiro128PlusPlus> {
 /// one built by a parent process).
 #[cold]
 #[inline(never)]
-fn init(mut seen: *mut Global) -> &'static PerCpu<Xoroshiro128PlusPlus> {
+fn init(mut seen: *mut Global) -> &'static PerCpuWyRand {
     let generation = scalrand_os::fork::generation();
     let fresh = Box::into_raw(Box::new(Global {
         generation,
@@ -103,17 +113,16 @@ fn init(mut seen: *mut Global) -> &'static PerCpu<Xoroshiro128PlusPlus> {
     }
 }
 
-fn new_generator() -> PerCpu<Xoroshiro128PlusPlus> {
-    let mut seed = [0u8; 16];
+fn new_generator() -> PerCpuWyRand {
+    let mut seed = [0u8; 8];
     let master = match scalrand_os::entropy::fill(&mut seed) {
-        // An all-zero draw is remapped by `from_seed`.
-        Ok(()) => Xoroshiro128PlusPlus::from_seed(seed),
-        Err(_) => Xoroshiro128PlusPlus::seed_from_u64(weak_seed()),
+        Ok(()) => WyRand::from_seed(seed),
+        Err(_) => WyRand::from_state(weak_seed()),
     };
-    match PerCpu::new(master.clone()) {
+    match PerCpuWyRand::new(master.clone()) {
         Ok(p) => p,
         // Only `TooManySlots` can fail `new`; one slot per CPU modulo 1024 then.
-        Err(_) => match PerCpu::with_cpus(master, 1024) {
+        Err(_) => match PerCpuWyRand::with_cpus(master, 1024) {
             Ok(p) => p,
             Err(_) => unreachable_slots(),
         },
@@ -125,7 +134,7 @@ fn unreachable_slots() -> ! {
     // `with_cpus(_, 1024)` fails only for 0 or more than MAX_CPUS (2^20) slots.
     #[allow(clippy::panic)]
     {
-        panic!("PerCpu::with_cpus(_, 1024) cannot fail")
+        panic!("PerCpuWyRand::with_cpus(_, 1024) cannot fail")
     }
 }
 
@@ -153,6 +162,29 @@ pub fn next_u32() -> u32 {
 #[inline]
 pub fn fill_bytes(dest: &mut [u8]) {
     global().fill_bytes(dest)
+}
+
+/// Runs `f` with the calling CPU's generator: a loop inside `f` runs at an owned generator's
+/// speed, for one slot round trip in all. Not cryptographic.
+///
+/// ```
+/// let mut hits = 0u32;
+/// scalrand::fast::with(|rng| {
+///     for _ in 0..1000 {
+///         hits += u32::from(rng.next_raw() % 6 == 0);
+///     }
+/// });
+/// # let _ = hits;
+/// ```
+#[inline]
+pub fn with<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
+    global().with_current(f)
+}
+
+/// Fills `dest` with uniformly distributed `u64`s (one slot round trip). Not cryptographic.
+#[inline]
+pub fn fill_u64(dest: &mut [u64]) {
+    global().fill_u64(dest)
 }
 
 #[cfg(test)]

@@ -187,13 +187,13 @@ fn fast_identity(b: &mut [u8]) {
     let g = scalrand::fast::global();
     b[..8].copy_from_slice(&(core::ptr::from_ref(g) as usize as u64).to_le_bytes());
     for c in b[8..].chunks_mut(8) {
-        let x = g.with_cpu(0, |r| r.next_u64()).unwrap();
+        let x = g.with_cpu(0, |r| r.next_raw()).unwrap();
         c.copy_from_slice(&x.to_le_bytes());
     }
 }
 
 /// A forked child gets a fresh `scalrand::fast` generator (new OS seed), so parent and
-/// children do not continue the same streams. Without the atfork handler the child would use
+/// children do not continue the same streams. Without the fork-generation check the child would use
 /// the parent's copied generator (same address) and both children would read the same CPU-0
 /// stream the parent has not advanced.
 #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand_core::{Rng, SeedableRng};
-use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
+use scalrand_fastprng::{PerCpu, PerCpuWyRand, WyRand, Xoroshiro128PlusPlus};
 
 thread_local! {
     static TL: RefCell<rand_xoshiro::Xoroshiro128PlusPlus> =
@@ -35,6 +35,8 @@ fn next_u64(c: &mut Criterion) {
         .unwrap()
         .force_try_lock();
     g.bench_function("PerCpu (try-lock)", |b| b.iter(|| black_box(q.next_u64())));
+    let w = PerCpuWyRand::new(WyRand::from_state(5)).unwrap();
+    g.bench_function("PerCpuWyRand (rseq)", |b| b.iter(|| black_box(w.next_u64())));
     g.bench_function("thread-local rand_xoshiro", |b| {
         b.iter(|| black_box(TL.with(|r| r.borrow_mut().next_u64())))
     });
@@ -42,6 +44,40 @@ fn next_u64(c: &mut Criterion) {
     let m = Mutex::new(rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(4));
     g.bench_function("Mutex<Xoroshiro128PlusPlus>", |b| {
         b.iter(|| black_box(m.lock().unwrap().next_u64()))
+    });
+    g.finish();
+}
+
+/// 1,000 numbers per iteration: the scoped API against owned generators in a loop.
+fn batch_1000(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fastprng/1000_u64");
+    g.throughput(Throughput::Elements(1000));
+    let mut owned = Xoroshiro128PlusPlus::seed_from_u64(1);
+    g.bench_function("Xoroshiro128PlusPlus (owned) loop", |b| {
+        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ owned.next_u64()))
+    });
+    let mut wy = WyRand::from_state(1);
+    g.bench_function("WyRand (owned) loop", |b| {
+        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ wy.next_raw()))
+    });
+    g.bench_function("scalrand::fast::with loop", |b| {
+        b.iter(|| scalrand::fast::with(|r| (0..1000).fold(0u64, |a, _| a ^ r.next_raw())))
+    });
+    g.bench_function("scalrand::fast::next_u64 loop", |b| {
+        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ scalrand::fast::next_u64()))
+    });
+    g.bench_function("fastrand::u64 loop", |b| {
+        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ fastrand::u64(..)))
+    });
+    g.bench_function("thread-local rand_xoshiro loop", |b| {
+        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ TL.with(|r| r.borrow_mut().next_u64())))
+    });
+    let mut buf = [0u64; 1000];
+    g.bench_function("scalrand::fast::fill_u64", |b| {
+        b.iter(|| {
+            scalrand::fast::fill_u64(&mut buf);
+            black_box(&buf);
+        })
     });
     g.finish();
 }
@@ -72,5 +108,5 @@ fn config() -> Criterion {
         .sample_size(30)
 }
 
-criterion_group! { name = benches; config = config(); targets = next_u64, fill_4k }
+criterion_group! { name = benches; config = config(); targets = next_u64, batch_1000, fill_4k }
 criterion_main!(benches);

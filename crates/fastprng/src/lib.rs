@@ -15,7 +15,11 @@ extern crate std;
 
 mod error;
 #[cfg(feature = "alloc")]
+mod locked;
+#[cfg(feature = "alloc")]
 mod percpu;
+#[cfg(feature = "alloc")]
+mod wyrand;
 mod xoroshiro;
 
 // The restartable-sequence fast path exists where glibc registers rseq for every thread and
@@ -44,7 +48,12 @@ pub use error::Error;
 /// The most CPU slots a `PerCpu` supports (the rseq path compares `cpu_id` as a `u32`).
 pub const MAX_CPUS: usize = 1 << 20;
 #[cfg(feature = "alloc")]
-pub use percpu::{BUSY_SWEEPS, FastPath, PerCpu};
+#[cfg(feature = "alloc")]
+pub use locked::BUSY_SWEEPS;
+#[cfg(feature = "alloc")]
+pub use percpu::{FastPath, PerCpu};
+#[cfg(feature = "alloc")]
+pub use wyrand::{PerCpuWyRand, WyRand};
 pub use xoroshiro::{Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
 
 /// Fills `dest` with the little-endian bytes of successive words from `next`; a final partial

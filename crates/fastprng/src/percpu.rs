@@ -24,7 +24,7 @@
 //! - **try-lock** (everywhere else, and for threads without rseq): start at the slot of the
 //!   CPU [`scalrand_os::cpu::current`] names (slot 0 without `std`), take its
 //!   [`Lock`](scalrand_os::Lock) with one compare-exchange; if it is busy, move to the next
-//!   slot. A caller never parks. After [`BUSY_SWEEPS`] sweeps that found every slot busy
+//!   slot. A caller never parks. After [`BUSY_SWEEPS`](crate::BUSY_SWEEPS) sweeps that found every slot busy
 //!   (more callers than slots with their holders preempted, or a caller re-entering the same
 //!   `PerCpu` from inside [`with_cpu`](PerCpu::with_cpu)), it stops spinning:
 //!   [`with_cpu`](PerCpu::with_cpu) returns [`Error::SlotsBusy`], and `next_u64`/`fill_bytes`
@@ -47,14 +47,20 @@ use core::fmt;
 
 use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
-use scalrand_os::primitive::{AtomicUsize, Ordering, spin_wait};
-use scalrand_os::{Lock, LockGuard};
 
+use crate::locked::{LockedSlots, SlotRng};
 use crate::{Error, MAX_CPUS, Xoroshiro128};
 
-/// Sweeps over the try-lock slots that find every slot busy before a caller stops spinning
-/// (see the module docs).
-pub const BUSY_SWEEPS: u32 = 256;
+impl<R: Xoroshiro128> SlotRng for R {
+    fn repair(&mut self, salt: u64) {
+        // All-zero is the engine's only invalid state (a torn store could leave it).
+        if self.state() == (0, 0) {
+            if let Ok(fresh) = R::from_state(0x9e37_79b9_7f4a_7c15, salt) {
+                *self = fresh;
+            }
+        }
+    }
+}
 
 /// Which path [`PerCpu::next_u64`] takes on this thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,11 +134,9 @@ impl RseqSlot {
 /// ```
 pub struct PerCpu<R: Xoroshiro128> {
     rseq: Box<[CachePadded<RseqSlot>]>,
-    locked: Box<[CachePadded<Lock<R>>]>,
+    locked: LockedSlots<R>,
     /// `Some(__rseq_offset)` when the rseq path is on for this instance.
     rseq_off: Option<isize>,
-    /// The overflow stream's Weyl counter (see the module docs).
-    overflow: CachePadded<AtomicUsize>,
 }
 
 // SAFETY: every `UnsafeCell` of an rseq slot is reached either through the rseq protocol,
@@ -203,13 +207,12 @@ impl<R: Xoroshiro128> PerCpu<R> {
         let mut locked = Vec::with_capacity(cpus);
         for _ in 0..cpus {
             cur.jump();
-            locked.push(CachePadded::new(Lock::new(cur.clone())));
+            locked.push(cur.clone());
         }
         Ok(Self {
             rseq: rseq.into_boxed_slice(),
-            locked: locked.into_boxed_slice(),
+            locked: LockedSlots::new(locked),
             rseq_off: rseq_offset(),
-            overflow: CachePadded::new(AtomicUsize::new(0)),
         })
     }
 
@@ -265,8 +268,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
                 return v;
             }
         }
-        self.with_locked(self.home_slot(), |r| r.next_raw())
-            .unwrap_or_else(|| self.overflow_step())
+        self.locked
+            .with_locked(self.home_slot(), |r| r.next_raw())
+            .unwrap_or_else(|| self.locked.overflow_step())
     }
 
     /// The next `u32` (the high half for [`Xoroshiro128Plus`](crate::Xoroshiro128Plus),
@@ -285,19 +289,20 @@ impl<R: Xoroshiro128> PerCpu<R> {
         if dest.len() <= 64 {
             crate::fill_via_u64(dest, || self.next_u64());
         } else if self
+            .locked
             .with_locked(self.home_slot(), |r| {
                 crate::fill_via_u64(dest, || r.next_raw())
             })
             .is_none()
         {
-            crate::fill_via_u64(dest, || self.overflow_step());
+            crate::fill_via_u64(dest, || self.locked.overflow_step());
         }
     }
 
     /// Runs `f` on CPU `cpu`'s try-lock state, as a `no_std` host that knows which CPU it runs
     /// on would (e.g. kernel code with preemption disabled). If another caller holds that
     /// slot, `f` gets the next free slot instead: it never shares a state, and it stops
-    /// waiting after [`BUSY_SWEEPS`] sweeps that found every slot busy.
+    /// waiting after [`BUSY_SWEEPS`](crate::BUSY_SWEEPS) sweeps that found every slot busy.
     ///
     /// # Errors
     /// [`Error::CpuOutOfRange`] when `cpu >= self.cpus()`; [`Error::SlotsBusy`] when every
@@ -309,7 +314,40 @@ impl<R: Xoroshiro128> PerCpu<R> {
                 cpus: self.cpus(),
             });
         }
-        self.with_locked(cpu, f).ok_or(Error::SlotsBusy)
+        self.locked.with_locked(cpu, f).ok_or(Error::SlotsBusy)
+    }
+
+    /// Runs `f` on the calling CPU's try-lock state: a loop inside `f` runs at an owned
+    /// generator's speed, for one lock round trip in all (the scoped form of
+    /// [`next_u64`](Self::next_u64) for many numbers at once). If every slot stays busy (a
+    /// re-entrant call), `f` gets a generator seeded from the overflow stream instead, so
+    /// this never fails and never spins unboundedly.
+    #[inline]
+    pub fn with_current<T>(&self, f: impl FnOnce(&mut R) -> T) -> T {
+        let mut f = Some(f);
+        if let Some(t) = self
+            .locked
+            .with_locked(self.home_slot(), |r| f.take().map(|f| f(r)))
+            .flatten()
+        {
+            return t;
+        }
+        let mut spare = R::from_state(self.locked.overflow_step(), self.locked.overflow_step() | 1)
+            .unwrap_or_else(|_| unreachable_nonzero());
+        match f.take() {
+            Some(f) => f(&mut spare),
+            None => unreachable_nonzero(),
+        }
+    }
+
+    /// Fills `dest` with successive outputs of the calling CPU's stream, at an owned
+    /// generator's speed (one lock round trip; see [`with_current`](Self::with_current)).
+    pub fn fill_u64(&self, dest: &mut [u64]) {
+        self.with_current(|r| {
+            for x in dest.iter_mut() {
+                *x = r.next_raw();
+            }
+        });
     }
 
     /// Every slot's state, rseq slots first, then try-lock slots (see the module docs).
@@ -320,9 +358,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
             // `&mut self` excludes every other access to the slot.
             v.push(slot.state());
         }
-        for slot in self.locked.iter_mut() {
-            v.push(slot.with_mut(|r| r.state()));
-        }
+        v.extend(self.locked.states_mut().map(|r| r.state()));
         v
     }
 
@@ -331,71 +367,14 @@ impl<R: Xoroshiro128> PerCpu<R> {
     fn home_slot(&self) -> usize {
         scalrand_os::cpu::current().unwrap_or(0) % self.cpus()
     }
+}
 
-    /// Takes the first free try-lock slot from `start` on and runs `f` on it (the lock is
-    /// released when `f` returns or unwinds). `None` after [`BUSY_SWEEPS`] sweeps found every
-    /// slot busy.
-    #[inline]
-    fn with_locked<T>(&self, start: usize, f: impl FnOnce(&mut R) -> T) -> Option<T> {
-        let n = self.locked.len();
-        let tag = scalrand_os::fork::tag();
-        let mut i = start % n;
-        let mut sweeps = 0u32;
-        loop {
-            if let Some(mut g) = self.locked[i].try_lock_tagged(tag) {
-                return Some(g.with(f));
-            }
-            i += 1;
-            if i == n {
-                i = 0;
-                // Every slot was busy at the instant we looked: more callers than slots, a
-                // re-entrant caller, or slots orphaned by a fork (held by threads the child
-                // does not have).
-                if let Some(mut g) = self.take_orphan(tag) {
-                    return Some(g.with(f));
-                }
-                sweeps += 1;
-                if sweeps >= BUSY_SWEEPS {
-                    return None;
-                }
-                spin_wait(sweeps);
-            }
-        }
-    }
-
-    /// Takes over a slot held by a thread of an earlier fork generation, if there is one.
-    /// That thread does not exist in this process, so it will never release the slot or touch
-    /// it again; it may have been stopped halfway through a step, so a torn all-zero state is
-    /// replaced (the engine's only invalid state).
-    #[cold]
-    fn take_orphan(&self, tag: usize) -> Option<LockGuard<'_, R>> {
-        self.locked.iter().find_map(|slot| {
-            let mut g = slot.try_take_over(tag)?;
-            g.with(|r| {
-                if r.state() == (0, 0) {
-                    if let Ok(fresh) = R::from_state(0x9e37_79b9_7f4a_7c15, tag as u64) {
-                        *r = fresh;
-                    }
-                }
-            });
-            Some(g)
-        })
-    }
-
-    /// One step of the overflow stream: SplitMix64's finaliser (Steele, Lea, Flood, "Fast
-    /// splittable pseudorandom number generators", OOPSLA 2014) over a per-instance atomic
-    /// Weyl counter, salted with the instance's address. Lock-free; only taken when every
-    /// slot stays busy.
-    #[cold]
-    fn overflow_step(&self) -> u64 {
-        let w = self.overflow.fetch_add(1, Ordering::Relaxed) as u64;
-        let salt = core::ptr::from_ref(self) as u64;
-        let mut z = salt
-            .rotate_left(32)
-            .wrapping_add(w.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+/// `from_state(_, odd)` never sees `(0, 0)`, and `f` is taken at most once.
+#[cold]
+fn unreachable_nonzero() -> ! {
+    #[allow(clippy::panic)]
+    {
+        panic!("an odd s1 is never the zero state")
     }
 }
 

@@ -165,3 +165,71 @@ rseq_step! {
     step_starstar, a = 24, b = 16, c = 37,
     out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
 }
+
+/// One wyrand step on the current CPU's slot: `state += INCREMENT`, committed by one 8-byte
+/// store, the section's last instruction. Returns the new state (the caller mixes it into the
+/// output outside the section); `None` when the thread's `cpu_id` is not below `cpus`.
+///
+/// Why one store suffices: the whole state is one word, so there is no torn state to guard
+/// against and no scratch buffer; an abort before the store leaves the slot unchanged and the
+/// restart recomputes from it, an abort cannot land after it (the section ends there).
+///
+/// # Safety
+/// `off` must be `offset()`'s value; `base` must point to `cpus` slots of `1 << SHIFT` bytes
+/// each, 8-byte aligned, laid out as `[state, restarts, ..]`, whose `state` words are accessed
+/// only through this function while any thread may call it, and whose `restarts` word is only
+/// ever accessed atomically.
+#[inline(always)]
+pub(crate) unsafe fn step_wyrand(off: isize, base: *mut u8, cpus: u32, inc: u64) -> Option<u64> {
+    let ok: u32;
+    let out: u64;
+    // SAFETY: the caller upholds the contract above; the block touches only the calling
+    // thread's rseq area (fs-relative) and slot `cpu_id` < `cpus`, under the restartable
+    // sequence protocol of the module docs. It uses no stack.
+    unsafe {
+        core::arch::asm!(
+            ".pushsection __rseq_cs, \"aw\"",
+            ".balign 32",
+            "3:",
+            ".long 0, 0",
+            ".quad 4f, (5f - 4f), 6f",
+            ".popsection",
+            ".pushsection __rseq_failure, \"ax\"",
+            ".byte 0x0f, 0xb9, 0x3d",
+            ".long 0x53053053",
+            "6:",
+            "lock inc qword ptr [{base} + 8]",
+            "jmp 7f",
+            ".popsection",
+            "7:",
+            "lea {t}, [rip + 3b]",
+            "mov qword ptr fs:[{off} + 8], {t}",
+            "4:",
+            "mov {slot:e}, dword ptr fs:[{off} + 4]",
+            "cmp {slot:e}, {n:e}",
+            "jae 8f",
+            "shl {slot}, {shift}",
+            "add {slot}, {base}",
+            "mov {s}, qword ptr [{slot}]",
+            "add {s}, {inc}",
+            "mov qword ptr [{slot}], {s}",
+            "5:",
+            "mov {ok:e}, 1",
+            "jmp 9f",
+            "8:",
+            "xor {ok:e}, {ok:e}",
+            "9:",
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(cpus),
+            inc = in(reg) inc,
+            shift = const SHIFT,
+            slot = out(reg) _,
+            t = out(reg) _,
+            s = out(reg) out,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    (ok != 0).then_some(out)
+}

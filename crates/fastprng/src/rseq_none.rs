@@ -26,3 +26,12 @@ macro_rules! no_step {
 }
 
 no_step!(step_plus, step_plusplus, step_starstar);
+
+/// Never called: [`offset`] is `None`.
+///
+/// # Safety
+/// None needed; it touches nothing.
+#[inline(always)]
+pub(crate) unsafe fn step_wyrand(_off: isize, _base: *mut u8, _cpus: u32, _inc: u64) -> Option<u64> {
+    None
+}

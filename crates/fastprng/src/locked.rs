@@ -1,0 +1,98 @@
+//! The try-lock slots both per-CPU generators fall back to: one cache-padded
+//! [`Lock`](scalrand_os::Lock) per CPU, a sweep that never parks, takeover of slots a fork
+//! orphaned, and the overflow stream once every slot stays busy (see `PerCpu`'s docs).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crossbeam_utils::CachePadded;
+use scalrand_os::primitive::{AtomicUsize, Ordering, spin_wait};
+use scalrand_os::{Lock, LockGuard};
+
+/// Sweeps over the try-lock slots that find every slot busy before a caller stops spinning
+/// (see `PerCpu`'s module docs).
+pub const BUSY_SWEEPS: u32 = 256;
+
+/// What a try-lock slot holds.
+pub(crate) trait SlotRng: Clone + Send {    /// Replaces a state that a thread stopped halfway through a step could have left invalid
+    /// (taking over a slot orphaned by a fork); `salt` differs per process image.
+    fn repair(&mut self, salt: u64);
+}
+
+/// The try-lock slots and the overflow stream's counter.
+pub(crate) struct LockedSlots<R> {
+    slots: Box<[CachePadded<Lock<R>>]>,
+    overflow: CachePadded<AtomicUsize>,
+}
+
+impl<R: SlotRng> LockedSlots<R> {
+    pub(crate) fn new(states: Vec<R>) -> Self {
+        Self {
+            slots: states
+                .into_iter()
+                .map(|r| CachePadded::new(Lock::new(r)))
+                .collect(),
+            overflow: CachePadded::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Every slot's state, through exclusive access.
+    pub(crate) fn states_mut(&mut self) -> impl Iterator<Item = R> + '_ {
+        self.slots.iter_mut().map(|l| l.with_mut(|r| r.clone()))
+    }
+
+    /// Takes the first free slot from `start` on and runs `f` on it (the lock is released
+    /// when `f` returns or unwinds). `None` after [`BUSY_SWEEPS`] sweeps found every slot
+    /// busy.
+    #[inline]
+    pub(crate) fn with_locked<T>(&self, start: usize, f: impl FnOnce(&mut R) -> T) -> Option<T> {
+        let n = self.slots.len();
+        let tag = scalrand_os::fork::tag();
+        let mut i = start % n;
+        let mut sweeps = 0u32;
+        loop {
+            if let Some(mut g) = self.slots[i].try_lock_tagged(tag) {
+                return Some(g.with(f));
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+                // Every slot was busy at the instant we looked: more callers than slots, a
+                // re-entrant caller, or slots orphaned by a fork (held by threads the child
+                // does not have).
+                if let Some(mut g) = self.take_orphan(tag) {
+                    return Some(g.with(f));
+                }
+                sweeps += 1;
+                if sweeps >= BUSY_SWEEPS {
+                    return None;
+                }
+                spin_wait(sweeps);
+            }
+        }
+    }
+
+    /// Takes over a slot held by a thread of an earlier fork generation, if there is one.
+    /// That thread does not exist in this process, so it will never release the slot or touch
+    /// it again; it may have been stopped halfway through a step, so the state is repaired.
+    #[cold]
+    fn take_orphan(&self, tag: usize) -> Option<LockGuard<'_, R>> {
+        self.slots.iter().find_map(|slot| {
+            let mut g = slot.try_take_over(tag)?;
+            g.with(|r| r.repair(tag as u64));
+            Some(g)
+        })
+    }
+
+    /// One step of the overflow stream: SplitMix64 (Steele, Lea, Flood, "Fast splittable
+    /// pseudorandom number generators", OOPSLA 2014) over a per-instance atomic Weyl counter,
+    /// salted with the instance's address. Lock-free; only taken when every slot stays busy.
+    #[cold]
+    pub(crate) fn overflow_step(&self) -> u64 {
+        let w = self.overflow.fetch_add(1, Ordering::Relaxed) as u64;
+        let mut x = (core::ptr::from_ref(self) as u64)
+            .rotate_left(32)
+            .wrapping_add(w.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        crate::xoroshiro::splitmix64(&mut x)
+    }
+}
