@@ -81,7 +81,8 @@ impl Step {
             .run(),
             Step::Test => {
                 cargo(name, ["test", "--workspace", "--all-features"]).run()?;
-                // The simulator's seed-shape check needs release speed (about 3 s there).
+                // The simulator's shape check (the conflict-rate shape that Linux commit
+                // e900a918b098 reports) needs release speed (about 3 s there).
                 cargo(
                     name,
                     [
