@@ -49,7 +49,7 @@ fn register_fonts() -> Result<(), PlotError> {
     Ok(())
 }
 
-/// The picture's size for `report`: [`COLUMNS`] panels a line, as many lines as needed.
+/// The picture's size for `report`: two panels a line, as many lines as needed.
 pub fn size(report: &Report) -> (u32, u32) {
     let n = report.groups.len().max(1);
     let cols = COLUMNS.min(n);
