@@ -1,6 +1,10 @@
 //! Single-thread costs of scalrand-fastprng beside the baselines (criterion).
 //! Multi-thread scaling is `cargo xtask scaling`'s job.
 
+// A criterion bench is test code: a setup that fails has nothing to measure, and stopping
+// with its error is the report (clippy.toml allows the same in #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::sync::Mutex;

@@ -4,6 +4,10 @@
 //!   the same for ChaCha20;
 //! * two threads sharing one Fortuna, 4 KiB reads each: Concurrent vs Locked.
 
+// A criterion bench is test code: a setup that fails has nothing to measure, and stopping
+// with its error is the report (clippy.toml allows the same in #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};

@@ -13,6 +13,10 @@
 //! `cargo bench -p scalrand-benches --bench simd_chunk -- --warm-up-time 1 --measurement-time 3`
 //! Criterion filters apply to part 1 only; parts 2-4 always run unless `--test` or `--list`.
 
+// A criterion bench is test code: a setup that fails has nothing to measure, and stopping
+// with its error is the report (clippy.toml allows the same in #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;

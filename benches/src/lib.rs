@@ -4,15 +4,24 @@
 //! calls [`Row::make`] once, shares the returned [`Worker`] by reference among that many
 //! threads, starts them together, lets them run for a fixed time, raises `stop`, and adds up
 //! the units each thread reports. Aggregate units per second is the figure in the table.
+//!
+//! [`harness`] runs the rows, [`report`] holds what a run measured (serde: the `--json`
+//! output and `--from` input of the `scaling` binary) and renders the markdown tables, and
+//! [`plot`] draws the report, as SVG and PNG from one drawing.
 
 use std::sync::atomic::AtomicBool;
 
+pub mod cli;
+pub mod harness;
+pub mod plot;
+pub mod report;
 pub mod rows;
 pub mod sources;
 pub mod stats;
 
 /// What one unit of work is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// One call returning a `u64` (or similar small value).
     Ops,
@@ -24,6 +33,10 @@ pub enum Unit {
 /// shared stop flag; runs until `stop` is set (checking it every few hundred units at most)
 /// and returns how many units it did.
 pub type Worker = Box<dyn Fn(usize, &AtomicBool) -> u64 + Send + Sync>;
+
+/// Why a row could not build its shared state (no OS entropy, a bad topology...): the harness
+/// reports it and goes on with the other rows.
+pub type MakeError = Box<dyn std::error::Error + Send + Sync>;
 
 /// One line of the scaling table.
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +51,7 @@ pub struct Row {
     /// What `Worker`'s return value counts.
     pub unit: Unit,
     /// Builds the shared state for one thread count (a fresh generator, a fresh mutex...).
-    pub make: fn() -> Worker,
+    pub make: fn() -> Result<Worker, MakeError>,
 }
 
 /// Every row of every crate, in table order.

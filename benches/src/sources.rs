@@ -10,12 +10,18 @@ use scalrand_fastprng::{PerCpu, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshir
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode, monotonic_now};
 use scalrand_pool::numa::{NodePools, Topology};
 
+use crate::MakeError;
+
 /// A generator's raw output, chunk by chunk.
 pub type Source = Box<dyn FnMut(&mut [u8]) + Send>;
 
 /// One entry of [`all`]: name, one-line description, constructor (seeded from `seed` where the
 /// generator is seedable; OS-seeded ones ignore it).
-pub type Entry = (&'static str, &'static str, fn(u64) -> Source);
+pub type Entry = (
+    &'static str,
+    &'static str,
+    fn(u64) -> Result<Source, MakeError>,
+);
 
 /// A thread-safe fill function shared by the threads of [`interleaved`].
 type Filler = Arc<dyn Fn(&mut [u8]) + Send + Sync>;
@@ -50,7 +56,7 @@ pub fn all() -> Vec<Entry> {
             "Xoroshiro128Plus::seed_from_u64(seed), fill_bytes",
             |s| {
                 let mut r = Xoroshiro128Plus::seed_from_u64(s);
-                Box::new(move |b| r.fill_bytes(b))
+                Ok(Box::new(move |b| r.fill_bytes(b)))
             },
         ),
         (
@@ -58,7 +64,9 @@ pub fn all() -> Vec<Entry> {
             "low byte of each Xoroshiro128Plus output only (its weak bits)",
             |s| {
                 let mut r = Xoroshiro128Plus::seed_from_u64(s);
-                Box::new(move |b: &mut [u8]| b.iter_mut().for_each(|x| *x = r.next_u64() as u8))
+                Ok(Box::new(move |b: &mut [u8]| {
+                    b.iter_mut().for_each(|x| *x = r.next_u64() as u8)
+                }))
             },
         ),
         (
@@ -66,7 +74,7 @@ pub fn all() -> Vec<Entry> {
             "Xoroshiro128PlusPlus::seed_from_u64(seed), fill_bytes",
             |s| {
                 let mut r = Xoroshiro128PlusPlus::seed_from_u64(s);
-                Box::new(move |b| r.fill_bytes(b))
+                Ok(Box::new(move |b| r.fill_bytes(b)))
             },
         ),
         (
@@ -74,26 +82,26 @@ pub fn all() -> Vec<Entry> {
             "Xoroshiro128StarStar::seed_from_u64(seed), fill_bytes",
             |s| {
                 let mut r = Xoroshiro128StarStar::seed_from_u64(s);
-                Box::new(move |b| r.fill_bytes(b))
+                Ok(Box::new(move |b| r.fill_bytes(b)))
             },
         ),
         (
             "percpu",
             "PerCpu<Xoroshiro128PlusPlus> from seed, 8-byte next_u64 words, one thread",
             |s| {
-                let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(s)).expect("PerCpu");
-                Box::new(move |b: &mut [u8]| {
+                let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(s))?;
+                Ok(Box::new(move |b: &mut [u8]| {
                     for c in b.chunks_mut(8) {
                         let w = p.next_u64().to_le_bytes();
                         c.copy_from_slice(&w[..c.len()]);
                     }
-                })
+                }))
             },
         ),
         (
             "fast-threads",
             "scalrand::fast::fill_bytes from 4 threads, interleaved 64-byte stripes",
-            |_| interleaved(4, Arc::new(scalrand::fast::fill_bytes)),
+            |_| Ok(interleaved(4, Arc::new(scalrand::fast::fill_bytes))),
         ),
     ];
     v.extend(pool_sources());
@@ -102,16 +110,15 @@ pub fn all() -> Vec<Entry> {
 
 /// A Fortuna seeded from `seed` (expanded to 32 bytes with SplitMix64-seeded xoroshiro, so
 /// runs are reproducible), reading in 4 KiB requests.
-fn fortuna<P: Prf>(mode: ReadMode, seed: u64) -> Source {
+fn fortuna<P: Prf>(mode: ReadMode, seed: u64) -> Result<Source, MakeError> {
     let mut key = [0u8; 32];
     Xoroshiro128PlusPlus::seed_from_u64(seed).fill_bytes(&mut key);
-    let f = Fortuna::<P, _>::from_seed(mode, &key, monotonic_now as fn() -> Duration)
-        .expect("a 32-byte seed is long enough");
-    Box::new(move |b: &mut [u8]| {
+    let f = Fortuna::<P, _>::from_seed(mode, &key, monotonic_now as fn() -> Duration)?;
+    Ok(Box::new(move |b: &mut [u8]| {
         for c in b.chunks_mut(4096) {
             f.fill_bytes(c);
         }
-    })
+    }))
 }
 
 /// The scalrand-pool generators (Fortuna, node pools, the facade's crypto functions).
@@ -144,24 +151,27 @@ fn pool_sources() -> Vec<Entry> {
                 let mut key = [0u8; 32];
                 Xoroshiro128PlusPlus::seed_from_u64(s).fill_bytes(&mut key);
                 let p =
-                    NodePools::from_seed(Topology::from_nodes(vec![vec![0, 1], vec![2, 3]]), &key)
-                        .expect("valid topology");
-                Box::new(move |b: &mut [u8]| {
+                    NodePools::from_seed(Topology::from_nodes(vec![vec![0, 1], vec![2, 3]]), &key)?;
+                Ok(Box::new(move |b: &mut [u8]| {
                     for c in b.chunks_mut(32) {
                         p.fill_bytes(c);
                     }
-                })
+                }))
             },
         ),
         (
             "crypto-threads",
             "scalrand::fill_bytes (OS-seeded) from 4 threads, interleaved 64-byte stripes",
-            |_| interleaved(4, Arc::new(scalrand::fill_bytes)),
+            |_| {
+                // Checked once here, so an OS without entropy is an error, not a panic.
+                scalrand::try_fill_bytes(&mut [0u8; 32])?;
+                Ok(interleaved(4, Arc::new(scalrand::fill_bytes)))
+            },
         ),
     ]
 }
 
-/// The source called `name`.
-pub fn by_name(name: &str, seed: u64) -> Option<Source> {
+/// The source called `name` (`None` when there is none), or why it could not be built.
+pub fn by_name(name: &str, seed: u64) -> Option<Result<Source, MakeError>> {
     all().into_iter().find(|e| e.0 == name).map(|e| (e.2)(seed))
 }

@@ -22,7 +22,7 @@ fn every_generator_passes_smoke() {
             continue;
         }
         let mut buf = vec![0u8; bytes()];
-        make(0x5eed)(&mut buf);
+        make(0x5eed).unwrap()(&mut buf);
         if let Err(e) = stats::smoke(&buf) {
             failures.push(format!("{name}: {e}"));
         }
@@ -39,7 +39,9 @@ fn smoke_rejects_broken_streams() {
     assert!(stats::smoke(&counter).is_err());
     // Biased bits: every byte has its top bit cleared.
     let mut biased = vec![0u8; n];
-    sources::by_name("xoroshiro128plusplus", 1).unwrap()(&mut biased);
+    sources::by_name("xoroshiro128plusplus", 1)
+        .unwrap()
+        .unwrap()(&mut biased);
     biased.iter_mut().for_each(|b| *b &= 0x7f);
     assert!(stats::smoke(&biased).is_err());
     // A generator stuck at one value.

@@ -1,82 +1,132 @@
-//! Raw output of any scalrand generator, for statistical batteries:
-//!
-//! ```text
-//! stats --list
-//! stats GEN [--bytes N] [--seed S]        raw bytes to stdout (N = 0: until the reader stops)
-//! stats GEN --smoke [--bytes N]           the quick z-scores instead
-//! ```
-//!
-//! `cargo xtask stats GEN --dieharder` pipes it into `dieharder -g 200 -a`.
+//! Raw output of any scalrand generator, for statistical batteries, or the quick z-scores of
+//! `--smoke`. `cargo xtask stats GEN --dieharder` pipes it into `dieharder -g 200 -a`;
+//! `--help` lists the options.
 
 use std::io::Write;
+use std::process::ExitCode;
 
-use scalrand_benches::{sources, stats};
+use clap::Parser;
+use scalrand_benches::{cli, sources, stats};
+use serde::Serialize;
 
-fn usage() -> ! {
-    eprintln!("usage: stats --list | stats GEN [--bytes N] [--seed S] [--smoke]");
-    std::process::exit(2)
+const EXAMPLES: &str = "\
+Examples:
+  stats --list                                   the generators
+  stats xoroshiro128plusplus --bytes 4MiB > x.bin
+  stats percpu | dieharder -g 200 -a             raw bytes until the reader stops
+  stats fortuna-aes-concurrent --smoke --json    the z-scores, as JSON";
+
+/// Raw output of scalrand's generators for statistical batteries (dieharder, PractRand).
+#[derive(Debug, Parser)]
+#[command(name = "stats", version, after_help = EXAMPLES)]
+struct Args {
+    /// The generator (`--list` describes them)
+    #[arg(value_name = "GEN", required_unless_present = "list",
+          value_parser = clap::builder::PossibleValuesParser::new(names()),
+          hide_possible_values = true)]
+    generator: Option<String>,
+    /// List the generators and exit
+    #[arg(long)]
+    list: bool,
+    /// Bytes to write, e.g. 4096 or 8MiB; 0 = until the reader stops (with --smoke: 8MiB)
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = cli::byte_size)]
+    bytes: u64,
+    /// Seed of the seedable generators (the OS-seeded ones ignore it)
+    #[arg(long, value_name = "S", default_value_t = 0x5ca1_ab1e)]
+    seed: u64,
+    /// Print the quick z-scores (monobit, byte chi-square, serial correlation) instead
+    #[arg(long)]
+    smoke: bool,
+    /// With --smoke: the scores as JSON
+    #[arg(long, requires = "smoke")]
+    json: bool,
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut gen_name = None;
-    let mut bytes: u64 = 0;
-    let mut seed: u64 = 0x5ca1_ab1e;
-    let mut smoke = false;
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--list" => {
-                for (name, what, _) in sources::all() {
-                    println!("{name:<24} {what}");
-                }
-                return;
-            }
-            "--bytes" => {
-                bytes = args
-                    .next()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or_else(|| usage())
-            }
-            "--seed" => {
-                seed = args
-                    .next()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or_else(|| usage())
-            }
-            "--smoke" => smoke = true,
-            s if !s.starts_with('-') && gen_name.is_none() => gen_name = Some(s.to_owned()),
-            _ => usage(),
+fn names() -> Vec<&'static str> {
+    sources::all().into_iter().map(|e| e.0).collect()
+}
+
+/// The `--smoke --json` output.
+#[derive(Debug, Serialize)]
+struct Smoke<'a> {
+    generator: &'a str,
+    bytes: usize,
+    z_limit: f64,
+    scores: Vec<Score>,
+    pass: bool,
+}
+
+/// One test's z-score.
+#[derive(Debug, Serialize)]
+struct Score {
+    test: &'static str,
+    z: f64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("stats: {e}");
+            ExitCode::FAILURE
         }
     }
-    let name = gen_name.unwrap_or_else(|| usage());
-    let Some(mut source) = sources::by_name(&name, seed) else {
-        eprintln!("unknown generator {name:?}; `stats --list` lists them");
-        std::process::exit(2)
-    };
-    if smoke {
-        let n = if bytes == 0 { 8 << 20 } else { bytes as usize };
+}
+
+fn run(args: &Args) -> Result<ExitCode, String> {
+    if args.list {
+        for (name, what, _) in sources::all() {
+            println!("{name:<24} {what}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let name = args.generator.as_deref().unwrap_or_default();
+    let mut source = sources::by_name(name, args.seed)
+        .ok_or_else(|| format!("unknown generator {name:?}; `stats --list` lists them"))?
+        .map_err(|e| format!("{name}: {e}"))?;
+    if args.smoke {
+        let n = if args.bytes == 0 { 8 << 20 } else { args.bytes };
+        let n = usize::try_from(n).map_err(|_| format!("--bytes {n} does not fit in memory"))?;
         let mut buf = vec![0u8; n];
         source(&mut buf);
-        for (test, z) in stats::scores(&buf) {
-            println!("{name}: {test:<20} z = {z:+.3}");
-        }
-        match stats::smoke(&buf) {
-            Ok(()) => println!("{name}: PASS (|z| <= {})", stats::Z_LIMIT),
-            Err(e) => {
-                println!("{name}: FAIL {e}");
-                std::process::exit(1)
+        let verdict = stats::smoke(&buf);
+        if args.json {
+            let report = Smoke {
+                generator: name,
+                bytes: n,
+                z_limit: stats::Z_LIMIT,
+                scores: stats::scores(&buf)
+                    .into_iter()
+                    .map(|(test, z)| Score { test, z })
+                    .collect(),
+                pass: verdict.is_ok(),
+            };
+            let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+            println!("{json}");
+        } else {
+            for (test, z) in stats::scores(&buf) {
+                println!("{name}: {test:<20} z = {z:+.3}");
+            }
+            match &verdict {
+                Ok(()) => println!("{name}: PASS (|z| <= {})", stats::Z_LIMIT),
+                Err(e) => println!("{name}: FAIL {e}"),
             }
         }
-        return;
+        return Ok(if verdict.is_ok() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
     }
     let mut out = std::io::stdout().lock();
     let mut buf = vec![0u8; 1 << 16];
-    let mut left = bytes;
+    let mut left = args.bytes;
     loop {
-        let n = if bytes == 0 {
+        let n = if args.bytes == 0 {
             buf.len()
         } else {
-            (left as usize).min(buf.len())
+            usize::try_from(left).unwrap_or(usize::MAX).min(buf.len())
         };
         if n == 0 {
             break;
@@ -89,4 +139,5 @@ fn main() {
         left = left.saturating_sub(n as u64);
     }
     let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
 }

@@ -3,13 +3,13 @@
 
 use std::cell::RefCell;
 use std::hint::black_box;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use rand_core::{Rng, SeedableRng};
 use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
 
-use crate::{Row, Unit, Worker};
+use crate::{MakeError, Row, Unit, Worker};
 
 const GROUP: &str = "fast u64";
 /// Calls between two looks at the stop flag.
@@ -37,33 +37,39 @@ thread_local! {
         ));
 }
 
-fn percpu() -> Worker {
-    let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(1)).expect("PerCpu::new");
-    Box::new(move |_, stop| spin(stop, || p.next_u64()))
+fn percpu() -> Result<Worker, MakeError> {
+    let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(1))?;
+    Ok(Box::new(move |_, stop| spin(stop, || p.next_u64())))
 }
 
-fn percpu_trylock() -> Worker {
-    let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(2))
-        .expect("PerCpu::new")
-        .force_try_lock();
-    Box::new(move |_, stop| spin(stop, || p.next_u64()))
+fn percpu_trylock() -> Result<Worker, MakeError> {
+    let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(2))?.force_try_lock();
+    Ok(Box::new(move |_, stop| spin(stop, || p.next_u64())))
 }
 
-fn facade() -> Worker {
-    Box::new(|_, stop| spin(stop, scalrand::fast::next_u64))
+fn facade() -> Result<Worker, MakeError> {
+    Ok(Box::new(|_, stop| spin(stop, scalrand::fast::next_u64)))
 }
 
-fn mutex() -> Worker {
+fn mutex() -> Result<Worker, MakeError> {
     let m = Mutex::new(rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(3));
-    Box::new(move |_, stop| spin(stop, || m.lock().expect("poisoned").next_u64()))
+    // No worker panics while holding the lock, so poisoning cannot happen; taking the guard
+    // either way keeps the loop free of a panic path.
+    Ok(Box::new(move |_, stop| {
+        spin(stop, || {
+            m.lock().unwrap_or_else(PoisonError::into_inner).next_u64()
+        })
+    }))
 }
 
-fn thread_local_xoshiro() -> Worker {
-    Box::new(|_, stop| spin(stop, || TL_XOSHIRO.with(|r| r.borrow_mut().next_u64())))
+fn thread_local_xoshiro() -> Result<Worker, MakeError> {
+    Ok(Box::new(|_, stop| {
+        spin(stop, || TL_XOSHIRO.with(|r| r.borrow_mut().next_u64()))
+    }))
 }
 
-fn fastrand_u64() -> Worker {
-    Box::new(|_, stop| spin(stop, || fastrand::u64(..)))
+fn fastrand_u64() -> Result<Worker, MakeError> {
+    Ok(Box::new(|_, stop| spin(stop, || fastrand::u64(..))))
 }
 
 /// The rows of this crate.
@@ -76,7 +82,11 @@ pub fn rows() -> Vec<Row> {
         make,
     };
     vec![
-        row("scalrand::fast::next_u64", false, facade as fn() -> Worker),
+        row(
+            "scalrand::fast::next_u64",
+            false,
+            facade as fn() -> Result<Worker, MakeError>,
+        ),
         row("PerCpu<Xoroshiro128++> (&self)", false, percpu),
         row(
             "PerCpu<Xoroshiro128++> try-lock path",

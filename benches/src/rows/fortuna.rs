@@ -12,7 +12,7 @@ use chacha20::variants::Ietf;
 use chacha20::{ChaChaCore, R20};
 use scalrand_pool::fortuna::{ChaCha20Prf, Fortuna, ReadMode};
 
-use crate::{Row, Unit, Worker};
+use crate::{MakeError, Row, Unit, Worker};
 
 /// Bytes per read in these rows.
 pub const READ: usize = 4096;
@@ -33,24 +33,24 @@ fn fortuna_worker<F: Fn(&mut [u8]) + Send + Sync + 'static>(fill: F) -> Worker {
     })
 }
 
-fn aes_concurrent() -> Worker {
-    let f = Fortuna::new(ReadMode::Concurrent).expect("OS entropy");
-    fortuna_worker(move |b| f.fill_bytes(b))
+fn aes_concurrent() -> Result<Worker, MakeError> {
+    let f = Fortuna::new(ReadMode::Concurrent)?;
+    Ok(fortuna_worker(move |b| f.fill_bytes(b)))
 }
 
-fn aes_locked() -> Worker {
-    let f = Fortuna::new(ReadMode::Locked).expect("OS entropy");
-    fortuna_worker(move |b| f.fill_bytes(b))
+fn aes_locked() -> Result<Worker, MakeError> {
+    let f = Fortuna::new(ReadMode::Locked)?;
+    Ok(fortuna_worker(move |b| f.fill_bytes(b)))
 }
 
-fn chacha_concurrent() -> Worker {
-    let f = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Concurrent).expect("OS entropy");
-    fortuna_worker(move |b| f.fill_bytes(b))
+fn chacha_concurrent() -> Result<Worker, MakeError> {
+    let f = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Concurrent)?;
+    Ok(fortuna_worker(move |b| f.fill_bytes(b)))
 }
 
-fn chacha_locked() -> Worker {
-    let f = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Locked).expect("OS entropy");
-    fortuna_worker(move |b| f.fill_bytes(b))
+fn chacha_locked() -> Result<Worker, MakeError> {
+    let f = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Locked)?;
+    Ok(fortuna_worker(move |b| f.fill_bytes(b)))
 }
 
 /// AES-256-CTR keystream from the `aes` crate, the way a caller would write it: counter
@@ -64,8 +64,8 @@ pub fn aes_ctr_fill(cipher: &Aes256Enc, counter: &mut u128, buf: &mut [u8; READ]
     cipher.encrypt_blocks(blocks);
 }
 
-fn raw_aes_ctr() -> Worker {
-    Box::new(|t: usize, stop: &AtomicBool| {
+fn raw_aes_ctr() -> Result<Worker, MakeError> {
+    Ok(Box::new(|t: usize, stop: &AtomicBool| {
         let cipher = Aes256Enc::new(&Array::from([t as u8; 32]));
         let mut counter = 0u128;
         let mut buf = [0u8; READ];
@@ -76,7 +76,7 @@ fn raw_aes_ctr() -> Worker {
             n += READ as u64;
         }
         n
-    })
+    }))
 }
 
 /// ChaCha20 keystream from the `chacha20` crate's core (RFC 8439 layout), written straight into
@@ -91,8 +91,8 @@ pub fn chacha_core(t: usize) -> ChaChaCore<R20, Ietf> {
     ChaChaCore::new(&Array::from([t as u8; 32]), &Array::from([0u8; 12]))
 }
 
-fn raw_chacha20() -> Worker {
-    Box::new(|t: usize, stop: &AtomicBool| {
+fn raw_chacha20() -> Result<Worker, MakeError> {
+    Ok(Box::new(|t: usize, stop: &AtomicBool| {
         let mut core = chacha_core(t);
         let mut buf = [0u8; READ];
         let mut n = 0u64;
@@ -103,7 +103,7 @@ fn raw_chacha20() -> Worker {
             n += READ as u64;
         }
         n
-    })
+    }))
 }
 
 /// The rows of this module.

@@ -1,17 +1,18 @@
 //! Rows for `scalrand_pool::numa` (per-NUMA ChaCha20 pools) and the facade's cryptographic
 //! `scalrand::fill_bytes`, beside `Mutex<ChaCha20Rng>`, rand's `ThreadRng`, `getrandom` and
-//! raw ChaCha20 keystream, on 32-byte and 4 KiB reads; plus the seed's table shape (an
-//! explicit 4-node topology, thread `i` on CPU `i`, against one global lock).
+//! raw ChaCha20 keystream, on 32-byte and 4 KiB reads; plus the table shape of Andi Kleen's
+//! per-node urandom pools (LKML, "[PATCH 1/3] Make /dev/urandom scalable", 2015-10-06): an
+//! explicit 4-node topology, thread `i` on CPU `i`, against one global lock.
 
 use std::hint::black_box;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use rand_core::{Rng, SeedableRng};
 use scalrand_pool::numa::{NodePools, Topology};
 
-use crate::{Row, Unit, Worker};
+use crate::{MakeError, Row, Unit, Worker};
 
 const GROUP_32: &str = "crypto 32B";
 const GROUP_4K: &str = "crypto 4KiB";
@@ -35,35 +36,53 @@ fn spin<const LEN: usize>(stop: &AtomicBool, mut f: impl FnMut(&mut [u8])) -> u6
     n
 }
 
-fn detected<const LEN: usize>() -> Worker {
-    let p = NodePools::new(Topology::detect()).expect("NodePools::new");
-    Box::new(move |_, stop| spin::<LEN>(stop, |b| p.fill_bytes(b)))
+fn detected<const LEN: usize>() -> Result<Worker, MakeError> {
+    let p = NodePools::new(Topology::detect())?;
+    Ok(Box::new(move |_, stop| {
+        spin::<LEN>(stop, |b| p.fill_bytes(b))
+    }))
 }
 
-fn facade<const LEN: usize>() -> Worker {
-    Box::new(|_, stop| spin::<LEN>(stop, scalrand::fill_bytes))
+fn facade<const LEN: usize>() -> Result<Worker, MakeError> {
+    // Built once here, so an OS without entropy is reported instead of panicking in a worker.
+    scalrand::try_fill_bytes(&mut [0u8; 32])?;
+    Ok(Box::new(|_, stop| spin::<LEN>(stop, scalrand::fill_bytes)))
 }
 
-fn mutex_chacha<const LEN: usize>() -> Worker {
+fn mutex_chacha<const LEN: usize>() -> Result<Worker, MakeError> {
     let m = Mutex::new(rand_chacha::ChaCha20Rng::from_seed([7; 32]));
-    Box::new(move |_, stop| spin::<LEN>(stop, |b| m.lock().expect("poisoned").fill_bytes(b)))
+    // No worker panics while holding the lock: poisoning cannot happen.
+    Ok(Box::new(move |_, stop| {
+        spin::<LEN>(stop, |b| {
+            m.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .fill_bytes(b)
+        })
+    }))
 }
 
-fn thread_rng<const LEN: usize>() -> Worker {
-    Box::new(|_, stop| {
+fn thread_rng<const LEN: usize>() -> Result<Worker, MakeError> {
+    Ok(Box::new(|_, stop| {
         let mut r = rand::rng();
         spin::<LEN>(stop, |b| r.fill_bytes(b))
-    })
+    }))
 }
 
-fn getrandom_fill<const LEN: usize>() -> Worker {
-    Box::new(|_, stop| spin::<LEN>(stop, |b| getrandom::fill(b).expect("getrandom")))
+fn getrandom_fill<const LEN: usize>() -> Result<Worker, MakeError> {
+    getrandom::fill(&mut [0u8; 32])?;
+    Ok(Box::new(|_, stop| {
+        // A failing getrandom(2) (checked once above) leaves the buffer as it was; the count
+        // still measures the call, which is what this row is for.
+        spin::<LEN>(stop, |b| {
+            let _ = black_box(getrandom::fill(b));
+        })
+    }))
 }
 
 /// The ceiling: each thread owns a ChaCha20 cipher and writes keystream, no key erasure, no
 /// sharing.
-fn raw_chacha<const LEN: usize>() -> Worker {
-    Box::new(|t, stop| {
+fn raw_chacha<const LEN: usize>() -> Result<Worker, MakeError> {
+    Ok(Box::new(|t, stop| {
         let key = [t as u8; 32];
         let mut c = chacha20::ChaCha20::new(&key.into(), &[0u8; 12].into());
         let mut pos = 0usize;
@@ -76,19 +95,21 @@ fn raw_chacha<const LEN: usize>() -> Worker {
             }
             c.write_keystream(b);
         })
-    })
+    }))
 }
 
-/// The seed's table shape: 4 nodes of 4 CPUs; thread `i` reads as CPU `i` (so 4 threads =
+/// The table shape of Kleen's patch: 4 nodes of 4 CPUs; thread `i` reads as CPU `i` (so 4 threads =
 /// 1 node, 16 threads = 4 nodes), whatever machine this runs on.
-fn four_nodes() -> Worker {
+fn four_nodes() -> Result<Worker, MakeError> {
     let t = Topology::from_nodes((0..4).map(|n| (4 * n..4 * n + 4).collect()).collect());
-    let p = NodePools::new(t).expect("NodePools::new");
-    Box::new(move |t, stop| spin::<32>(stop, |b| p.fill_bytes_on_cpu(t % 16, b)))
+    let p = NodePools::new(t)?;
+    Ok(Box::new(move |t, stop| {
+        spin::<32>(stop, |b| p.fill_bytes_on_cpu(t % 16, b))
+    }))
 }
 
-/// The seed's "before": one pool behind one global lock.
-fn one_global_lock() -> Worker {
+/// Kleen's "before": one pool behind one global lock.
+fn one_global_lock() -> Result<Worker, MakeError> {
     mutex_chacha::<32>()
 }
 
@@ -106,7 +127,7 @@ pub fn rows() -> Vec<Row> {
             GROUP_32,
             "scalrand NodePools (detected topology)",
             false,
-            detected::<32> as fn() -> Worker,
+            detected::<32> as fn() -> Result<Worker, MakeError>,
         ),
         row(
             GROUP_32,

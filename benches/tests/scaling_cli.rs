@@ -1,0 +1,122 @@
+//! The `scaling` binary as a user runs it: `--help`, one short measurement that writes every
+//! output, a redraw from the saved JSON, and a bad flag value.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use scalrand_benches::report::Report;
+
+fn scaling() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scaling"))
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn help_lists_the_flags_and_examples() {
+    let out = scaling().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--threads",
+        "--duration-ms",
+        "--repeat",
+        "--filter",
+        "--out",
+        "--list",
+        "--json",
+        "--from",
+        "--quiet",
+        "--version",
+        "Examples:",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+    let out = scaling().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("scaling ")
+    );
+}
+
+#[test]
+fn a_short_run_writes_tables_json_and_both_plots() {
+    let dir = out_dir("scaling-cli-run");
+    let out = scaling()
+        .args([
+            "--filter",
+            "fastrand",
+            "--threads",
+            "1,2",
+            "--duration-ms",
+            "20",
+        ])
+        .args(["--repeat", "1", "--quiet", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("| fastrand::u64 (thread-local) *(baseline)* |"),
+        "{stdout}"
+    );
+
+    let json = std::fs::read_to_string(dir.join("scaling.json")).unwrap();
+    let report: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(report.threads, [1, 2]);
+    assert_eq!(report.groups.len(), 1);
+    assert_eq!(report.groups[0].series[0].points.len(), 2);
+    assert!(report.groups[0].series[0].points[0].per_sec > 0.0);
+    // The JSON round-trips through the public type.
+    let again = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(serde_json::from_str::<Report>(&again).unwrap(), report);
+
+    let md = std::fs::read_to_string(dir.join("scaling.md")).unwrap();
+    assert!(md.contains("### fast u64"));
+    let svg = std::fs::read_to_string(dir.join("scaling.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("fast u64"));
+    let png = std::fs::read(dir.join("scaling.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+
+    // Redrawn from the JSON, without measuring: the same report comes out on stdout.
+    let redo = out_dir("scaling-cli-redo");
+    let out = scaling()
+        .arg("--from")
+        .arg(dir.join("scaling.json"))
+        .arg("--json")
+        .arg("--out")
+        .arg(&redo)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed, report);
+    assert!(redo.join("scaling.png").is_file());
+}
+
+#[test]
+fn a_bad_value_exits_2_naming_the_flag() {
+    let out = scaling().args(["--threads", "1,x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--threads"), "{err}");
+
+    let out = scaling().arg("--thread").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--thread"));
+}

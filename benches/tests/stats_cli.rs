@@ -1,0 +1,87 @@
+//! The `stats` binary as a user runs it: `--help`, raw output of a seeded generator, the
+//! smoke scores as JSON, and bad input.
+
+use std::process::Command;
+
+fn stats() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_stats"))
+}
+
+#[test]
+fn help_lists_the_flags_and_examples() {
+    let out = stats().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--list",
+        "--bytes",
+        "--seed",
+        "--smoke",
+        "--json",
+        "--version",
+        "Examples:",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn raw_bytes_are_the_seeded_stream() {
+    let out = stats()
+        .args(["xoroshiro128plusplus", "--bytes", "1KiB", "--seed", "7"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout.len(), 1024);
+    let mut want = vec![0u8; 1024];
+    scalrand_benches::sources::by_name("xoroshiro128plusplus", 7)
+        .unwrap()
+        .unwrap()(&mut want);
+    assert_eq!(out.stdout, want);
+}
+
+#[test]
+fn smoke_json_parses() {
+    let out = stats()
+        .args([
+            "xoroshiro128plusplus",
+            "--smoke",
+            "--json",
+            "--bytes",
+            "256KiB",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["generator"], "xoroshiro128plusplus");
+    assert_eq!(v["bytes"], 256 * 1024);
+    assert_eq!(v["pass"], true);
+    assert_eq!(v["scores"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_flag() {
+    let out = stats()
+        .args(["percpu", "--bytes", "8 parsecs"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--bytes"));
+
+    let out = stats().arg("no-such-generator").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("no-such-generator")
+    );
+
+    // GEN is required unless --list.
+    let out = stats().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

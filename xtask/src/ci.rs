@@ -1,0 +1,241 @@
+//! `cargo xtask ci`: every check CI runs, as an enum of steps in CI's order.
+
+use std::time::Instant;
+
+use clap::ValueEnum;
+
+use crate::cmd::{cargo, cargo_nightly};
+use crate::config::{
+    FUZZ_SMOKE_SECONDS, LIB_CRATES, MIRI, SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
+};
+use crate::{Result, flags, fuzz, loom, no_std};
+
+/// The CI steps, declared in the order CI runs them; `--only` / `--skip` take their names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Step {
+    /// rustfmt --check, the workspace and fuzz/
+    Fmt,
+    /// clippy -D warnings, every target and feature
+    Clippy,
+    /// every test, then the shuffle shape check in release
+    Test,
+    /// the library crates without std on the host: clippy and tests
+    NoDefaultFeatures,
+    /// rustdoc -D warnings
+    Doc,
+    /// the criterion benches build
+    BenchBuild,
+    /// the no_std builds (`cargo xtask no-std`)
+    NoStd,
+    /// every loom model (`cargo xtask loom`)
+    Loom,
+    /// miri over the tests that need no FFI, inline assembly, signals or fork
+    Miri,
+    /// ThreadSanitizer and AddressSanitizer over the stress tests
+    Sanitizers,
+    /// every cargo-fuzz target builds
+    FuzzBuild,
+    /// every fuzz target runs a short while
+    FuzzSmoke,
+    /// every publishable crate packages and builds on its own
+    Package,
+}
+
+impl Step {
+    /// Every step, in CI's order.
+    pub fn all() -> &'static [Step] {
+        Step::value_variants()
+    }
+
+    /// The step's name on the command line (`no-default-features`).
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_owned())
+    }
+
+    /// Runs the step.
+    fn run(self) -> Result {
+        let name = self.name();
+        let name = name.as_str();
+        match self {
+            Step::Fmt => {
+                cargo(name, ["fmt", "--all", "--", "--check"]).run()?;
+                cargo(
+                    name,
+                    ["fmt", "--manifest-path", "fuzz/Cargo.toml", "--", "--check"],
+                )
+                .run()
+            }
+            Step::Clippy => cargo(
+                name,
+                [
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--all-features",
+                    "--",
+                    "-D",
+                    "warnings",
+                ],
+            )
+            .run(),
+            Step::Test => {
+                cargo(name, ["test", "--workspace", "--all-features"]).run()?;
+                // The simulator's shape check (the conflict-rate shape that Linux commit
+                // e900a918b098 reports) needs release speed (about 3 s there).
+                cargo(
+                    name,
+                    [
+                        "test",
+                        "--release",
+                        "-p",
+                        "scalrand-shuffle",
+                        "--test",
+                        "shape",
+                        "--",
+                        "--ignored",
+                    ],
+                )
+                .run()
+            }
+            Step::NoDefaultFeatures => {
+                // The library crates without `std` (on the host): lints and tests still pass.
+                for pkg in LIB_CRATES {
+                    cargo(name, ["clippy", "-p", pkg, "--all-targets"])
+                        .args(["--no-default-features", "--", "-D", "warnings"])
+                        .run()?;
+                    cargo(name, ["test", "-p", pkg, "--no-default-features"]).run()?;
+                }
+                Ok(())
+            }
+            Step::Doc => cargo(name, ["doc", "--workspace", "--no-deps", "--all-features"])
+                .env("RUSTDOCFLAGS", "-D warnings")
+                .run(),
+            Step::BenchBuild => cargo(name, ["bench", "-p", "scalrand-benches", "--no-run"]).run(),
+            Step::NoStd => no_std::run(),
+            Step::Loom => loom::run(),
+            Step::Miri => miri(),
+            Step::Sanitizers => sanitizers(),
+            Step::FuzzBuild => cargo_nightly(name, ["fuzz", "build", "--fuzz-dir", "fuzz"]).run(),
+            Step::FuzzSmoke => fuzz::run(&flags::Fuzz {
+                seconds: FUZZ_SMOKE_SECONDS,
+                runs: None,
+                quiet: false,
+                targets: vec![],
+            }),
+            Step::Package => {
+                // Every publishable crate packages and its tarball builds on its own (cargo
+                // resolves the workspace's unpublished crates through a local overlay
+                // registry).
+                let mut c = cargo(name, ["package", "--allow-dirty", "--workspace"]);
+                for pkg in UNPUBLISHED {
+                    c = c.args(["--exclude", pkg]);
+                }
+                c.target_dir("package-check").run()
+            }
+        }
+    }
+}
+
+/// The steps `--only` and `--skip` leave, in CI's order.
+fn selected(flags: &flags::Ci) -> Vec<Step> {
+    Step::all()
+        .iter()
+        .copied()
+        .filter(|s| flags.only.is_empty() || flags.only.contains(s))
+        .filter(|s| !flags.skip.contains(s))
+        .collect()
+}
+
+/// `cargo xtask ci`.
+pub fn run(flags: &flags::Ci) -> Result {
+    let steps = selected(flags);
+    if flags.list {
+        for s in &steps {
+            println!("{}", s.name());
+        }
+        return Ok(());
+    }
+    let t = Instant::now();
+    for s in steps {
+        s.run()?;
+    }
+    eprintln!(
+        "\nxtask ci: all steps passed in {:.0}s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn miri() -> Result {
+    for (pkg, args) in MIRI {
+        cargo_nightly(&format!("miri {pkg}"), ["miri", "test", "-p", pkg])
+            .args(*args)
+            // Isolation off: proptest's failure persistence reads the working directory.
+            .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+            .env("PROPTEST_CASES", "4")
+            .run()?;
+    }
+    Ok(())
+}
+
+fn sanitizers() -> Result {
+    for san in SANITIZERS {
+        for (pkg, test) in SANITIZE {
+            let c = cargo_nightly(
+                &format!("{san}-sanitizer {pkg} {test}"),
+                ["test", "-Zbuild-std", "--target", SANITIZER_HOST],
+            )
+            .args(["-p", pkg, "--test", test])
+            .env("RUSTFLAGS", format!("-Zsanitizer={san}"))
+            .env("RUSTDOCFLAGS", format!("-Zsanitizer={san}"))
+            .target_dir(&format!("san-{san}"));
+            let c = if *san == "thread" {
+                // Fail on the first report instead of printing and exiting 0.
+                c.env("TSAN_OPTIONS", "halt_on_error=1")
+            } else {
+                c.env("ASAN_OPTIONS", "detect_leaks=1")
+            };
+            c.run()?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_keep_ci_order_and_names() {
+        let names: Vec<String> = Step::all().iter().map(|s| s.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "fmt",
+                "clippy",
+                "test",
+                "no-default-features",
+                "doc",
+                "bench-build",
+                "no-std",
+                "loom",
+                "miri",
+                "sanitizers",
+                "fuzz-build",
+                "fuzz-smoke",
+                "package",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_and_skip_select_in_ci_order() {
+        let f = flags::Ci {
+            only: vec![Step::Test, Step::Fmt, Step::Miri],
+            skip: vec![Step::Miri],
+            list: true,
+        };
+        assert_eq!(selected(&f), [Step::Fmt, Step::Test]);
+    }
+}

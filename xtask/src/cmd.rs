@@ -1,0 +1,139 @@
+//! The one way xtask starts a process: a labelled [`Cmd`] that logs what it runs and how long
+//! it took, and turns a failure into an error naming the label.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Instant;
+
+use crate::{Result, project_root};
+
+/// A command with the label its log lines and errors carry.
+pub struct Cmd {
+    label: String,
+    inner: Command,
+}
+
+impl fmt::Debug for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {:?}", self.label, self.inner)
+    }
+}
+
+/// `cargo ARGS` from the workspace root, with the cargo that runs xtask (`$CARGO`).
+pub fn cargo<I, S>(label: &str, args: I) -> Cmd
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    Cmd::new(label, cargo).args(args)
+}
+
+/// `cargo +nightly ARGS` from the workspace root, through rustup's proxy (`$CARGO` points at
+/// stable).
+pub fn cargo_nightly<I, S>(label: &str, args: I) -> Cmd
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut c = Cmd::new(label, "cargo").arg("+nightly").args(args);
+    // Let rustup pick the toolchain from `+nightly`, not from the outer cargo's environment.
+    c.inner
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO")
+        .env_remove("RUSTC");
+    c
+}
+
+impl Cmd {
+    /// `program`, run from the workspace root.
+    pub fn new(label: &str, program: impl AsRef<OsStr>) -> Self {
+        let mut inner = Command::new(program);
+        inner.current_dir(project_root());
+        Self {
+            label: label.to_owned(),
+            inner,
+        }
+    }
+
+    /// One more argument.
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
+        self.inner.arg(a);
+        self
+    }
+
+    /// More arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.inner.args(args);
+        self
+    }
+
+    /// An environment variable for the command.
+    pub fn env(mut self, k: &str, v: impl AsRef<OsStr>) -> Self {
+        self.inner.env(k, v);
+        self
+    }
+
+    /// A target directory of its own under `target/` (keeps the host build cache intact).
+    pub fn target_dir(self, sub: &str) -> Self {
+        let dir = project_root().join("target").join(sub);
+        self.env("CARGO_TARGET_DIR", dir)
+    }
+
+    /// Where the command's stdin comes from (inherited unless set).
+    pub fn stdin(mut self, input: impl Into<Stdio>) -> Self {
+        self.inner.stdin(input);
+        self
+    }
+
+    /// Where the command's stdout and stderr go (inherited unless set).
+    pub fn stdio(mut self, out: impl Into<Stdio>, err: impl Into<Stdio>) -> Self {
+        self.inner.stdout(out).stderr(err);
+        self
+    }
+
+    /// Runs it to the end, logging the command and its time on stderr; an error unless it
+    /// exits 0.
+    pub fn run(self) -> Result {
+        eprintln!("\n==> {self:?}");
+        let label = self.label.clone();
+        let t = Instant::now();
+        let result = self.run_unlogged();
+        eprintln!("<== [{label}] {:.1}s", t.elapsed().as_secs_f64());
+        result
+    }
+
+    /// Runs it to the end without the log lines (for callers drawing a progress bar).
+    pub fn run_unlogged(mut self) -> Result {
+        let status = self
+            .inner
+            .status()
+            .map_err(|e| format!("[{}] cannot start: {e}", self.label))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("[{}] failed: {status}", self.label))
+        }
+    }
+
+    /// Runs it to the end and captures its output (whatever the exit status).
+    pub fn output(mut self) -> Result<Output> {
+        self.inner
+            .output()
+            .map_err(|e| format!("[{}] cannot start: {e}", self.label))
+    }
+
+    /// Starts it with its stdout piped, for another command to read.
+    pub fn spawn_piped(mut self) -> Result<Child> {
+        eprintln!("==> [{}] {:?} |", self.label, self.inner);
+        self.inner
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("[{}] cannot start: {e}", self.label))
+    }
+}

@@ -1,0 +1,77 @@
+//! The data CI works through, in one place: which packages, tests and targets each step
+//! covers. Edit these tables, not the steps.
+
+/// The library crates (without the facade): `no-default-features` lints and tests each.
+pub const LIB_CRATES: &[&str] = &[
+    "scalrand-os",
+    "scalrand-fastprng",
+    "scalrand-pool",
+    "scalrand-shuffle",
+    "scalrand-simd-chunk",
+];
+
+/// Workspace packages that are not published, so `package` leaves them out.
+pub const UNPUBLISHED: &[&str] = &["scalrand-benches", "xtask", "scalrand-example-firmware"];
+
+/// miri runs: (package, cargo test arguments). Everything that is not FFI, inline assembly,
+/// signals or `fork` (those tests carry `#[cfg_attr(miri, ignore)]`).
+pub const MIRI: &[(&str, &[&str])] = &[
+    // The OS layer's lock, wipe-on-fork slices (heap under miri) and clock.
+    ("scalrand-os", &["--lib"]),
+    (
+        "scalrand-fastprng",
+        &[
+            "--lib", "--test", "reference", "--test", "percpu", "--test", "wyrand",
+        ],
+    ),
+    // The node pools' hand-rolled try-lock and slot code (the crate's `unsafe`).
+    ("scalrand-pool", &["--lib", "numa::tests"]),
+];
+
+/// ThreadSanitizer and AddressSanitizer runs over the concurrency stress tests:
+/// (package, test target).
+pub const SANITIZE: &[(&str, &str)] = &[
+    ("scalrand-fastprng", "percpu"),
+    ("scalrand-fastprng", "wyrand"),
+    ("scalrand-pool", "fortuna_concurrent"),
+    ("scalrand-pool", "numa_nodes"),
+];
+
+/// The sanitizers, in the order CI runs them (`-Zsanitizer=NAME`).
+pub const SANITIZERS: &[&str] = &["thread", "address"];
+
+/// The host target the sanitizer runs build std for.
+pub const SANITIZER_HOST: &str = "x86_64-unknown-linux-gnu";
+
+/// Seconds each fuzz target runs in CI's smoke (`cargo xtask fuzz` defaults to 60).
+pub const FUZZ_SMOKE_SECONDS: u64 = 30;
+
+/// Library crates and the feature sets that must build without `std`.
+pub const NO_STD: &[(&str, &str)] = &[
+    ("scalrand-os", ""),
+    ("scalrand-os", "alloc"),
+    ("scalrand-fastprng", ""),
+    ("scalrand-fastprng", "alloc"),
+    ("scalrand-pool", ""),
+    ("scalrand-shuffle", ""),
+    ("scalrand-simd-chunk", ""),
+    ("scalrand-simd-chunk", "async"),
+    ("scalrand", ""),
+    ("scalrand-example-firmware", ""),
+];
+
+/// The bare-metal target of the no-std builds.
+pub const NO_STD_TARGET: &str = "thumbv7em-none-eabihf";
+
+/// The cfg that swaps the atomics for loom's (`RUSTFLAGS="--cfg NAME"` in the loom runs).
+pub const LOOM_CFG: &str = "scalrand_loom";
+
+/// loom models: (package, test target or `--lib`, optional test-name filter,
+/// `LOOM_MAX_PREEMPTIONS`). The bound keeps each model inside loom's branch limit and CI's
+/// time budget; the node-pool and Fortuna models have longer paths per interleaving.
+pub const LOOM: &[(&str, &str, &str, u32)] = &[
+    ("scalrand-fastprng", "loom_percpu", "", 3),
+    ("scalrand-simd-chunk", "loom_flag", "", 3),
+    ("scalrand-pool", "--lib", "numa::loom_tests", 2),
+    ("scalrand-pool", "--lib", "fortuna::rng::loom", 2),
+];

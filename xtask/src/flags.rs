@@ -1,0 +1,164 @@
+//! The command line, declared (clap's derive API): every command, flag and value type is here,
+//! so `cargo xtask --help` and `cargo xtask COMMAND --help` are generated from one place and
+//! a bad flag exits 2 naming it.
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::ci::Step;
+
+const EXAMPLES: &str = "\
+Examples:
+  cargo xtask ci                            everything CI checks, in order
+  cargo xtask ci --only clippy --only test  two steps
+  cargo xtask ci --skip miri --skip sanitizers
+  cargo xtask ci --list                     the steps, in order
+  cargo xtask scaling --threads 1,2 --filter crypto
+  cargo xtask fuzz --seconds 60 numa_pools
+  cargo xtask stats xoroshiro128plusplus --dieharder";
+
+/// The project's automation: CI, the scaling harness, no_std builds, loom, fuzzing and
+/// statistical batteries.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", version, after_help = EXAMPLES)]
+pub struct Xtask {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Everything CI checks (`.ci/run` runs this), step by step
+    Ci(Ci),
+    /// The scaling harness: throughput against threads, tables and plots (`--help` for its
+    /// options)
+    Scaling(Scaling),
+    /// Every library crate for thumbv7em-none-eabihf, without std
+    NoStd,
+    /// Every loom model (release, `--cfg scalrand_loom`)
+    Loom,
+    /// Fuzz campaigns (cargo-fuzz on nightly), one target after another
+    Fuzz(Fuzz),
+    /// A generator's raw output, its smoke scores, or a dieharder run over it
+    Stats(Stats),
+}
+
+/// `cargo xtask ci`.
+#[derive(Debug, Args)]
+pub struct Ci {
+    /// Run only these steps (repeatable), in CI's order
+    #[arg(long, value_name = "STEP")]
+    pub only: Vec<Step>,
+    /// Leave these steps out (repeatable)
+    #[arg(long, value_name = "STEP")]
+    pub skip: Vec<Step>,
+    /// Print the steps that would run, in order, and exit
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// `cargo xtask scaling ARGS...`: the arguments go to the harness as they are.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct Scaling {
+    /// The harness's arguments (`cargo xtask scaling --help` lists them)
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub args: Vec<String>,
+}
+
+/// `cargo xtask fuzz`.
+#[derive(Debug, Args)]
+pub struct Fuzz {
+    /// Seconds each target runs
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub seconds: u64,
+    /// Stop a target after N executions (or after --seconds, whichever comes first)
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// No progress bar; libFuzzer's output goes to the terminal as it comes
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Targets to fuzz [default: every target of `cargo fuzz list`]
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+}
+
+/// `cargo xtask stats`.
+#[derive(Debug, Args)]
+pub struct Stats {
+    /// The generator (`--list` names them)
+    #[arg(value_name = "GEN", required_unless_present = "list")]
+    pub generator: Option<String>,
+    /// List the generators and exit
+    #[arg(long)]
+    pub list: bool,
+    /// Bytes to write, e.g. 8MiB (0: until the reader stops)
+    #[arg(long, value_name = "SIZE")]
+    pub bytes: Option<String>,
+    /// Seed of the seedable generators
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// The quick z-scores instead of raw bytes
+    #[arg(long, conflicts_with = "dieharder")]
+    pub smoke: bool,
+    /// With --smoke: the scores as JSON
+    #[arg(long, requires = "smoke")]
+    pub json: bool,
+    /// Pipe the output into `dieharder -g 200`, with ARGS (default `-a`, the whole battery);
+    /// must come last
+    #[arg(long, value_name = "ARGS", num_args = 0.., allow_hyphen_values = true)]
+    pub dieharder: Option<Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[test]
+    fn scaling_passes_everything_through() {
+        let x = Xtask::try_parse_from(["xtask", "scaling", "--help", "--threads", "1,2"]).unwrap();
+        let Command::Scaling(s) = x.command else {
+            panic!("not scaling: {x:?}")
+        };
+        assert_eq!(s.args, ["--help", "--threads", "1,2"]);
+    }
+
+    #[test]
+    fn dieharder_takes_the_rest_of_the_line() {
+        let x =
+            Xtask::try_parse_from(["xtask", "stats", "percpu", "--dieharder", "-d", "0"]).unwrap();
+        let Command::Stats(s) = x.command else {
+            panic!("not stats: {x:?}")
+        };
+        assert_eq!(s.generator.as_deref(), Some("percpu"));
+        assert_eq!(
+            s.dieharder.as_deref(),
+            Some(&["-d".to_owned(), "0".to_owned()][..])
+        );
+
+        let x = Xtask::try_parse_from(["xtask", "stats", "percpu", "--dieharder"]).unwrap();
+        let Command::Stats(s) = x.command else {
+            panic!("not stats: {x:?}")
+        };
+        assert_eq!(s.dieharder.as_deref(), Some(&[][..]));
+    }
+
+    #[test]
+    fn steps_are_typed() {
+        let x =
+            Xtask::try_parse_from(["xtask", "ci", "--only", "no-std", "--skip", "fmt"]).unwrap();
+        let Command::Ci(c) = x.command else {
+            panic!("not ci: {x:?}")
+        };
+        assert_eq!(c.only, [Step::NoStd]);
+        assert_eq!(c.skip, [Step::Fmt]);
+        assert!(Xtask::try_parse_from(["xtask", "ci", "--only", "clipy"]).is_err());
+    }
+}

@@ -1,0 +1,104 @@
+//! `cargo xtask fuzz`: cargo-fuzz campaigns (nightly), one target after another, each for
+//! `--seconds` (and at most `--runs` executions), with a progress bar over the targets.
+//!
+//! When the bar is shown (stderr is a terminal and no `--quiet`), libFuzzer's own output goes
+//! to `target/fuzz-logs/TARGET.log` so it does not tear the bar; otherwise (CI, `--quiet`) it
+//! goes to the terminal as before.
+
+use std::fs::File;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cmd::cargo_nightly;
+use crate::{Result, flags, project_root};
+
+/// Every target `cargo fuzz list` names.
+fn all_targets() -> Result<Vec<String>> {
+    let out = cargo_nightly("fuzz list", ["fuzz", "list", "--fuzz-dir", "fuzz"]).output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo fuzz list: {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .filter(|l| !l.is_empty())
+        .collect())
+}
+
+fn progress(len: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    // Hidden by itself when stderr is not a terminal.
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// `cargo xtask fuzz`.
+pub fn run(flags: &flags::Fuzz) -> Result {
+    let targets = if flags.targets.is_empty() {
+        all_targets()?
+    } else {
+        flags.targets.clone()
+    };
+    let root = project_root();
+    let bar = progress(targets.len() as u64, flags.quiet);
+    let logs = root.join("target/fuzz-logs");
+    for t in &targets {
+        // New inputs go to the (ignored) working corpus, the first directory; the committed
+        // seeds (a minimised corpus of the long campaigns, plus any crash turned regression
+        // input) are replayed with it before fuzzing, so even a 30 s smoke starts from the
+        // campaigns' coverage.
+        let corpus = root.join("fuzz/corpus").join(t);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let seeds = root.join("fuzz/seeds").join(t);
+        let mut c = cargo_nightly(
+            &format!("fuzz {t}"),
+            ["fuzz", "run", "--fuzz-dir", "fuzz", t],
+        )
+        .arg(&corpus);
+        if seeds.is_dir() {
+            c = c.arg(&seeds);
+        }
+        c = c.args([
+            "--".to_owned(),
+            format!("-max_total_time={}", flags.seconds),
+            "-print_final_stats=1".to_owned(),
+        ]);
+        if let Some(n) = flags.runs {
+            // Stops at N executions or after --seconds, whichever comes first.
+            c = c.arg(format!("-runs={n}"));
+        }
+        bar.set_message(format!("{t} (up to {} s)", flags.seconds));
+        if bar.is_hidden() {
+            c.run()?;
+        } else {
+            std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+            let log = logs.join(format!("{t}.log"));
+            let io = |e: std::io::Error| format!("{}: {e}", log.display());
+            let out = File::create(&log).map_err(io)?;
+            let err = out.try_clone().map_err(io)?;
+            bar.println(format!(
+                "fuzz {t}: libFuzzer's output goes to {}",
+                log.display()
+            ));
+            c.stdio(out, err)
+                .run_unlogged()
+                .map_err(|e| format!("{e}; see {}", log.display()))?;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
