@@ -40,7 +40,9 @@ fn next_u64(c: &mut Criterion) {
         .force_try_lock();
     g.bench_function("PerCpu (try-lock)", |b| b.iter(|| black_box(q.next_u64())));
     let w = PerCpuWyRand::new(WyRand::from_state(5)).unwrap();
-    g.bench_function("PerCpuWyRand (rseq)", |b| b.iter(|| black_box(w.next_u64())));
+    g.bench_function("PerCpuWyRand (rseq)", |b| {
+        b.iter(|| black_box(w.next_u64()))
+    });
     g.bench_function("thread-local rand_xoshiro", |b| {
         b.iter(|| black_box(TL.with(|r| r.borrow_mut().next_u64())))
     });

@@ -21,7 +21,13 @@ pub const MIRI: &[(&str, &[&str])] = &[
     (
         "scalrand-fastprng",
         &[
-            "--lib", "--test", "reference", "--test", "percpu", "--test", "wyrand",
+            "--lib",
+            "--test",
+            "reference",
+            "--test",
+            "percpu",
+            "--test",
+            "wyrand",
         ],
     ),
     // The node pools' hand-rolled try-lock and slot code (the crate's `unsafe`).

@@ -14,7 +14,8 @@ use scalrand_os::{Lock, LockGuard};
 pub const BUSY_SWEEPS: u32 = 256;
 
 /// What a try-lock slot holds.
-pub(crate) trait SlotRng: Clone + Send {    /// Replaces a state that a thread stopped halfway through a step could have left invalid
+pub(crate) trait SlotRng: Clone + Send {
+    /// Replaces a state that a thread stopped halfway through a step could have left invalid
     /// (taking over a slot orphaned by a fork); `salt` differs per process image.
     fn repair(&mut self, salt: u64);
 }

@@ -32,6 +32,11 @@ no_step!(step_plus, step_plusplus, step_starstar);
 /// # Safety
 /// None needed; it touches nothing.
 #[inline(always)]
-pub(crate) unsafe fn step_wyrand(_off: isize, _base: *mut u8, _cpus: u32, _inc: u64) -> Option<u64> {
+pub(crate) unsafe fn step_wyrand(
+    _off: isize,
+    _base: *mut u8,
+    _cpus: u32,
+    _inc: u64,
+) -> Option<u64> {
     None
 }

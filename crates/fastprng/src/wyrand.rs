@@ -220,8 +220,7 @@ impl PerCpuWyRand {
 
     /// Which path [`next_u64`](Self::next_u64) takes on the calling thread.
     pub fn fast_path(&self) -> FastPath {
-        if self.rseq_off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus())
-        {
+        if self.rseq_off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus()) {
             return FastPath::Rseq;
         }
         FastPath::TryLock
@@ -322,11 +321,7 @@ impl PerCpuWyRand {
 
     /// Every slot's state, rseq slots first, then try-lock slots.
     pub fn slot_states(&mut self) -> Vec<u64> {
-        let mut v: Vec<u64> = self
-            .rseq
-            .iter_mut()
-            .map(|s| *s.state.get_mut())
-            .collect();
+        let mut v: Vec<u64> = self.rseq.iter_mut().map(|s| *s.state.get_mut()).collect();
         v.extend(self.locked.states_mut().map(|r| r.state()));
         v
     }

@@ -37,7 +37,10 @@ fn pin_to(cpu: usize) -> bool {
 /// slot `cpu` starts at the master's `cpu`-th output.
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 #[test]
-#[cfg_attr(miri, ignore = "inline assembly and sched_setaffinity are outside miri")]
+#[cfg_attr(
+    miri,
+    ignore = "inline assembly and sched_setaffinity are outside miri"
+)]
 fn rseq_step_is_bit_exact_on_a_pinned_cpu() {
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -105,7 +108,10 @@ fn exact_accounting(p: PerCpuWyRand, master: u64) {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under miri")]
 fn contention_exact_accounting() {
-    exact_accounting(PerCpuWyRand::with_cpus(WyRand::from_state(5), 2).unwrap(), 5);
+    exact_accounting(
+        PerCpuWyRand::with_cpus(WyRand::from_state(5), 2).unwrap(),
+        5,
+    );
 }
 
 #[test]
@@ -120,7 +126,10 @@ fn forced_try_lock_exact_accounting() {
 #[test]
 fn bad_inputs() {
     let m = WyRand::from_state(1);
-    assert_eq!(PerCpuWyRand::with_cpus(m.clone(), 0).unwrap_err(), Error::NoSlots);
+    assert_eq!(
+        PerCpuWyRand::with_cpus(m.clone(), 0).unwrap_err(),
+        Error::NoSlots
+    );
     assert!(matches!(
         PerCpuWyRand::with_cpus(m.clone(), scalrand_fastprng::MAX_CPUS + 1),
         Err(Error::TooManySlots { .. })
@@ -132,7 +141,9 @@ fn bad_inputs() {
     );
     // Re-entrant use returns (typed error or overflow stream), never spins.
     let (nested, a, b) = p
-        .with_cpu(0, |_| (p.with_cpu(0, |r| r.next_raw()), p.next_u64(), p.next_u64()))
+        .with_cpu(0, |_| {
+            (p.with_cpu(0, |r| r.next_raw()), p.next_u64(), p.next_u64())
+        })
         .unwrap();
     assert_eq!(nested, Err(Error::SlotsBusy));
     assert_ne!(a, b);

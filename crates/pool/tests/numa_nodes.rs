@@ -4,7 +4,7 @@
 
 use scalrand_pool::numa::{INIT_BITS, NodePools, PUSH_BITS, Topology};
 
-/// The seed's shape: 4 nodes of 4 CPUs.
+/// The shape of Andi Kleen's 2015 measurements (LKML, "Make /dev/urandom scalable"): 4 nodes of 4 CPUs.
 fn four_by_four() -> Topology {
     Topology::from_nodes((0..4).map(|n| (4 * n..4 * n + 4).collect()).collect())
 }

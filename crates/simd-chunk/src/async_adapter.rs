@@ -3,7 +3,7 @@
 //! says so. No runtime dependency: the default policy yields with `wake_by_ref` + `Pending`,
 //! which every executor understands.
 //!
-//! The seed (`seeds/004`) is about kernel FPU sections; the same disease in async Rust is a
+//! The kernel thread this crate follows (LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022) is about kernel FPU sections; the same disease in async Rust is a
 //! large hash inside a future blocking its executor thread. Here the "section" is the poll:
 //! a per-poll budget plays the role of `need_resched()`, and returning `Pending` is the
 //! `cond_resched()`.

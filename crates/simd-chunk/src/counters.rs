@@ -1,5 +1,5 @@
-//! Cheap counters for what the driver did: the seed's `fpu_rescheds` module parameter and its
-//! "longest FPU context", plus the numbers needed to check a policy (`seeds/004`).
+//! Cheap counters for what the driver did: the `fpu_rescheds` module parameter and its
+//! "longest FPU context", plus the numbers needed to check a policy (LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022).
 
 /// What a chunked run did. Plain integers bumped once per check interval, so keeping them costs
 /// a few additions per 4 KiB; they carry no secret data and print freely.
@@ -19,7 +19,7 @@ pub struct Counters {
     /// Bytes processed.
     pub bytes: u64,
     /// Longest stretch, in bytes, processed without a yield in between: the byte analogue of
-    /// the seed's "longest FPU context". For async futures, the most bytes hashed in one poll.
+    /// the thread's "longest FPU context". For async futures, the most bytes hashed in one poll.
     pub longest_stretch: u64,
 }
 

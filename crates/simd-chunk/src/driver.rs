@@ -1,4 +1,4 @@
-//! The synchronous driver: the seed's loop (`seeds/004`, Peter Lafreniere's sketch and
+//! The synchronous driver: the kernel thread's loop (LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022; Peter Lafreniere's sketch and
 //! Robert Elliott's `kernel_fpu_yield()` version) over any RustCrypto hasher or any
 //! `FnMut(&mut [u8])` filler.
 //!

@@ -1,6 +1,6 @@
 //! Check-interval policies: how many bytes to process between two `should_yield` checks.
 //!
-//! Follows the outcome of the seed's thread (`seeds/004`) and the kernel patches after it: a
+//! Follows the outcome of the kernel thread LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022 and the kernel patches after it: a
 //! fixed 4 KiB interval with a cheap test, not per-algorithm byte tables. Two refinements the
 //! issue asks for: the interval is rounded to a multiple of the algorithm's block size (so the
 //! hasher never buffers a partial block at a check), and a latency target can be turned into an

@@ -122,7 +122,7 @@ impl YieldNow for ThreadYield {
 }
 
 /// Yields when another thread (a scheduler, a watchdog, an interrupt handler) has set a flag:
-/// the seed's `need_resched()` as an [`AtomicBool`].
+/// the kernel's `need_resched()` as an [`AtomicBool`].
 ///
 /// `should_yield` is one relaxed load. `yield_now` clears the flag *before* yielding, so a
 /// request raised while the yield runs is seen at the next check instead of being lost. The

@@ -1,5 +1,5 @@
 //! The SIMD-section half of the trait pair: `kernel_fpu_begin()` / `kernel_fpu_end()` in the
-//! seed (`seeds/004`, "crypto: x86/poly - limit FPU preemption").
+//! thread LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022.
 //!
 //! In a kernel, SIMD registers belong to user space; code that wants them saves that state
 //! first and, while it holds them, must not be preempted. The driver enters a section once per

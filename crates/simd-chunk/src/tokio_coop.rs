@@ -8,7 +8,7 @@
 //! task's budget is spent, shows up in tokio's forced-yield metric, and runs to completion in
 //! one poll under `tokio::task::coop::unconstrained` or outside a runtime.
 //!
-//! Follows the seed's idea (`seeds/004`) that the environment, not the algorithm, decides when
+//! Follows the idea of LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022 that the environment, not the algorithm, decides when
 //! to yield: here the environment is tokio's scheduler.
 
 use core::task::{Context, Poll};
