@@ -18,6 +18,8 @@ pub mod report;
 pub mod rows;
 pub mod sources;
 pub mod stats;
+#[cfg(target_os = "linux")]
+pub mod vdso;
 
 /// What one unit of work is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -70,7 +70,38 @@ impl Series {
     pub fn scaling(&self) -> Option<f64> {
         Some(self.last()? / self.points.first()?.per_sec)
     }
+
+    /// The serialized fraction `s` of one operation (time under a lock or on a contended
+    /// line) that Amdahl's law, `speedup(n) = 1 / (s + (1 - s) / n)`, fits to the speedup
+    /// measured from one thread to the most: `s = (n / speedup - 1) / (n - 1)`, clamped to
+    /// `[0, 1]` (a row that gets slower with threads, as a contended mutex does, is at 1:
+    /// nothing of it runs in parallel). `None` with fewer than two thread counts.
+    pub fn serial_fraction(&self) -> Option<f64> {
+        let first = self.points.first()?;
+        let last = self.points.last()?;
+        if first.threads != 1 || last.threads < 2 {
+            return None;
+        }
+        let n = last.threads as f64;
+        let speedup = last.per_sec / first.per_sec;
+        Some(((n / speedup - 1.0) / (n - 1.0)).clamp(0.0, 1.0))
+    }
+
+    /// The throughput Amdahl's law allows at `cpus` CPUs given [`serial_fraction`]: one
+    /// thread's throughput times `1 / (s + (1 - s) / cpus)`. A bound from two points on a
+    /// small machine, not a measurement: per-CPU rows fit `s` near 0 (noise), lock-bound rows
+    /// near 1.
+    ///
+    /// [`serial_fraction`]: Series::serial_fraction
+    pub fn amdahl_bound(&self, cpus: usize) -> Option<f64> {
+        let s = self.serial_fraction()?;
+        let one = self.points.first()?.per_sec;
+        Some(one / (s + (1.0 - s) / cpus as f64))
+    }
 }
+
+/// The CPU counts the Amdahl columns extrapolate to.
+pub const AMDAHL_CPUS: [usize; 3] = [16, 64, 256];
 
 /// A throughput in the unit's usual form: `M/s` for calls, `MB/s` for bytes.
 pub fn human(per_sec: f64, unit: Unit) -> String {
@@ -113,6 +144,8 @@ pub fn group_table(report: &Report, group: &Group) -> Table {
     let mut header = vec!["generator".to_owned()];
     header.extend(report.threads.iter().map(|t| format!("{t} thr")));
     header.push(format!("{maxt}/1 thr"));
+    header.push("serial s".to_owned());
+    header.extend(AMDAHL_CPUS.iter().map(|c| format!("bound {c} CPUs")));
     let rows = group
         .series
         .iter()
@@ -124,6 +157,14 @@ pub fn group_table(report: &Report, group: &Group) -> Table {
             )];
             cells.extend(s.points.iter().map(|p| human(p.per_sec, group.unit)));
             cells.push(format!("{:.2}x", s.scaling().unwrap_or(1.0)));
+            cells.push(
+                s.serial_fraction()
+                    .map_or_else(|| "-".to_owned(), |f| format!("{f:.3}")),
+            );
+            cells.extend(AMDAHL_CPUS.iter().map(|&c| {
+                s.amdahl_bound(c)
+                    .map_or_else(|| "-".to_owned(), |b| human(b, group.unit))
+            }));
             cells
         })
         .collect();
@@ -145,16 +186,29 @@ impl Report {
             let ours: Vec<&Series> = g.series.iter().filter(|s| !s.baseline).collect();
             let base: Vec<&Series> = g.series.iter().filter(|s| s.baseline).collect();
             if !ours.is_empty() && !base.is_empty() {
-                md.push_str(&format!(
-                    "\nRatios at {maxt} threads (ours / baseline):\n\n"
-                ));
-                for o in &ours {
-                    let ov = o.last().unwrap_or(0.0);
-                    let parts: Vec<String> = base
-                        .iter()
-                        .map(|b| format!("{:.2}x {}", ov / b.last().unwrap_or(f64::NAN), b.name))
-                        .collect();
-                    md.push_str(&format!("- {}: {}\n", o.name, parts.join(", ")));
+                let mut counts = vec![1];
+                if maxt > 1 {
+                    counts.push(maxt);
+                }
+                for t in counts {
+                    let at = |s: &Series| {
+                        s.points
+                            .iter()
+                            .find(|p| p.threads == t)
+                            .map_or(f64::NAN, |p| p.per_sec)
+                    };
+                    md.push_str(&format!(
+                        "\nRatios at {t} thread{} (ours / baseline):\n\n",
+                        if t == 1 { "" } else { "s" }
+                    ));
+                    for o in &ours {
+                        let ov = at(o);
+                        let parts: Vec<String> = base
+                            .iter()
+                            .map(|b| format!("{:.2}x {}", ov / at(b), b.name))
+                            .collect();
+                        md.push_str(&format!("- {}: {}\n", o.name, parts.join(", ")));
+                    }
                 }
             }
             md.push('\n');
@@ -203,10 +257,33 @@ mod tests {
     fn markdown_has_the_table_and_the_ratios() {
         let md = report().markdown();
         assert!(md.starts_with("Measured by `cargo xtask scaling` on 2 CPUs (400 ms x 5 runs"));
-        assert!(md.contains("| generator | 1 thr | 2 thr | 2/1 thr |\n|---|---:|---:|---:|\n"));
-        assert!(md.contains("| ours | 100.0 M/s | 200.0 M/s | 2.00x |"));
-        assert!(md.contains("| Mutex *(baseline)* | 50.0 M/s | 10.0 M/s | 0.20x |"));
-        assert!(md.contains("- ours: 20.00x Mutex"));
+        assert!(md.contains(
+            "| generator | 1 thr | 2 thr | 2/1 thr | serial s | bound 16 CPUs | bound 64 CPUs | bound 256 CPUs |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        ));
+        // Perfect doubling fits s = 0: the bound is linear in the CPUs.
+        assert!(md.contains(
+            "| ours | 100.0 M/s | 200.0 M/s | 2.00x | 0.000 | 1600.0 M/s | 6400.0 M/s | 25600.0 M/s |"
+        ));
+        // A row that slows down is all serial: never above one thread.
+        assert!(md.contains(
+            "| Mutex *(baseline)* | 50.0 M/s | 10.0 M/s | 0.20x | 1.000 | 50.0 M/s | 50.0 M/s | 50.0 M/s |"
+        ));
+        assert!(md.contains("Ratios at 1 thread (ours / baseline):\n\n- ours: 2.00x Mutex"));
+        assert!(md.contains("Ratios at 2 threads (ours / baseline):\n\n- ours: 20.00x Mutex"));
+    }
+
+    #[test]
+    fn amdahl_fit() {
+        let r = report();
+        let ours = &r.groups[0].series[0];
+        assert_eq!(ours.serial_fraction(), Some(0.0));
+        // 1.5x on 2 threads: s = (2 / 1.5 - 1) / 1 = 1/3; at 16 CPUs 1 / (1/3 + 2/3/16) = 2.67x.
+        let mut third = ours.clone();
+        third.points[1].per_sec = 150e6;
+        let s = third.serial_fraction().unwrap();
+        assert!((s - 1.0 / 3.0).abs() < 1e-12);
+        let b = third.amdahl_bound(16).unwrap();
+        assert!((b - 100e6 / (1.0 / 3.0 + 2.0 / 3.0 / 16.0)).abs() < 1.0);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use rand_core::{Rng, SeedableRng};
-use scalrand_fastprng::{PerCpu, Xoroshiro128PlusPlus};
+use scalrand_fastprng::{PerCpu, PerCpuWyRand, WyRand, Xoroshiro128PlusPlus};
 
 use crate::{MakeError, Row, Unit, Worker};
 
@@ -35,6 +35,33 @@ thread_local! {
         RefCell::new(rand_xoshiro::Xoroshiro128PlusPlus::seed_from_u64(
             fastrand::u64(..),
         ));
+    static TL_SMALL: RefCell<rand::rngs::SmallRng> =
+        RefCell::new(rand::rngs::SmallRng::seed_from_u64(fastrand::u64(..)));
+}
+
+fn percpu_wyrand() -> Result<Worker, MakeError> {
+    let p = PerCpuWyRand::new(WyRand::from_state(fastrand::u64(..)))?;
+    Ok(Box::new(move |_, stop| spin(stop, || p.next_u64())))
+}
+
+/// The scoped API: one slot round trip per `BATCH` numbers.
+fn facade_with() -> Result<Worker, MakeError> {
+    Ok(Box::new(|_, stop| {
+        let mut n = 0;
+        let mut acc = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            acc ^= scalrand::fast::with(|r| (0..BATCH).fold(0, |a, _| a ^ r.next_raw()));
+            n += BATCH;
+        }
+        black_box(acc);
+        n
+    }))
+}
+
+fn thread_local_small_rng() -> Result<Worker, MakeError> {
+    Ok(Box::new(|_, stop| {
+        spin(stop, || TL_SMALL.with(|r| r.borrow_mut().next_u64()))
+    }))
 }
 
 fn percpu() -> Result<Worker, MakeError> {
@@ -87,6 +114,12 @@ pub fn rows() -> Vec<Row> {
             false,
             facade as fn() -> Result<Worker, MakeError>,
         ),
+        row(
+            "scalrand::fast::with (scoped, 1024 per call)",
+            false,
+            facade_with,
+        ),
+        row("PerCpuWyRand (&self)", false, percpu_wyrand),
         row("PerCpu<Xoroshiro128++> (&self)", false, percpu),
         row(
             "PerCpu<Xoroshiro128++> try-lock path",
@@ -96,5 +129,6 @@ pub fn rows() -> Vec<Row> {
         row("Mutex<Xoroshiro128PlusPlus>", true, mutex),
         row("thread-local rand_xoshiro", true, thread_local_xoshiro),
         row("fastrand::u64 (thread-local)", true, fastrand_u64),
+        row("thread-local rand SmallRng", true, thread_local_small_rng),
     ]
 }

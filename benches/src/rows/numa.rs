@@ -79,22 +79,44 @@ fn getrandom_fill<const LEN: usize>() -> Result<Worker, MakeError> {
     }))
 }
 
-/// The ceiling: each thread owns a ChaCha20 cipher and writes keystream, no key erasure, no
-/// sharing.
-fn raw_chacha<const LEN: usize>() -> Result<Worker, MakeError> {
+/// The ceiling: each thread owns a ChaCha cipher of `C`'s rounds and writes keystream, no
+/// key erasure, no sharing.
+fn raw_keystream<C: KeyIvInit + StreamCipher + 'static, const LEN: usize>()
+-> Result<Worker, MakeError> {
+    // A 32-byte key and a 12-byte nonce: checked once here, so the workers cannot fail.
+    C::new_from_slices(&[0; 32], &[0; 12]).map_err(|e| e.to_string())?;
     Ok(Box::new(|t, stop| {
         let key = [t as u8; 32];
-        let mut c = chacha20::ChaCha20::new(&key.into(), &[0u8; 12].into());
+        let Ok(mut c) = C::new_from_slices(&key, &[0u8; 12]) else {
+            return 0;
+        };
         let mut pos = 0usize;
         spin::<LEN>(stop, |b| {
             // Stay far from the 32-bit block counter's end (256 GiB).
             pos += b.len();
             if pos > 1 << 36 {
-                c = chacha20::ChaCha20::new(&key.into(), &[1u8; 12].into());
+                if let Ok(fresh) = C::new_from_slices(&key, &[1u8; 12]) {
+                    c = fresh;
+                }
                 pos = 0;
             }
             c.write_keystream(b);
         })
+    }))
+}
+
+fn raw_chacha<const LEN: usize>() -> Result<Worker, MakeError> {
+    raw_keystream::<chacha20::ChaCha20, LEN>()
+}
+
+/// The kernel's vDSO getrandom (Linux >= 6.11), called directly with one state per thread.
+#[cfg(target_os = "linux")]
+fn vdso_getrandom<const LEN: usize>() -> Result<Worker, MakeError> {
+    let v = std::sync::Arc::new(crate::vdso::Vdso::find()?);
+    drop(v.state()?);
+    Ok(Box::new(move |_, stop| match v.state() {
+        Ok(mut st) => spin::<LEN>(stop, |b| st.fill(b)),
+        Err(_) => 0,
     }))
 }
 
@@ -143,11 +165,30 @@ pub fn rows() -> Vec<Row> {
             thread_rng::<32>,
         ),
         row(GROUP_32, "getrandom::fill", true, getrandom_fill::<32>),
+        #[cfg(target_os = "linux")]
+        row(
+            GROUP_32,
+            "vDSO getrandom (direct, Linux >= 6.11)",
+            true,
+            vdso_getrandom::<32>,
+        ),
         row(
             GROUP_32,
             "raw ChaCha20 keystream per thread",
             true,
             raw_chacha::<32>,
+        ),
+        row(
+            GROUP_32,
+            "raw ChaCha12 keystream per thread",
+            true,
+            raw_keystream::<chacha20::ChaCha12, 32>,
+        ),
+        row(
+            GROUP_32,
+            "raw ChaCha8 keystream per thread",
+            true,
+            raw_keystream::<chacha20::ChaCha8, 32>,
         ),
         row(
             GROUP_4K,
@@ -169,11 +210,30 @@ pub fn rows() -> Vec<Row> {
             thread_rng::<4096>,
         ),
         row(GROUP_4K, "getrandom::fill", true, getrandom_fill::<4096>),
+        #[cfg(target_os = "linux")]
+        row(
+            GROUP_4K,
+            "vDSO getrandom (direct, Linux >= 6.11)",
+            true,
+            vdso_getrandom::<4096>,
+        ),
         row(
             GROUP_4K,
             "raw ChaCha20 keystream per thread",
             true,
             raw_chacha::<4096>,
+        ),
+        row(
+            GROUP_4K,
+            "raw ChaCha12 keystream per thread",
+            true,
+            raw_keystream::<chacha20::ChaCha12, 4096>,
+        ),
+        row(
+            GROUP_4K,
+            "raw ChaCha8 keystream per thread",
+            true,
+            raw_keystream::<chacha20::ChaCha8, 4096>,
         ),
         row(
             GROUP_NODES,
