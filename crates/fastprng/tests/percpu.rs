@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use rand_core::{Rng, SeedableRng};
+mod common;
+
 use scalrand_fastprng::{
     FastPath, PerCpu, Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar,
 };
@@ -72,17 +73,6 @@ proptest! {
     }
 }
 
-/// Pins the calling thread to one CPU; false if the system refuses.
-#[cfg(target_os = "linux")]
-fn pin_to(cpu: usize) -> bool {
-    // SAFETY: `set` is a zeroed, valid cpu_set_t that CPU_SET fills before the call.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
 /// The fast path on one pinned CPU must produce exactly that CPU's slot stream: this checks
 /// the hand-written assembly of all three engines against the Rust (and so the reference C).
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
@@ -100,7 +90,7 @@ fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
                 let p = PerCpu::with_cpus(master.clone(), 64.max(cpus)).unwrap();
                 // SAFETY: sched_getcpu has no preconditions.
                 let cpu = unsafe { libc::sched_getcpu() } as usize;
-                assert!(pin_to(cpu), "sched_setaffinity failed");
+                assert!(common::pin_to(cpu), "sched_setaffinity failed");
                 assert_eq!(
                     p.fast_path(),
                     FastPath::Rseq,
@@ -198,65 +188,12 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
     assert!(seen.values().all(|&c| c == 0));
 }
 
-/// Counts a worker as finished even if it panics, so the signaller stops.
-struct Done<'a>(&'a AtomicUsize);
-impl Drop for Done<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// CPUs this thread may run on.
-#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: `set` is a zeroed cpu_set_t that sched_getaffinity fills; CPU_ISSET reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-/// Order-independent fingerprint of a multiset of outputs: count, wrapping sum, and wrapping
-/// sum of a bijective mix. A lost, repeated or foreign output changes it (the two sums cancel
-/// together only by accident, with probability about 2^-64).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-struct Multiset {
-    count: u64,
-    sum: u64,
-    mixed: u64,
-}
-
-impl Multiset {
-    fn add(&mut self, x: u64) {
-        // SplitMix64's finaliser: a bijection that is not linear over the integers.
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        self.count += 1;
-        self.sum = self.sum.wrapping_add(x);
-        self.mixed = self.mixed.wrapping_add(z);
-    }
-    fn merge(&mut self, o: Multiset) {
-        self.count += o.count;
-        self.sum = self.sum.wrapping_add(o.sum);
-        self.mixed = self.mixed.wrapping_add(o.mixed);
-    }
-}
-
-/// A signal or a preemption that lands inside a restartable sequence aborts it. Three workers
-/// share one CPU (so they preempt each other) while a thread on another CPU bombards them with
-/// signals, until the kernel has aborted `TARGET_RESTARTS` sections or the deadline passes;
-/// the test requires at least `MIN_RESTARTS` (counted by `PerCpu::rseq_restarts`, so it cannot pass
-/// without exercising the restart path). Then every output handed out must be accounted for
-/// exactly: the multiset of outputs equals the union of each slot's stream from its initial
-/// state to the state it reports now, so nothing was lost, repeated or invented.
+/// A signal or a preemption that lands inside a restartable sequence aborts it: the storm of
+/// `common::signal_storm` (the test requires at least 100 aborts, counted by
+/// `PerCpu::rseq_restarts`, so it cannot pass without exercising the restart path). Then every
+/// output handed out must be accounted for exactly: the multiset of outputs equals the union of
+/// each slot's stream from its initial state to the state it reports now, so nothing was lost,
+/// repeated or invented. Workers mix `next_u64` and 8-byte `fill_bytes` calls.
 ///
 /// Checked to fail with the commit store moved one instruction earlier, before the second
 /// state store (5 runs of 5), and with the next state written over the active buffer instead
@@ -265,91 +202,36 @@ impl Multiset {
 #[test]
 #[cfg_attr(miri, ignore = "signals and pthread_kill are outside miri")]
 fn signals_abort_sections_without_losing_or_repeating() {
-    extern "C" fn ignore_signal(_: libc::c_int) {}
-    use std::sync::atomic::AtomicBool;
-    use std::time::{Duration, Instant};
-
-    const WORKERS: usize = 3;
-    const MIN_RESTARTS: u64 = 100;
-    const TARGET_RESTARTS: u64 = 5_000;
-    let deadline = Duration::from_secs(30);
-
     let master = Xoroshiro128PlusPlus::seed_from_u64(14);
     let mut p = PerCpu::new(master.clone()).unwrap();
-    let cpus = allowed_cpus();
-    let work_cpu = cpus[0];
-    let signal_cpu = *cpus.last().unwrap();
-    // SAFETY: installs a handler that does nothing, with SA_RESTART, for SIGUSR1.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = ignore_signal as *const () as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+    thread_local! {
+        static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
-    let restarts_before = p.rseq_restarts();
-    let stop = AtomicBool::new(false);
-    let finished = AtomicUsize::new(0);
-    let barrier = Barrier::new(WORKERS + 1);
-    let (tx, rx) = std::sync::mpsc::channel::<libc::pthread_t>();
-    let got: Multiset = std::thread::scope(|s| {
-        let (p, stop, finished, barrier) = (&p, &stop, &finished, &barrier);
-        let workers: Vec<_> = (0..WORKERS)
-            .map(|_| {
-                let tx = tx.clone();
-                s.spawn(move || {
-                    assert!(pin_to(work_cpu));
-                    assert_eq!(p.fast_path(), FastPath::Rseq);
-                    // SAFETY: pthread_self has no preconditions.
-                    tx.send(unsafe { libc::pthread_self() }).unwrap();
-                    barrier.wait();
-                    let _done = Done(finished);
-                    let mut m = Multiset::default();
-                    while !stop.load(Ordering::Relaxed) {
-                        for i in 0..1024 {
-                            if i % 3 == 2 {
-                                let mut b = [0u8; 8];
-                                p.fill_bytes(&mut b);
-                                m.add(u64::from_le_bytes(b));
-                            } else {
-                                m.add(p.next_u64());
-                            }
-                        }
-                    }
-                    m
-                })
-            })
-            .collect();
-        drop(tx);
-        let targets: Vec<libc::pthread_t> = (0..WORKERS).map(|_| rx.recv().unwrap()).collect();
-        s.spawn(move || {
-            assert!(pin_to(signal_cpu));
-            barrier.wait();
-            let start = Instant::now();
-            while finished.load(Ordering::Relaxed) < WORKERS {
-                for &t in &targets {
-                    // SAFETY: the targets stay alive until `finished` reaches WORKERS, and
-                    // SIGUSR1 has a no-op handler.
-                    unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
+    let (got, restarts) = {
+        let p = &p;
+        common::signal_storm(
+            &|| p.rseq_restarts(),
+            &|| p.fast_path() == FastPath::Rseq,
+            &|| {
+                let n = CALLS.with(|c| {
+                    c.set(c.get() + 1);
+                    c.get()
+                });
+                if n % 3 == 2 {
+                    let mut b = [0u8; 8];
+                    p.fill_bytes(&mut b);
+                    u64::from_le_bytes(b)
+                } else {
+                    p.next_u64()
                 }
-                if p.rseq_restarts() - restarts_before >= TARGET_RESTARTS
-                    || start.elapsed() > deadline
-                {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-        });
-        let mut all = Multiset::default();
-        for h in workers {
-            all.merge(h.join().unwrap());
-        }
-        all
-    });
-    let restarts = p.rseq_restarts() - restarts_before;
+            },
+        )
+    };
     assert!(
-        restarts >= MIN_RESTARTS,
+        restarts >= 100,
         "only {restarts} sections were aborted: the storm did not exercise the restart path"
     );
-    let mut want = Multiset::default();
+    let mut want = common::Multiset::default();
     for (init, fin) in jumped_states(&master, p.cpus())
         .into_iter()
         .zip(p.slot_states())
