@@ -65,17 +65,20 @@ impl InputPool {
 
     /// 32 bytes for a node pool; the pool moves on so they are never produced again.
     pub(crate) fn extract(&mut self) -> [u8; 32] {
-        let mut seed: [u8; 32] = self.hash.clone().finalize().into();
-        let out: [u8; 32] = Sha256::new()
+        // Digests are finalised into buffers that are wiped here; the hash states drop
+        // zeroized (sha2's `zeroize` feature).
+        let mut seed = [0u8; 32];
+        self.hash.clone().finalize_into((&mut seed).into());
+        let mut out = [0u8; 32];
+        Sha256::new()
             .chain_update(b"scalrand numa out")
             .chain_update(seed)
-            .finalize()
-            .into();
-        let mut next: [u8; 32] = Sha256::new()
+            .finalize_into((&mut out).into());
+        let mut next = [0u8; 32];
+        Sha256::new()
             .chain_update(b"scalrand numa next")
             .chain_update(seed)
-            .finalize()
-            .into();
+            .finalize_into((&mut next).into());
         self.hash = Sha256::new();
         self.hash.update(b"scalrand numa input pool v1 chained");
         self.hash.update(next);

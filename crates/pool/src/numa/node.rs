@@ -69,9 +69,8 @@ impl NodePool {
             h.update(nk.key);
             h.update((input.len() as u64).to_le_bytes());
             h.update(input);
-            let mut k: [u8; KEY_LEN] = h.finalize().into();
-            nk.key = k;
-            k.zeroize();
+            // Straight into the key: no copy of the new key is left on the stack.
+            h.finalize_into((&mut nk.key).into());
             nk.generation = nk.generation.wrapping_add(1).max(1);
             self.generation.store(nk.generation, Ordering::Release);
         });
