@@ -45,18 +45,14 @@ unsafe impl<T: ZeroValid> ZeroValid for crossbeam_utils::CachePadded<T> {}
 unsafe impl<T: ZeroValid> ZeroValid for crate::Lock<T> {}
 
 /// A fixed-length slice of `T` in wipe-on-fork memory where the OS offers it (see the module
-/// docs). Dereferences to `[T]`; dropping it drops every element and frees the memory.
+/// docs). Dereferences to `[T]` (a pointer and a length: no branch on the hot path); dropping
+/// it drops every element and frees the memory.
 pub struct WipeOnFork<T: ZeroValid> {
-    #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-    mapped: Option<Mapped<T>>,
-    heap: alloc::boxed::Box<[T]>,
-}
-
-#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-struct Mapped<T> {
     ptr: core::ptr::NonNull<T>,
     len: usize,
-    bytes: usize,
+    /// Bytes of the `mmap` holding the elements; 0 when they are a leaked `Box<[T]>`.
+    mapped_bytes: usize,
+    _owns: core::marker::PhantomData<T>,
 }
 
 // SAFETY: `WipeOnFork<T>` owns its `T`s like a `Box<[T]>`; sending or sharing it sends or
@@ -71,32 +67,55 @@ impl<T: ZeroValid> WipeOnFork<T> {
         #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
         let mut init = init;
         #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-        if let Some(mapped) = Mapped::new(len, &mut init) {
-            return Self {
-                mapped: Some(mapped),
-                heap: alloc::boxed::Box::new([]),
-            };
+        if let Some(m) = mapped::new(len, &mut init) {
+            return m;
         }
-        let heap = (0..len).map(init).collect();
+        let heap: alloc::boxed::Box<[T]> = (0..len).map(init).collect();
+        let len = heap.len();
+        let ptr = core::ptr::NonNull::from(alloc::boxed::Box::leak(heap)).cast::<T>();
         Self {
-            #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-            mapped: None,
-            heap,
+            ptr,
+            len,
+            mapped_bytes: 0,
+            _owns: core::marker::PhantomData,
         }
     }
 
     /// Whether a fork child receives this memory zeroed. False where the OS cannot do it.
     pub fn wipes_on_fork(&self) -> bool {
-        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-        return self.mapped.is_some();
-        #[cfg(not(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom))))]
-        return false;
+        self.mapped_bytes != 0
     }
 }
 
 #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-impl<T> Mapped<T> {
-    fn new(len: usize, init: &mut impl FnMut(usize) -> T) -> Option<Self> {
+mod mapped {
+    use super::{WipeOnFork, ZeroValid};
+
+    /// Unmaps on drop; drops the first `len` elements, as far as `new` got.
+    struct Guard<T> {
+        ptr: core::ptr::NonNull<T>,
+        len: usize,
+        bytes: usize,
+    }
+
+    impl<T> Drop for Guard<T> {
+        fn drop(&mut self) {
+            // SAFETY: the first `len` elements are initialised and owned by the guard; the
+            // mapping of `bytes` bytes is ours.
+            unsafe {
+                core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr(),
+                    self.len,
+                ));
+                libc::munmap(self.ptr.as_ptr().cast(), self.bytes);
+            }
+        }
+    }
+
+    pub(super) fn new<T: ZeroValid>(
+        len: usize,
+        init: &mut impl FnMut(usize) -> T,
+    ) -> Option<WipeOnFork<T>> {
         let page = crate::fork::page_size();
         let size = core::mem::size_of::<T>().checked_mul(len)?;
         if size == 0 || core::mem::align_of::<T>() > page {
@@ -123,43 +142,59 @@ impl<T> Mapped<T> {
             return None;
         }
         let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
-        // Dropped if `init` unwinds half-way: drops what was written and unmaps.
-        let mut mapped = Self { ptr, len: 0, bytes };
+        // Drops what was written and unmaps if `init` unwinds half-way.
+        let mut guard = Guard { ptr, len: 0, bytes };
         for i in 0..len {
             // SAFETY: `i < len` elements fit in the mapping; it is page-aligned, so aligned for
             // `T` (checked above), and slot `i` is not yet initialised.
             unsafe { ptr.as_ptr().add(i).write(init(i)) };
-            mapped.len = i + 1;
+            guard.len = i + 1;
         }
-        Some(mapped)
+        core::mem::forget(guard);
+        Some(WipeOnFork {
+            ptr,
+            len,
+            mapped_bytes: bytes,
+            _owns: core::marker::PhantomData,
+        })
+    }
+
+    /// Drops the elements and unmaps.
+    ///
+    /// # Safety
+    /// `ptr`, `len` and `bytes` describe a mapping made by `new` above, freed once.
+    pub(super) unsafe fn free<T>(ptr: core::ptr::NonNull<T>, len: usize, bytes: usize) {
+        drop(Guard { ptr, len, bytes });
     }
 }
 
-#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-impl<T> Drop for Mapped<T> {
+impl<T: ZeroValid> Drop for WipeOnFork<T> {
     fn drop(&mut self) {
-        // SAFETY: the first `len` elements are initialised and owned by `self`; dropping them in
-        // place once and then unmapping the whole mapping (made by `new`) ends their life.
-        unsafe {
-            core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
-                self.ptr.as_ptr(),
-                self.len,
-            ));
-            libc::munmap(self.ptr.as_ptr().cast(), self.bytes);
+        if self.mapped_bytes == 0 {
+            // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[T]>` in `new`; rebuilt once.
+            drop(unsafe {
+                alloc::boxed::Box::from_raw(core::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr(),
+                    self.len,
+                ))
+            });
+            return;
         }
+        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        // SAFETY: a non-zero `mapped_bytes` means `mapped::new` made this mapping.
+        unsafe {
+            mapped::free(self.ptr, self.len, self.mapped_bytes)
+        };
     }
 }
 
 impl<T: ZeroValid> Deref for WipeOnFork<T> {
     type Target = [T];
-    #[inline]
+    #[inline(always)]
     fn deref(&self) -> &[T] {
-        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-        if let Some(m) = &self.mapped {
-            // SAFETY: `m.len` initialised elements at `m.ptr`, alive as long as `self`.
-            return unsafe { core::slice::from_raw_parts(m.ptr.as_ptr(), m.len) };
-        }
-        &self.heap
+        // SAFETY: `len` initialised elements at `ptr` (mapping or leaked box), alive and
+        // unaliased by `&mut` as long as `self`.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
