@@ -66,7 +66,11 @@ pub fn measure_bias<R: Rng>(
     // Free blocks of `order` stay separate after boot only at MAX_ORDER (lower orders merge
     // into larger blocks), so any other order is reported as a bad setup below.
     let pages = (blocks as u64) << order;
-    let cfg = ZoneConfig::new(0, pages)?;
+    // Boot frees at the head (the pre-5.10 rule) leave the list in descending PFN order: the
+    // starting order the README's table and the tests' enumeration use.
+    let cfg = ZoneConfig::new(0, pages)?
+        .kernel(crate::kernel::KernelVersion::V5_2)
+        .pcp(crate::pcp::PcpLists::Off);
     let mut zone = Zone::new(
         &cfg,
         ShufflePolicy {
