@@ -10,11 +10,14 @@ use rand_core::{Rng, SeedableRng};
 use crate::Error;
 use crate::cache::{CacheMode, MemSideCache};
 use crate::shuffle::ShuffleMode;
+use crate::kernel::KernelVersion;
+use crate::pcp::PcpLists;
+use crate::server::{ServerAging, ServerSpec};
 use crate::workload::{
-    Aging, AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec, Zipf, run_heap, run_stream,
-    run_two_instance,
+    Aging, AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec, Zipf, run_heap, run_heap_with,
+    run_stream, run_two_instance,
 };
-use crate::zone::{MAX_ORDER, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
+use crate::zone::{MAX_ORDER, MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
 
 /// Which workload an experiment measures.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,8 +49,14 @@ pub struct ExperimentConfig {
     pub pick_tail: bool,
     /// The measured workload.
     pub workload: Workload,
-    /// The aging between measurements.
+    /// The synthetic aging between measurements (used when `server` is `None`).
     pub aging: AgingSpec,
+    /// The server aging (page cache + reclaim, processes, per-CPU lists); replaces `aging`.
+    pub server: Option<ServerSpec>,
+    /// The kernel whose rules the zone follows.
+    pub kernel: KernelVersion,
+    /// Per-CPU page lists (the kernel's sizes; as many CPUs as the server aging uses, else 1).
+    pub pcp: bool,
     /// Aging rounds (the "aged" figure is after the last one).
     pub aging_rounds: u32,
     /// Seeds; each runs both policies.
@@ -63,6 +72,10 @@ pub struct Curve {
     pub min: Vec<f64>,
     /// Largest rate over seeds, per round.
     pub max: Vec<f64>,
+    /// Sample standard deviation over seeds, per round (0 for one seed).
+    pub sd: Vec<f64>,
+    /// Every seed's rate, per round (`samples[round][seed]`).
+    pub samples: Vec<Vec<f64>>,
 }
 
 impl Curve {
@@ -71,6 +84,19 @@ impl Curve {
             mean: vec![0.0; rounds],
             min: vec![f64::INFINITY; rounds],
             max: vec![0.0; rounds],
+            sd: vec![0.0; rounds],
+            samples: vec![Vec::new(); rounds],
+        }
+    }
+
+    fn finish(&mut self) {
+        for (r, xs) in self.samples.iter().enumerate() {
+            let n = xs.len() as f64;
+            if xs.len() > 1 {
+                let m = xs.iter().sum::<f64>() / n;
+                let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+                self.sd[r] = libm::sqrt(v);
+            }
         }
     }
 
@@ -166,27 +192,57 @@ pub fn run_experiment<R: Rng + SeedableRng>(
                 1
             };
             let mut zones = Vec::with_capacity(nodes);
+            let cpus = cfg.server.as_ref().map_or(1, |s| s.cpus);
             for n in 0..nodes as u64 {
                 let zc =
-                    ZoneConfig::with_span(cfg.zone_start_pfn + n * cfg.zone_pages, cfg.zone_pages)?;
+                    ZoneConfig::with_span(cfg.zone_start_pfn + n * cfg.zone_pages, cfg.zone_pages)?
+                        .kernel(cfg.kernel)
+                        .pcp(if cfg.pcp {
+                            PcpLists::Kernel { cpus }
+                        } else {
+                            PcpLists::Off
+                        });
                 let zseed = seed ^ (0xa076_1d64_78bd_642f_u64.wrapping_mul(n + 1));
                 zones.push(Zone::new(&zc, policy, R::seed_from_u64(zseed))?);
             }
             // The workload's generator is the same for both policies.
             let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
             let mut agers: Vec<Aging> = (0..nodes).map(|_| Aging::new()).collect();
+            let mut servers: Vec<ServerAging> = (0..nodes).map(|_| ServerAging::new()).collect();
             let mut cache = MemSideCache::new(cfg.cache_bytes, cfg.cache_mode)?;
             let curve = if on { &mut shuffled } else { &mut in_order };
             for round in 0..rounds {
                 if round > 0 {
-                    for (z, a) in zones.iter_mut().zip(agers.iter_mut()) {
-                        a.round(z, &mut wrng, &cfg.aging)?;
+                    match &cfg.server {
+                        Some(sp) => {
+                            for (z, s) in zones.iter_mut().zip(servers.iter_mut()) {
+                                s.round(z, &mut wrng, sp)?;
+                            }
+                        }
+                        None => {
+                            for (z, a) in zones.iter_mut().zip(agers.iter_mut()) {
+                                a.round(z, &mut wrng, &cfg.aging)?;
+                            }
+                        }
                     }
                 }
                 let st = match &cfg.workload {
-                    Workload::Heap(h) => match &zipf {
-                        Some(zf) => run_heap(&mut zones[0], &mut cache, &mut wrng, h, zf)?,
-                        None => return Err(Error::BadParameter("heap without its Zipf table")),
+                    Workload::Heap(h) => match (&zipf, &cfg.server) {
+                        (Some(zf), Some(sp)) => {
+                            let srv = &mut servers[0];
+                            run_heap_with(
+                                &mut zones[0],
+                                &mut cache,
+                                &mut wrng,
+                                h,
+                                zf,
+                                &mut |z: &mut Zone<R>| srv.alloc(z, sp, 0, MigrateType::Movable),
+                            )?
+                        }
+                        (Some(zf), None) => run_heap(&mut zones[0], &mut cache, &mut wrng, h, zf)?,
+                        (None, _) => {
+                            return Err(Error::BadParameter("heap without its Zipf table"));
+                        }
                     },
                     Workload::Stream(s) => run_stream(&mut zones[0], &mut cache, s)?,
                     Workload::TwoInstance(t) => {
@@ -198,11 +254,14 @@ pub fn run_experiment<R: Rng + SeedableRng>(
                 curve.mean[round] += r / cfg.seeds.len() as f64;
                 curve.min[round] = curve.min[round].min(r);
                 curve.max[round] = curve.max[round].max(r);
+                curve.samples[round].push(r);
                 done += 1;
                 progress(done, total);
             }
         }
     }
+    in_order.finish();
+    shuffled.finish();
     Ok(ExperimentResult {
         in_order,
         shuffled,

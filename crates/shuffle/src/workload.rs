@@ -107,6 +107,10 @@ impl HeapSpec {
     }
 }
 
+/// How a workload gets one order-0 page: straight from the zone, or through a server's
+/// reclaim ([`crate::server::ServerAging::alloc`]).
+pub type PageAlloc<'a, R> = dyn FnMut(&mut Zone<R>) -> Result<Option<u64>, Error> + 'a;
+
 /// Allocates `pages` order-0 pages of `mt` in order; frees what it got and returns `None` if
 /// the zone runs out.
 fn alloc_run<R: Rng>(
@@ -114,9 +118,17 @@ fn alloc_run<R: Rng>(
     pages: u64,
     mt: MigrateType,
 ) -> Result<Option<Vec<u64>>, Error> {
+    alloc_run_with(zone, pages, &mut |z: &mut Zone<R>| z.alloc_pages(0, mt))
+}
+
+fn alloc_run_with<R: Rng>(
+    zone: &mut Zone<R>,
+    pages: u64,
+    alloc: &mut PageAlloc<'_, R>,
+) -> Result<Option<Vec<u64>>, Error> {
     let mut got = Vec::with_capacity(pages as usize);
     for _ in 0..pages {
-        match zone.alloc_pages(0, mt)? {
+        match alloc(zone)? {
             Some(p) => got.push(p),
             None => {
                 free_run(zone, &got)?;
@@ -146,8 +158,25 @@ pub fn run_heap<R: Rng, W: Rng>(
     spec: &HeapSpec,
     zipf: &Zipf,
 ) -> Result<CacheStats, Error> {
+    run_heap_with(zone, cache, rng, spec, zipf, &mut |z: &mut Zone<R>| {
+        z.alloc_pages(0, MigrateType::Movable)
+    })
+}
+
+/// [`run_heap`] with the heap's pages from `alloc` (e.g. through a server's reclaim).
+///
+/// # Errors
+/// As [`run_heap`].
+pub fn run_heap_with<R: Rng, W: Rng>(
+    zone: &mut Zone<R>,
+    cache: &mut MemSideCache,
+    rng: &mut W,
+    spec: &HeapSpec,
+    zipf: &Zipf,
+    alloc: &mut PageAlloc<'_, R>,
+) -> Result<CacheStats, Error> {
     spec.validate()?;
-    let Some(phys) = alloc_run(zone, spec.heap_pages, MigrateType::Movable)? else {
+    let Some(phys) = alloc_run_with(zone, spec.heap_pages, alloc)? else {
         return Err(Error::BadParameter(
             "heap does not fit in the zone's free memory",
         ));

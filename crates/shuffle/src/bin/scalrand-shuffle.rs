@@ -1,10 +1,11 @@
 //! `scalrand-shuffle`: the command-line simulator.
 //!
 //! ```text
-//! scalrand-shuffle simulate [--preset java|stream|two-instance|tiny] [--workload heap|stream|two-instance]
-//!     [--zone-mib N] [--cache-mib N | --cache-bytes N] [--cache-mode page|line] [--order N]
-//!     [--mode kernel|fisher-yates] [--no-pick-tail] [--rounds N] [--seeds A,B,..] [--accesses N]
-//!     [--svg PATH] [--json] [--quiet]
+//! scalrand-shuffle simulate [--preset server|server-small|java|java-order10|stream|two-instance|tiny]
+//!     [--workload heap|stream|two-instance] [--zone-mib N] [--cache-mib N | --cache-bytes N]
+//!     [--cache-mode page|line] [--order N] [--mode kernel|fisher-yates] [--no-pick-tail]
+//!     [--kernel 5.2|5.4|5.7|5.10|...] [--aging server|synthetic] [--no-pcp] [--rounds N]
+//!     [--seeds A,B,..] [--accesses N] [--svg PATH] [--json] [--quiet]
 //! scalrand-shuffle bias [--mode kernel|fisher-yates] [--blocks N] [--trials T] [--seed S] [--json]
 //! ```
 //!
@@ -19,17 +20,19 @@ use std::{eprintln, format, println};
 use rand_core::SeedableRng;
 use scalrand_fastprng::Xoroshiro128PlusPlus;
 use scalrand_shuffle::presets::{self, default_aging, heap_for};
+use scalrand_shuffle::server::ServerSpec;
 use scalrand_shuffle::workload::{StreamSpec, TwoInstanceSpec};
 use scalrand_shuffle::{
-    BiasReport, CacheMode, Error, ExperimentConfig, ExperimentResult, PAGE_SIZE, ShuffleMode,
-    Workload, measure_bias, run_experiment,
+    BiasReport, CacheMode, Error, ExperimentConfig, ExperimentResult, KernelVersion, PAGE_SIZE,
+    ShuffleMode, Workload, measure_bias, run_experiment,
 };
 
 const USAGE: &str = "usage:
-  scalrand-shuffle simulate [--preset java|stream|two-instance|tiny] [--workload heap|stream|two-instance]
-      [--zone-mib N] [--cache-mib N | --cache-bytes N] [--cache-mode page|line] [--order N]
-      [--mode kernel|fisher-yates] [--no-pick-tail] [--rounds N] [--seeds A,B,..] [--accesses N]
-      [--svg PATH] [--json] [--quiet]
+  scalrand-shuffle simulate [--preset server|server-small|java|java-order10|stream|two-instance|tiny]
+      [--workload heap|stream|two-instance] [--zone-mib N] [--cache-mib N | --cache-bytes N]
+      [--cache-mode page|line] [--order N] [--mode kernel|fisher-yates] [--no-pick-tail]
+      [--kernel 5.2|5.4|5.7|5.10|...] [--aging server|synthetic] [--no-pcp] [--rounds N]
+      [--seeds A,B,..] [--accesses N] [--svg PATH] [--json] [--quiet]
   scalrand-shuffle bias [--mode kernel|fisher-yates] [--blocks N] [--trials T] [--seed S] [--json]";
 
 /// A command-line failure: a message for stderr.
@@ -171,7 +174,8 @@ fn simulate(args: &[String]) -> Result<(), CliError> {
     let json = f.switch("--json");
     let quiet = f.switch("--quiet");
     let no_pick_tail = f.switch("--no-pick-tail");
-    let preset = f.value("--preset")?.unwrap_or("java");
+    let no_pcp = f.switch("--no-pcp");
+    let preset = f.value("--preset")?.unwrap_or("server");
     let mut cfg = presets::preset(preset)?;
     if let Some(v) = f.num("--cache-mib")? {
         cfg.cache_bytes = mib(v, "--cache-mib")?;
@@ -182,6 +186,27 @@ fn simulate(args: &[String]) -> Result<(), CliError> {
     if let Some(v) = f.num("--zone-mib")? {
         cfg.zone_pages = mib(v, "--zone-mib")? / PAGE_SIZE;
         cfg.aging = default_aging(cfg.zone_pages);
+        if cfg.server.is_some() {
+            cfg.server = Some(ServerSpec::for_zone(cfg.zone_pages));
+        }
+    }
+    if let Some(v) = f.value("--kernel")? {
+        cfg.kernel = KernelVersion::parse(v)?;
+    }
+    if let Some(v) = f.value("--aging")? {
+        cfg.server = match v {
+            "server" => Some(ServerSpec::for_zone(cfg.zone_pages)),
+            "synthetic" => None,
+            _ => {
+                return Err(CliError(format!(
+                    "--aging: expected server or synthetic, got {v}"
+                )));
+            }
+        };
+        cfg.pcp = cfg.server.is_some();
+    }
+    if no_pcp {
+        cfg.pcp = false;
     }
     if let Some(v) = f.value("--cache-mode")? {
         cfg.cache_mode = match v {
@@ -289,14 +314,17 @@ fn eprint_progress(filled: usize, width: usize, done: u64, total: u64) {
 fn simulate_json(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> String {
     format!(
         concat!(
-            "{{\"preset\":\"{}\",\"workload\":\"{}\",\"zone_pages\":{},\"cache_bytes\":{},\"cache_mode\":\"{}\",",
+            "{{\"preset\":\"{}\",\"kernel\":\"{}\",\"aging\":\"{}\",\"pcp\":{},\"workload\":\"{}\",\"zone_pages\":{},\"cache_bytes\":{},\"cache_mode\":\"{}\",",
             "\"shuffle_order\":{},\"shuffle_mode\":\"{}\",\"pick_tail\":{},\"aging_rounds\":{},\"seeds\":{},",
             "\"first_run\":{{\"in_order\":{},\"shuffled\":{}}},",
             "\"aged\":{{\"in_order\":{},\"shuffled\":{}}},",
             "\"curve\":{{\"in_order\":{},\"shuffled\":{},\"in_order_min\":{},\"in_order_max\":{},",
-            "\"shuffled_min\":{},\"shuffled_max\":{}}}}}"
+            "\"shuffled_min\":{},\"shuffled_max\":{},\"in_order_sd\":{},\"shuffled_sd\":{}}}}}"
         ),
         preset,
+        cfg.kernel.name(),
+        if cfg.server.is_some() { "server" } else { "synthetic" },
+        cfg.pcp,
         workload_name(&cfg.workload),
         cfg.zone_pages,
         cfg.cache_bytes,
@@ -319,6 +347,8 @@ fn simulate_json(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> 
         jarr(&r.in_order.max),
         jarr(&r.shuffled.min),
         jarr(&r.shuffled.max),
+        jarr(&r.in_order.sd),
+        jarr(&r.shuffled.sd),
     )
 }
 
@@ -328,7 +358,10 @@ fn pct(x: f64) -> String {
 
 fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
     println!(
-        "preset {preset}: workload {}, zone {} MiB, cache {} KiB ({}), shuffle order {} ({}{}), {} seeds",
+        "preset {preset}: kernel {} rules, {} aging{}, workload {}, zone {} MiB, cache {} KiB ({}), shuffle order {} ({}{}), {} seeds",
+        cfg.kernel.name(),
+        if cfg.server.is_some() { "server" } else { "synthetic" },
+        if cfg.pcp { ", per-CPU lists" } else { "" },
         workload_name(&cfg.workload),
         (cfg.zone_pages * PAGE_SIZE) >> 20,
         cfg.cache_bytes >> 10,
@@ -341,18 +374,25 @@ fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
         if cfg.pick_tail { " + pick_tail" } else { "" },
         r.seeds
     );
-    println!("conflict rate (mean over seeds)");
+    println!("conflict rate (mean ± sd over seeds)");
     println!(
-        "{:>12} {:>10} {:>10}",
+        "{:>12} {:>18} {:>18}",
         "aging round", "in-order", "shuffled"
     );
-    for (i, (a, b)) in r.in_order.mean.iter().zip(&r.shuffled.mean).enumerate() {
+    for i in 0..r.in_order.mean.len() {
         let label = if i == 0 {
             "first run".to_string()
         } else {
             i.to_string()
         };
-        println!("{label:>12} {:>10} {:>10}", pct(*a), pct(*b));
+        let cell = |c: &scalrand_shuffle::Curve| {
+            format!("{} ± {:.2}", pct(c.mean[i]), 100.0 * c.sd[i])
+        };
+        println!(
+            "{label:>12} {:>18} {:>18}",
+            cell(&r.in_order),
+            cell(&r.shuffled)
+        );
     }
     println!(
         "summary: first run {} in-order / {} shuffled; aged {} in-order / {} shuffled (seed: 8% / 21% / 11%)",
