@@ -9,10 +9,10 @@ use rand_core::{Rng, SeedableRng};
 
 use crate::Error;
 use crate::cache::{CacheMode, MemSideCache};
-use crate::shuffle::ShuffleMode;
 use crate::kernel::KernelVersion;
 use crate::pcp::PcpLists;
 use crate::server::{ServerAging, ServerSpec};
+use crate::shuffle::ShuffleMode;
 use crate::workload::{
     Aging, AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec, Zipf, run_heap, run_heap_with,
     run_stream, run_two_instance,

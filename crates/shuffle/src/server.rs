@@ -97,8 +97,7 @@ impl ServerSpec {
         if self.process_life.0 == 0 || self.process_life.0 > self.process_life.1 {
             return bad("server process lifetimes need 1 <= min <= cap");
         }
-        if !(0.0..=1.0).contains(&self.reread_prob) || !(0.0..=1.0).contains(&self.anon_fraction)
-        {
+        if !(0.0..=1.0).contains(&self.reread_prob) || !(0.0..=1.0).contains(&self.anon_fraction) {
             return bad("server probabilities and fractions must be within 0..=1");
         }
         if self.files_per_slab_page == 0 {

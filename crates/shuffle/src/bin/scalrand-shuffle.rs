@@ -323,7 +323,11 @@ fn simulate_json(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> 
         ),
         preset,
         cfg.kernel.name(),
-        if cfg.server.is_some() { "server" } else { "synthetic" },
+        if cfg.server.is_some() {
+            "server"
+        } else {
+            "synthetic"
+        },
         cfg.pcp,
         workload_name(&cfg.workload),
         cfg.zone_pages,
@@ -360,7 +364,11 @@ fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
     println!(
         "preset {preset}: kernel {} rules, {} aging{}, workload {}, zone {} MiB, cache {} KiB ({}), shuffle order {} ({}{}), {} seeds",
         cfg.kernel.name(),
-        if cfg.server.is_some() { "server" } else { "synthetic" },
+        if cfg.server.is_some() {
+            "server"
+        } else {
+            "synthetic"
+        },
         if cfg.pcp { ", per-CPU lists" } else { "" },
         workload_name(&cfg.workload),
         (cfg.zone_pages * PAGE_SIZE) >> 20,
@@ -385,9 +393,8 @@ fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
         } else {
             i.to_string()
         };
-        let cell = |c: &scalrand_shuffle::Curve| {
-            format!("{} ± {:.2}", pct(c.mean[i]), 100.0 * c.sd[i])
-        };
+        let cell =
+            |c: &scalrand_shuffle::Curve| format!("{} ± {:.2}", pct(c.mean[i]), 100.0 * c.sd[i]);
         println!(
             "{label:>12} {:>18} {:>18}",
             cell(&r.in_order),
