@@ -27,7 +27,7 @@
 //!
 //! Choices with no public source, kept as parameters: process sizes log-uniform
 //! 256 KiB – 1 GiB; anonymous memory targeted at 30% of the zone (the measured heap comes on
-//! top); half of all reads re-read a cached file; a round reads half the zone.
+//! top); half of all reads re-read a cached file; a round reads a quarter of the zone.
 
 use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;
@@ -69,7 +69,7 @@ pub struct ServerSpec {
 impl ServerSpec {
     /// The defaults of the module docs for a zone of `zone_pages`.
     pub fn for_zone(zone_pages: u64) -> Self {
-        let read = (zone_pages / 2).max(1);
+        let read = (zone_pages / 4).max(1);
         ServerSpec {
             cpus: 16,
             read_pages_per_round: read,
