@@ -1,7 +1,7 @@
 //! How random is the shuffle? Runs `shuffle_zone` many times on a zone of `n` free blocks of
 //! the shuffle order, counts which list position each block ends in, and tests that matrix
 //! against the uniform one with Pearson's chi-square — the quality measurement the seed
-//! `003_847b53755ecb89bf` leaves out ("does not attempt to correct for sources of bias").
+//! (commit e900a918b098, Linux 5.2) leaves out ("does not attempt to correct for sources of bias").
 //!
 //! The chi-square p-value is the upper regularised incomplete gamma function
 //! `Q(df / 2, χ² / 2)`, computed here (series below `a + 1`, Lentz's continued fraction above)

@@ -1,11 +1,14 @@
 //! Named experiment presets: the defaults of the `simulate` command.
 //!
-//! `java` (the default) is scaled down from the seed's `003_847b53755ecb89bf` Java server: a
-//! 64 MiB direct-mapped cache in page-colour mode in front of a 512 MiB zone, a heap of 3× the
-//! cache with a Zipf-popular hot region, aged by mixed-order, mixed-lifetime churn. Its shuffle
-//! order is 0, not the kernel's 10: the simulated cache holds only 16 order-10 blocks where a
-//! DRAM cache of tens of GiB holds thousands, and at order 10 this small zone ages the same with and
-//! without shuffling (see the README's "Results").
+//! `server` (the default) is a real machine's scale at the kernel's configuration: a 64 GiB
+//! zone behind an 8 GiB direct-mapped memory-side cache, a Java-like heap of 3× the cache,
+//! `shuffle_zone` at order 10 plus the coin, the newest kernel's rules, per-CPU lists, and the
+//! server aging of [`crate::server`]. The Java server of commit e900a918b098 ("mm: shuffle
+//! initial free memory to improve memory-side-cache utilization", Linux 5.2) is the model.
+//!
+//! `java` is the earlier small experiment: a 64 MiB cache in front of a 512 MiB zone, aged by
+//! synthetic mixed-order churn, shuffled at order 0 (`pick_tail` on every free) because its
+//! cache holds only 16 order-10 blocks.
 
 use alloc::vec;
 

@@ -1,6 +1,7 @@
 //! Workloads that run on a booted zone and touch the memory-side cache: the aging phase, the
 //! Java-like heap at 3× the cache with a hot Zipf subset, a STREAM-like sweep, and the
-//! two-instance contrived case, after the measurements the seed `003_847b53755ecb89bf` quotes.
+//! two-instance contrived case, after the measurements quoted by commit e900a918b098 ("mm:
+//! shuffle initial free memory to improve memory-side-cache utilization", Linux 5.2).
 //!
 //! All randomness comes from the workload's own generator, so shuffle off and on replay the
 //! same workload and differ only in where the allocator puts the pages.
