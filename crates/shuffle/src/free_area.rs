@@ -563,10 +563,8 @@ impl FreeArea {
                         }
                     }
                 }
-                ALLOC => {
-                    if m != PCP && m & MT_MASK != 0 {
-                        return Err("allocated head with list bits set");
-                    }
+                ALLOC if m != PCP && m & MT_MASK != 0 => {
+                    return Err("allocated head with list bits set");
                 }
                 _ => {}
             }

@@ -153,10 +153,7 @@ impl PerCpuPages {
             if batch_free == NR_MIGRATETYPES as u32 {
                 batch_free = count;
             }
-            loop {
-                let Some(i) = lists[migratetype].pop_back() else {
-                    break;
-                };
+            while let Some(i) = lists[migratetype].pop_back() {
                 self.count[cpu] -= 1;
                 self.total -= 1;
                 out.push((i, migratetype as u8));

@@ -421,7 +421,7 @@ impl ServerAging {
                     self.free(zone, cpu, pg)?;
                 }
             }
-            return Ok(evicted as u64);
+            return Ok(evicted);
         }
         let n = log_uniform(rng, spec.file_pages);
         let id = match self.free_files.pop() {

@@ -64,7 +64,6 @@ fn boot_coin_direction_per_version() {
     // i = 1024: 0 -> j = 0: swap -> [1024 0 2048 3072].
     // i = 2048: 1024 -> j = 1024: swap -> [2048 0 1024 3072].
     // i = 3072: 1024 -> j = 1024: swap -> [2048 0 3072 1024].
-    let mut words = words;
     words.extend(std::iter::repeat_n(0, 16));
     let z = boot(KernelVersion::V5_10, words);
     assert_eq!(
