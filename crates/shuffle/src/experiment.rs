@@ -121,6 +121,8 @@ pub struct ExperimentResult {
     pub shuffled: Curve,
     /// Seeds run.
     pub seeds: usize,
+    /// Page allocations and frees simulated, all runs together ([`Zone::page_ops`]).
+    pub page_ops: u64,
 }
 
 impl ExperimentConfig {
@@ -168,6 +170,7 @@ pub fn run_experiment<R: Rng + SeedableRng>(
     let mut done = 0;
     let mut in_order = Curve::new(rounds);
     let mut shuffled = Curve::new(rounds);
+    let mut page_ops = 0;
     let zipf = match &cfg.workload {
         Workload::Heap(h) => Some(Zipf::new(h.hot_pages as usize, h.zipf_s)?),
         _ => None,
@@ -259,6 +262,7 @@ pub fn run_experiment<R: Rng + SeedableRng>(
                 done += 1;
                 progress(done, total);
             }
+            page_ops += zones.iter().map(Zone::page_ops).sum::<u64>();
         }
     }
     in_order.finish();
@@ -267,5 +271,6 @@ pub fn run_experiment<R: Rng + SeedableRng>(
         in_order,
         shuffled,
         seeds: cfg.seeds.len(),
+        page_ops,
     })
 }

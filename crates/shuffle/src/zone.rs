@@ -201,6 +201,7 @@ pub struct Zone<R> {
     tail: PickTail,
     rng: R,
     bulk: Vec<(u32, u8)>,
+    ops: u64,
 }
 
 impl<R> core::fmt::Debug for Zone<R> {
@@ -238,6 +239,7 @@ impl<R: Rng> Zone<R> {
             tail: PickTail::new(),
             rng,
             bulk: Vec::new(),
+            ops: 0,
         };
         zone.free_present_range(config.start_pfn, config.end_pfn);
         for &(s, e, mt) in &config.migratetypes {
@@ -402,6 +404,7 @@ impl<R: Rng> Zone<R> {
             return Err(Error::OrderTooLarge { order });
         }
         self.check_cpu(cpu)?;
+        self.ops += 1;
         let mt = mt as u8;
         if let Some(i) = self.rmqueue(cpu as usize, order, mt) {
             return Ok(Some(self.start_pfn() + u64::from(i)));
@@ -574,6 +577,7 @@ impl<R: Rng> Zone<R> {
             Some(i) if self.area.is_alloc_head(i, order) => i,
             _ => return Err(Error::NotAllocated { pfn, order }),
         };
+        self.ops += 1;
         let mt = self.area.mt_of(i);
         if order == 0 {
             if let Some(pcp) = self.pcp.as_mut() {
@@ -676,6 +680,12 @@ impl<R> Zone<R> {
     /// The free area the zone owns (flags, buddy lists, pageblock types).
     pub fn free_area(&self) -> &FreeArea {
         &self.area
+    }
+
+    /// Allocation and free calls served so far (failed allocations included, rejected calls
+    /// not): the unit of the simulator's "page ops/s".
+    pub fn page_ops(&self) -> u64 {
+        self.ops
     }
 
     /// The kernel rules the zone follows.

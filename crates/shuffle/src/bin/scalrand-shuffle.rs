@@ -315,7 +315,7 @@ fn simulate_json(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> 
     format!(
         concat!(
             "{{\"preset\":\"{}\",\"kernel\":\"{}\",\"aging\":\"{}\",\"pcp\":{},\"workload\":\"{}\",\"zone_pages\":{},\"cache_bytes\":{},\"cache_mode\":\"{}\",",
-            "\"shuffle_order\":{},\"shuffle_mode\":\"{}\",\"pick_tail\":{},\"aging_rounds\":{},\"seeds\":{},",
+            "\"shuffle_order\":{},\"shuffle_mode\":\"{}\",\"pick_tail\":{},\"aging_rounds\":{},\"seeds\":{},\"page_ops\":{},",
             "\"first_run\":{{\"in_order\":{},\"shuffled\":{}}},",
             "\"aged\":{{\"in_order\":{},\"shuffled\":{}}},",
             "\"curve\":{{\"in_order\":{},\"shuffled\":{},\"in_order_min\":{},\"in_order_max\":{},",
@@ -341,6 +341,7 @@ fn simulate_json(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> 
         cfg.pick_tail,
         cfg.aging_rounds,
         r.seeds,
+        r.page_ops,
         jnum(r.in_order.first_run()),
         jnum(r.shuffled.first_run()),
         jnum(r.in_order.aged()),
@@ -408,6 +409,7 @@ fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
         pct(r.in_order.aged()).trim(),
         pct(r.shuffled.aged()).trim()
     );
+    println!("simulated page allocations + frees: {}", r.page_ops);
 }
 
 /// A hand-written SVG line chart: conflict rate vs aging rounds, mean lines and min–max bands.
