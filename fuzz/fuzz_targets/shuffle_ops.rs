@@ -189,6 +189,7 @@ fuzz_target!(|inp: Input| {
                 batch: u32::from(inp.pcp_batch % 8).max(1),
             }
         });
+    let pcp_on = cpus > 0;
     let cpus = cpus.max(1);
     let mut z = match Zone::new(&cfg, policy, Xoroshiro128PlusPlus::seed_from_u64(inp.seed)) {
         Ok(z) => z,
@@ -234,7 +235,7 @@ fuzz_target!(|inp: Input| {
                         }
                     }
                     Err(Error::OrderTooLarge { .. }) => assert!(order > MAX_ORDER),
-                    Err(Error::NoSuchCpu { .. }) => assert!(cpu >= cpus),
+                    Err(Error::NoSuchCpu { .. }) => assert!(cpu >= cpus && pcp_on),
                     Err(e) => panic!("unexpected {e}"),
                 }
             }

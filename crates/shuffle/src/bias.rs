@@ -18,6 +18,7 @@ use crate::zone::{MAX_ORDER, ShufflePolicy, Zone, ZoneConfig};
 
 /// The bias measurement's result.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BiasReport {
     /// Blocks shuffled.
     pub blocks: usize,

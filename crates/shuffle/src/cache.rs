@@ -22,6 +22,7 @@ pub const LINE_SIZE: u64 = 64;
 
 /// Granularity of the cache model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CacheMode {
     /// One set per 64-byte line.
     Line,
@@ -31,6 +32,7 @@ pub enum CacheMode {
 
 /// Hit, miss and conflict counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CacheStats {
     /// Accesses counted.
     pub accesses: u64,

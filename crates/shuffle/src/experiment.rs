@@ -22,6 +22,7 @@ use crate::zone::{MAX_ORDER, MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneCo
 
 /// Which workload an experiment measures.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Workload {
     /// The Java-like heap with a hot Zipf subset.
     Heap(HeapSpec),
@@ -33,6 +34,7 @@ pub enum Workload {
 
 /// Everything an experiment needs.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ExperimentConfig {
     /// First PFN of the (first) zone.
     pub zone_start_pfn: u64,
@@ -66,6 +68,7 @@ pub struct ExperimentConfig {
 
 /// Conflict rates of one policy, averaged over seeds.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Curve {
     /// Mean conflict rate after 0, 1, …, `aging_rounds` rounds (index 0: first run).
     pub mean: Vec<f64>,
@@ -114,6 +117,7 @@ impl Curve {
 
 /// What an experiment measured.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ExperimentResult {
     /// Shuffle off.
     pub in_order: Curve,

@@ -41,14 +41,18 @@ use crate::free_area::PAGE_SIZE;
 
 /// The kernel whose page-allocator rules the zone follows (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum KernelVersion {
     /// Linux 5.2 – 5.6: `add_to_free_area_random`, a set coin bit means head.
+    #[cfg_attr(feature = "serde", serde(rename = "5.2"))]
     V5_2,
     /// Linux 5.7 – 5.9: `shuffle_pick_tail`, a set coin bit means tail.
+    #[cfg_attr(feature = "serde", serde(rename = "5.7"))]
     V5_7,
     /// Linux 5.10 and later: boot and hotplug frees go to the tail (`FPI_TO_TAIL`) without a
     /// coin; runtime frees at order ≥ 10 use `shuffle_pick_tail`.
     #[default]
+    #[cfg_attr(feature = "serde", serde(rename = "5.10"))]
     V5_10,
 }
 

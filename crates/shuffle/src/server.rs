@@ -45,6 +45,7 @@ pub const SWAP_CLUSTER_MAX: u64 = 32;
 
 /// Parameters of the server aging (defaults: [`ServerSpec::for_zone`]).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ServerSpec {
     /// CPUs that allocate and free (each with its own per-CPU lists when the zone has them).
     pub cpus: u32,

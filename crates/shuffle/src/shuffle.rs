@@ -46,6 +46,7 @@ pub const SHUFFLE_RETRY: u32 = 10;
 
 /// Which shuffle [`crate::Zone::shuffle_zone`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ShuffleMode {
     /// Linux's `__shuffle_zone`, quirks and bias included.
     Kernel,
@@ -55,6 +56,7 @@ pub enum ShuffleMode {
 
 /// What one `shuffle_zone` call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ShuffleStats {
     /// Blocks looked at as `page_i` that were valid (kernel) or list members (Fisher–Yates).
     pub candidates: u64,

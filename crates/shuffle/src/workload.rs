@@ -70,6 +70,7 @@ impl Zipf {
 /// region (the first `hot_pages` virtual pages, Zipf-popular within) takes `hot_prob` of the
 /// accesses, the rest fall uniformly on the whole heap.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct HeapSpec {
     /// Heap size in pages.
     pub heap_pages: u64,
@@ -216,6 +217,7 @@ pub fn run_heap_with<R: Rng, W: Rng>(
 /// STREAM-like: three arrays of `array_pages` pages, `sweeps` passes of `a[i] = b[i] + s·c[i]`
 /// touching every line (line mode) or every page (page-colour mode); the first pass warms.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct StreamSpec {
     /// Pages per array.
     pub array_pages: u64,
@@ -270,6 +272,7 @@ pub fn run_stream<R: Rng>(
 /// The contrived two-instance case: one instance of `pages` pages on each of two nodes (two
 /// zones), accessed uniformly and alternately through one shared cache.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TwoInstanceSpec {
     /// Pages per instance.
     pub pages: u64,
@@ -319,6 +322,7 @@ pub fn run_two_instance<R: Rng, W: Rng>(
 /// mixed-length time (most short, some spanning rounds), with frees as lifetimes end; the
 /// live set is kept near `live_fraction` of the zone's present pages.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AgingSpec {
     /// Allocations per round.
     pub ops: u64,

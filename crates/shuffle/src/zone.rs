@@ -392,7 +392,8 @@ impl<R: Rng> Zone<R> {
     /// again before giving up; returns its first PFN, or `None` when no block is free.
     ///
     /// # Errors
-    /// [`Error::OrderTooLarge`]; [`Error::NoSuchCpu`] for a CPU the zone has no list for.
+    /// [`Error::OrderTooLarge`]; [`Error::NoSuchCpu`] for a CPU the zone has no list for (with
+    /// per-CPU lists off, every CPU is accepted).
     #[inline]
     pub fn alloc_pages_on(
         &mut self,
@@ -418,12 +419,15 @@ impl<R: Rng> Zone<R> {
         Ok(None)
     }
 
+    /// Without per-CPU lists the CPU makes no difference and any is accepted.
     fn check_cpu(&self, cpu: u32) -> Result<(), Error> {
-        let cpus = self.pcp.as_ref().map_or(1, PerCpuPages::cpus);
-        if cpu >= cpus {
-            return Err(Error::NoSuchCpu { cpu, cpus });
+        match &self.pcp {
+            Some(p) if cpu >= p.cpus() => Err(Error::NoSuchCpu {
+                cpu,
+                cpus: p.cpus(),
+            }),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// `rmqueue`: order 0 through the per-CPU list, else the buddy lists.

@@ -327,13 +327,22 @@ fn no_such_cpu() {
         z.free_pages_on(7, p, 0),
         Err(Error::NoSuchCpu { cpu: 7, cpus: 2 })
     );
-    // Without per-CPU lists only CPU 0 exists.
+    // The default: the kernel's lists on one CPU.
     let mut z = zone(4096);
     assert_eq!(
         z.alloc_pages_on(1, 0, MigrateType::Movable),
         Err(Error::NoSuchCpu { cpu: 1, cpus: 1 })
     );
     z.check_consistency().unwrap();
+    // Without per-CPU lists the CPU makes no difference: any is accepted.
+    let cfg = ZoneConfig::new(0, 4096).unwrap().pcp(PcpLists::Off);
+    let mut z = Zone::new(&cfg, ShufflePolicy::OFF, SplitMix64(1)).unwrap();
+    let p = z
+        .alloc_pages_on(9, 0, MigrateType::Movable)
+        .unwrap()
+        .unwrap();
+    z.free_pages_on(3, p, 0).unwrap();
+    assert_eq!(z.nr_free_pages(), 4096);
 }
 
 #[test]
