@@ -28,7 +28,8 @@ const EXAMPLES: &str = "Examples:
   scalrand-shuffle simulate --preset server-small --seeds 1,2,3 --json
   scalrand-shuffle simulate --preset java --zone-mib 1GiB --cache-mib 128MiB --order 0
   scalrand-shuffle simulate --config experiment.json --json   # an ExperimentConfig as JSON
-  scalrand-shuffle bias --mode kernel --blocks 8 --trials 200000 --json";
+  scalrand-shuffle bias --mode kernel --blocks 8 --trials 200000 --json
+  scalrand-shuffle plot --report run.json --svg docs/shuffle.svg --png docs/shuffle.png";
 
 /// Simulator of Linux's free-list shuffle (mm/shuffle.c) with a memory-side-cache model.
 #[derive(Debug, Parser)]
@@ -46,6 +47,22 @@ enum Command {
     /// Measure the shuffle's position bias (chi-square against uniform).
     #[command(after_help = EXAMPLES)]
     Bias(BiasArgs),
+    /// Redraw the plot of a saved `simulate --json` report (SVG and/or PNG).
+    #[command(after_help = EXAMPLES)]
+    Plot(PlotArgs),
+}
+
+#[derive(Debug, Args)]
+struct PlotArgs {
+    /// A report written by `simulate --json`.
+    #[arg(long, value_name = "PATH")]
+    report: PathBuf,
+    /// Write the plot as SVG.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<PathBuf>,
+    /// Write the plot as PNG (same drawing).
+    #[arg(long, value_name = "PATH")]
+    png: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -238,6 +255,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Simulate(a) => simulate(a),
         Command::Bias(a) => bias(a),
+        Command::Plot(a) => plot(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -374,6 +392,7 @@ struct SimulateReport {
     pick_tail: bool,
     aging_rounds: u32,
     seeds: usize,
+    #[serde(default)]
     page_ops: u64,
     first_run: Pair,
     aged: Pair,
@@ -473,37 +492,90 @@ fn simulate(a: SimulateArgs) -> Result<(), CliError> {
     } else {
         a.preset.as_str()
     };
-    let title = format!(
-        "conflict rate vs aging: {} workload, {} aging, kernel {} rules, {} seeds",
-        workload_name(&cfg.workload),
-        if cfg.server.is_some() {
-            "server"
-        } else {
-            "synthetic"
-        },
-        cfg.kernel.name(),
-        res.seeds
-    );
-    if a.svg.is_some() || a.png.is_some() {
-        register_font()?;
-    }
-    if let Some(path) = &a.svg {
-        let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
-        draw(&root, &title, &res).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-    }
-    if let Some(path) = &a.png {
-        let root = BitMapBackend::new(path, (800, 480)).into_drawing_area();
-        draw(&root, &title, &res).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-    }
+    let rep = report(preset, &cfg, &res);
+    write_plots(&rep, &res, a.svg.as_deref(), a.png.as_deref())?;
     if a.json {
-        let text = serde_json::to_string(&report(preset, &cfg, &res))
-            .map_err(|e| CliError(e.to_string()))?;
+        let text = serde_json::to_string(&rep).map_err(|e| CliError(e.to_string()))?;
         println!("{text}");
     } else {
         print_table(preset, &cfg, &res);
         for p in [&a.svg, &a.png].into_iter().flatten() {
             println!("plot written to {}", p.display());
         }
+    }
+    Ok(())
+}
+
+fn plot_title(r: &SimulateReport) -> String {
+    format!(
+        "conflict rate vs aging: {} {} workload, {} aging, kernel {} rules, {} seeds",
+        r.preset,
+        r.workload,
+        r.aging,
+        r.kernel.name(),
+        r.seeds
+    )
+}
+
+fn write_plots(
+    rep: &SimulateReport,
+    res: &ExperimentResult,
+    svg: Option<&std::path::Path>,
+    png: Option<&std::path::Path>,
+) -> Result<(), CliError> {
+    if svg.is_none() && png.is_none() {
+        return Ok(());
+    }
+    register_font()?;
+    let title = plot_title(rep);
+    if let Some(path) = svg {
+        let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+        draw(&root, &title, res).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
+    if let Some(path) = png {
+        let root = BitMapBackend::new(path, (800, 480)).into_drawing_area();
+        draw(&root, &title, res).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn plot(a: PlotArgs) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(&a.report)
+        .map_err(|e| CliError(format!("--report {}: {e}", a.report.display())))?;
+    let rep: SimulateReport = serde_json::from_str(&text)
+        .map_err(|e| CliError(format!("--report {}: {e}", a.report.display())))?;
+    if a.svg.is_none() && a.png.is_none() {
+        return Err(CliError(
+            "plot: give --svg PATH and/or --png PATH".to_string(),
+        ));
+    }
+    let c = &rep.curve;
+    let curve = |mean: &[f64], min: &[f64], max: &[f64], sd: &[f64]| Curve {
+        mean: mean.to_vec(),
+        min: min.to_vec(),
+        max: max.to_vec(),
+        sd: sd.to_vec(),
+        samples: Vec::new(),
+    };
+    let res = ExperimentResult {
+        in_order: curve(
+            &c.in_order,
+            &c.in_order_min,
+            &c.in_order_max,
+            &c.in_order_sd,
+        ),
+        shuffled: curve(
+            &c.shuffled,
+            &c.shuffled_min,
+            &c.shuffled_max,
+            &c.shuffled_sd,
+        ),
+        seeds: rep.seeds,
+        page_ops: rep.page_ops,
+    };
+    write_plots(&rep, &res, a.svg.as_deref(), a.png.as_deref())?;
+    for p in [&a.svg, &a.png].into_iter().flatten() {
+        println!("plot written to {}", p.display());
     }
     Ok(())
 }
