@@ -280,6 +280,29 @@ fn help_version_good_run_and_bad_flag() {
     let again: serde_json::Value =
         serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
     assert_eq!(again, v);
+    // `plot` redraws from the saved report.
+    let dir = std::env::temp_dir().join(format!("scalrand-shuffle-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (report, svg) = (dir.join("run.json"), dir.join("run.svg"));
+    std::fs::write(&report, &out.stdout).unwrap();
+    let out = bin()
+        .args(["plot", "--report"])
+        .arg(&report)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("kernel 5.2 rules")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
     // A bad flag and a bad size: status 2, the flag named.
     for (args, flag) in [
         (&["simulate", "--frobnicate"][..], "--frobnicate"),
