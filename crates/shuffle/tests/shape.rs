@@ -14,13 +14,17 @@ fn aged_mean(c: &Curve) -> f64 {
     aged.iter().sum::<f64>() / aged.len() as f64
 }
 
+/// With the kernel-faithful fallback (pageblock stealing) and merged-block placement, the
+/// `java` heap barely ages under the synthetic churn (6.2% -> 7.1% in the README; before
+/// those changes it went to 36%).
 #[test]
 #[ignore = "takes ~5 s in release, about a minute in debug; CI runs it with --release -- --ignored"]
-fn java_preset_ages() {
+fn java_preset_barely_ages_with_pageblock_stealing() {
     let r =
         run_experiment::<Xoroshiro128PlusPlus>(&preset("java").unwrap(), &mut |_, _| {}).unwrap();
     let (first, aged) = (r.in_order.first_run(), aged_mean(&r.in_order));
-    assert!(aged > 2.0 * first, "aged {aged} vs first run {first}");
+    assert!(aged < 1.5 * first, "aged {aged} vs first run {first}");
+    assert!(aged > 0.9 * first, "aged {aged} vs first run {first}");
 }
 
 #[test]
