@@ -1,5 +1,7 @@
 //! The `scalrand-shuffle` binary, run with small flags; its `--json` parsed with serde_json.
 
+// The binary needs the `cli` feature; without it cargo would run a stale build, if any.
+#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::process::Command;
