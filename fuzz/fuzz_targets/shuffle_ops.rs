@@ -1,7 +1,8 @@
-//! scalrand-shuffle on arbitrary zones and operation sequences: no page is ever lost or
-//! duplicated (the free pages always equal a plain set model), the free lists stay consistent
-//! with buddy order and migratetype, holes are never handed out, and bad input gets a typed
-//! error instead of a panic.
+//! scalrand-shuffle on arbitrary zones, kernel versions, per-CPU list sizes and operation
+//! sequences: no page is ever lost or duplicated (the pages not handed out — buddy lists plus
+//! per-CPU lists — always equal a plain set model), the free lists stay consistent with buddy
+//! order and migratetype, holes are never handed out, and bad input gets a typed error
+//! instead of a panic.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -9,13 +10,15 @@ use libfuzzer_sys::fuzz_target;
 use rand_core::SeedableRng;
 use scalrand_fastprng::Xoroshiro128PlusPlus;
 use scalrand_shuffle::{
-    Error, MAX_ORDER, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
+    Error, KernelVersion, MAX_ORDER, MigrateType, PcpLists, ShuffleMode, ShufflePolicy, Zone,
+    ZoneConfig,
 };
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Alloc { order: u8, mt: u8 },
-    Free { idx: u16 },
+    Alloc { order: u8, mt: u8, cpu: u8 },
+    Free { idx: u16, cpu: u8 },
+    Drain,
     FreeBogus { pfn_off: u16, order: u8 },
     Shuffle { order: u8, fisher_yates: bool },
     Online { start_off: u16, len: u16 },
@@ -31,6 +34,11 @@ struct Input {
     order: u8,
     fisher_yates: bool,
     pick_tail: bool,
+    kernel: u8,
+    /// 0: no per-CPU lists; otherwise CPUs (1 ..= 4) with `high` and `batch` below.
+    pcp_cpus: u8,
+    pcp_high: u8,
+    pcp_batch: u8,
     seed: u64,
     ops: Vec<Op>,
 }
@@ -84,6 +92,12 @@ impl PageSet {
 /// alignment, buddy flags, no unmerged buddies).
 fn check(z: &Zone<Xoroshiro128PlusPlus>, model: &PageSet, full: bool) {
     assert_eq!(z.nr_free_pages(), model.len, "free page count");
+    // Pages waiting on per-CPU lists are free too, each on one list once.
+    let pcp: Vec<u64> = (0..4u32)
+        .flat_map(|cpu| MigrateType::ALL.map(|mt| z.pcp_list(cpu, mt)))
+        .flatten()
+        .collect();
+    assert_eq!(pcp.len() as u64, z.nr_pcp_pages(), "per-CPU count");
     if full {
         if let Err(e) = z.check_consistency() {
             panic!("inconsistent zone: {e}");
@@ -106,6 +120,13 @@ fn check(z: &Zone<Xoroshiro128PlusPlus>, model: &PageSet, full: bool) {
                 block.fill(true);
             }
         }
+    }
+    for p in pcp {
+        let Some(i) = model.slot(p) else {
+            panic!("per-CPU page {p} outside the zone");
+        };
+        assert!(!seen[i], "page {p} both on a per-CPU list and free (or listed twice)");
+        seen[i] = true;
     }
     assert!(seen == model.bits, "free pages differ from the model");
 }
@@ -156,6 +177,20 @@ fuzz_target!(|inp: Input| {
         mode,
         pick_tail: inp.pick_tail,
     };
+    let cpus = u32::from(inp.pcp_cpus % 5);
+    let cfg = cfg
+        .kernel(KernelVersion::ALL[usize::from(inp.kernel) % 3])
+        .pcp(if cpus == 0 {
+            PcpLists::Off
+        } else {
+            PcpLists::Custom {
+                cpus,
+                high: u32::from(inp.pcp_high % 16),
+                batch: u32::from(inp.pcp_batch % 8).max(1),
+            }
+        });
+    let pcp_on = cpus > 0;
+    let cpus = cpus.max(1);
     let mut z = match Zone::new(&cfg, policy, Xoroshiro128PlusPlus::seed_from_u64(inp.seed)) {
         Ok(z) => z,
         Err(Error::OrderTooLarge { order }) => {
@@ -177,11 +212,12 @@ fuzz_target!(|inp: Input| {
         // Every op is checked against the model; the page-by-page consistency walk runs after
         // list reorderings and onlining, every sixteenth op and after the last.
         let full =
-            i % 16 == 15 || i == last || matches!(op, Op::Shuffle { .. } | Op::Online { .. });
+            i % 16 == 15 || i == last || matches!(op, Op::Shuffle { .. } | Op::Online { .. } | Op::Drain);
         match op {
-            Op::Alloc { order, mt } => {
+            Op::Alloc { order, mt, cpu } => {
                 let mt = MigrateType::ALL[usize::from(mt) % 3];
-                match z.alloc_pages(order, mt) {
+                let cpu = u32::from(cpu % 5);
+                match z.alloc_pages_on(cpu, order, mt) {
                     Ok(Some(pfn)) => {
                         assert_eq!(pfn % (1 << order), 0);
                         for p in pfn..pfn + (1 << order) {
@@ -191,6 +227,7 @@ fuzz_target!(|inp: Input| {
                         live.push((pfn, order));
                     }
                     Ok(None) => {
+                        assert_eq!(z.nr_pcp_pages(), 0);
                         for o in order..=MAX_ORDER {
                             for m in MigrateType::ALL {
                                 assert_eq!(z.nr_free(o, m), 0);
@@ -198,13 +235,18 @@ fuzz_target!(|inp: Input| {
                         }
                     }
                     Err(Error::OrderTooLarge { .. }) => assert!(order > MAX_ORDER),
+                    Err(Error::NoSuchCpu { .. }) => assert!(cpu >= cpus && pcp_on),
                     Err(e) => panic!("unexpected {e}"),
                 }
             }
-            Op::Free { idx } => {
+            Op::Drain => {
+                z.drain_pages();
+                assert_eq!(z.nr_pcp_pages(), 0);
+            }
+            Op::Free { idx, cpu } => {
                 if !live.is_empty() {
                     let (pfn, order) = live.swap_remove(usize::from(idx) % live.len());
-                    z.free_pages(pfn, order).unwrap();
+                    z.free_pages_on(u32::from(cpu) % cpus, pfn, order).unwrap();
                     for p in pfn..pfn + (1 << order) {
                         assert!(model.insert(p));
                     }

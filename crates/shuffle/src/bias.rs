@@ -1,7 +1,7 @@
 //! How random is the shuffle? Runs `shuffle_zone` many times on a zone of `n` free blocks of
 //! the shuffle order, counts which list position each block ends in, and tests that matrix
 //! against the uniform one with Pearson's chi-square — the quality measurement the seed
-//! `003_847b53755ecb89bf` leaves out ("does not attempt to correct for sources of bias").
+//! (commit e900a918b098, Linux 5.2) leaves out ("does not attempt to correct for sources of bias").
 //!
 //! The chi-square p-value is the upper regularised incomplete gamma function
 //! `Q(df / 2, χ² / 2)`, computed here (series below `a + 1`, Lentz's continued fraction above)
@@ -18,6 +18,7 @@ use crate::zone::{MAX_ORDER, ShufflePolicy, Zone, ZoneConfig};
 
 /// The bias measurement's result.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BiasReport {
     /// Blocks shuffled.
     pub blocks: usize,
@@ -66,7 +67,11 @@ pub fn measure_bias<R: Rng>(
     // Free blocks of `order` stay separate after boot only at MAX_ORDER (lower orders merge
     // into larger blocks), so any other order is reported as a bad setup below.
     let pages = (blocks as u64) << order;
-    let cfg = ZoneConfig::new(0, pages)?;
+    // Boot frees at the head (the pre-5.10 rule) leave the list in descending PFN order: the
+    // starting order the README's table and the tests' enumeration use.
+    let cfg = ZoneConfig::new(0, pages)?
+        .kernel(crate::kernel::KernelVersion::V5_2)
+        .pcp(crate::pcp::PcpLists::Off);
     let mut zone = Zone::new(
         &cfg,
         ShufflePolicy {

@@ -1,5 +1,6 @@
 //! A direct-mapped memory-side cache (DRAM in front of persistent memory, KNL MCDRAM in cache
-//! mode), the hardware the seed `003_847b53755ecb89bf` shuffles for.
+//! mode), the hardware commit e900a918b098 ("mm: shuffle initial free memory to improve
+//! memory-side-cache utilization", Linux 5.2) shuffles for.
 //!
 //! * [`CacheMode::Line`]: 64-byte lines, set = (PA / 64) mod (C / 64): exact, one tag per line.
 //! * [`CacheMode::PageColour`]: the fast mode for large runs: one tag per 4 KiB page colour,
@@ -21,6 +22,7 @@ pub const LINE_SIZE: u64 = 64;
 
 /// Granularity of the cache model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CacheMode {
     /// One set per 64-byte line.
     Line,
@@ -30,6 +32,7 @@ pub enum CacheMode {
 
 /// Hit, miss and conflict counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CacheStats {
     /// Accesses counted.
     pub accesses: u64,

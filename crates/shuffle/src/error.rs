@@ -68,6 +68,15 @@ pub enum Error {
     BadParameter(&'static str),
     /// The bias measurement needs at least one block and one trial.
     BadBiasSetup(&'static str),
+    /// An allocation or free named a CPU the zone has no per-CPU list for.
+    NoSuchCpu {
+        /// The CPU asked for.
+        cpu: u32,
+        /// CPUs the zone has (CPU 0 always exists).
+        cpus: u32,
+    },
+    /// A kernel version that is not `major.minor`, or older than 5.2 (no shuffle).
+    BadKernelVersion,
 }
 
 impl fmt::Display for Error {
@@ -104,6 +113,12 @@ impl fmt::Display for Error {
             Error::ZeroSeeds => f.write_str("an experiment needs at least one seed"),
             Error::BadParameter(what) => write!(f, "bad parameter: {what}"),
             Error::BadBiasSetup(what) => write!(f, "bad bias setup: {what}"),
+            Error::NoSuchCpu { cpu, cpus } => {
+                write!(f, "cpu {cpu} does not exist (the zone has {cpus})")
+            }
+            Error::BadKernelVersion => {
+                f.write_str("kernel version must be major.minor, 5.2 or later (e.g. 5.4, 5.10)")
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Experiments: boot a zone with shuffling off and on, run a workload first after boot and
 //! again after each aging round, over several seeds, and report conflict rates — the shape of
-//! the seed's `003_847b53755ecb89bf` Java measurement (8% first run, 21% aged, 11% shuffled).
+//! Java measurement in commit e900a918b098 ("mm: shuffle initial free memory to improve
+//! memory-side-cache utilization", Linux 5.2): 8% first run, 21% aged, 11% shuffled.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -9,15 +10,19 @@ use rand_core::{Rng, SeedableRng};
 
 use crate::Error;
 use crate::cache::{CacheMode, MemSideCache};
+use crate::kernel::KernelVersion;
+use crate::pcp::PcpLists;
+use crate::server::{ServerAging, ServerSpec};
 use crate::shuffle::ShuffleMode;
 use crate::workload::{
-    Aging, AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec, Zipf, run_heap, run_stream,
-    run_two_instance,
+    Aging, AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec, Zipf, run_heap, run_heap_with,
+    run_stream, run_two_instance,
 };
-use crate::zone::{MAX_ORDER, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
+use crate::zone::{MAX_ORDER, MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
 
 /// Which workload an experiment measures.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Workload {
     /// The Java-like heap with a hot Zipf subset.
     Heap(HeapSpec),
@@ -29,6 +34,7 @@ pub enum Workload {
 
 /// Everything an experiment needs.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ExperimentConfig {
     /// First PFN of the (first) zone.
     pub zone_start_pfn: u64,
@@ -46,8 +52,14 @@ pub struct ExperimentConfig {
     pub pick_tail: bool,
     /// The measured workload.
     pub workload: Workload,
-    /// The aging between measurements.
+    /// The synthetic aging between measurements (used when `server` is `None`).
     pub aging: AgingSpec,
+    /// The server aging (page cache + reclaim, processes, per-CPU lists); replaces `aging`.
+    pub server: Option<ServerSpec>,
+    /// The kernel whose rules the zone follows.
+    pub kernel: KernelVersion,
+    /// Per-CPU page lists (the kernel's sizes; as many CPUs as the server aging uses, else 1).
+    pub pcp: bool,
     /// Aging rounds (the "aged" figure is after the last one).
     pub aging_rounds: u32,
     /// Seeds; each runs both policies.
@@ -56,6 +68,7 @@ pub struct ExperimentConfig {
 
 /// Conflict rates of one policy, averaged over seeds.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Curve {
     /// Mean conflict rate after 0, 1, …, `aging_rounds` rounds (index 0: first run).
     pub mean: Vec<f64>,
@@ -63,6 +76,10 @@ pub struct Curve {
     pub min: Vec<f64>,
     /// Largest rate over seeds, per round.
     pub max: Vec<f64>,
+    /// Sample standard deviation over seeds, per round (0 for one seed).
+    pub sd: Vec<f64>,
+    /// Every seed's rate, per round (`samples[round][seed]`).
+    pub samples: Vec<Vec<f64>>,
 }
 
 impl Curve {
@@ -71,6 +88,19 @@ impl Curve {
             mean: vec![0.0; rounds],
             min: vec![f64::INFINITY; rounds],
             max: vec![0.0; rounds],
+            sd: vec![0.0; rounds],
+            samples: vec![Vec::new(); rounds],
+        }
+    }
+
+    fn finish(&mut self) {
+        for (r, xs) in self.samples.iter().enumerate() {
+            let n = xs.len() as f64;
+            if xs.len() > 1 {
+                let m = xs.iter().sum::<f64>() / n;
+                let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+                self.sd[r] = libm::sqrt(v);
+            }
         }
     }
 
@@ -87,6 +117,7 @@ impl Curve {
 
 /// What an experiment measured.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ExperimentResult {
     /// Shuffle off.
     pub in_order: Curve,
@@ -94,6 +125,8 @@ pub struct ExperimentResult {
     pub shuffled: Curve,
     /// Seeds run.
     pub seeds: usize,
+    /// Page allocations and frees simulated, all runs together ([`Zone::page_ops`]).
+    pub page_ops: u64,
 }
 
 impl ExperimentConfig {
@@ -141,6 +174,7 @@ pub fn run_experiment<R: Rng + SeedableRng>(
     let mut done = 0;
     let mut in_order = Curve::new(rounds);
     let mut shuffled = Curve::new(rounds);
+    let mut page_ops = 0;
     let zipf = match &cfg.workload {
         Workload::Heap(h) => Some(Zipf::new(h.hot_pages as usize, h.zipf_s)?),
         _ => None,
@@ -166,27 +200,57 @@ pub fn run_experiment<R: Rng + SeedableRng>(
                 1
             };
             let mut zones = Vec::with_capacity(nodes);
+            let cpus = cfg.server.as_ref().map_or(1, |s| s.cpus);
             for n in 0..nodes as u64 {
                 let zc =
-                    ZoneConfig::with_span(cfg.zone_start_pfn + n * cfg.zone_pages, cfg.zone_pages)?;
+                    ZoneConfig::with_span(cfg.zone_start_pfn + n * cfg.zone_pages, cfg.zone_pages)?
+                        .kernel(cfg.kernel)
+                        .pcp(if cfg.pcp {
+                            PcpLists::Kernel { cpus }
+                        } else {
+                            PcpLists::Off
+                        });
                 let zseed = seed ^ (0xa076_1d64_78bd_642f_u64.wrapping_mul(n + 1));
                 zones.push(Zone::new(&zc, policy, R::seed_from_u64(zseed))?);
             }
             // The workload's generator is the same for both policies.
             let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
             let mut agers: Vec<Aging> = (0..nodes).map(|_| Aging::new()).collect();
+            let mut servers: Vec<ServerAging> = (0..nodes).map(|_| ServerAging::new()).collect();
             let mut cache = MemSideCache::new(cfg.cache_bytes, cfg.cache_mode)?;
             let curve = if on { &mut shuffled } else { &mut in_order };
             for round in 0..rounds {
                 if round > 0 {
-                    for (z, a) in zones.iter_mut().zip(agers.iter_mut()) {
-                        a.round(z, &mut wrng, &cfg.aging)?;
+                    match &cfg.server {
+                        Some(sp) => {
+                            for (z, s) in zones.iter_mut().zip(servers.iter_mut()) {
+                                s.round(z, &mut wrng, sp)?;
+                            }
+                        }
+                        None => {
+                            for (z, a) in zones.iter_mut().zip(agers.iter_mut()) {
+                                a.round(z, &mut wrng, &cfg.aging)?;
+                            }
+                        }
                     }
                 }
                 let st = match &cfg.workload {
-                    Workload::Heap(h) => match &zipf {
-                        Some(zf) => run_heap(&mut zones[0], &mut cache, &mut wrng, h, zf)?,
-                        None => return Err(Error::BadParameter("heap without its Zipf table")),
+                    Workload::Heap(h) => match (&zipf, &cfg.server) {
+                        (Some(zf), Some(sp)) => {
+                            let srv = &mut servers[0];
+                            run_heap_with(
+                                &mut zones[0],
+                                &mut cache,
+                                &mut wrng,
+                                h,
+                                zf,
+                                &mut |z: &mut Zone<R>| srv.alloc(z, sp, 0, MigrateType::Movable),
+                            )?
+                        }
+                        (Some(zf), None) => run_heap(&mut zones[0], &mut cache, &mut wrng, h, zf)?,
+                        (None, _) => {
+                            return Err(Error::BadParameter("heap without its Zipf table"));
+                        }
                     },
                     Workload::Stream(s) => run_stream(&mut zones[0], &mut cache, s)?,
                     Workload::TwoInstance(t) => {
@@ -198,14 +262,19 @@ pub fn run_experiment<R: Rng + SeedableRng>(
                 curve.mean[round] += r / cfg.seeds.len() as f64;
                 curve.min[round] = curve.min[round].min(r);
                 curve.max[round] = curve.max[round].max(r);
+                curve.samples[round].push(r);
                 done += 1;
                 progress(done, total);
             }
+            page_ops += zones.iter().map(Zone::page_ops).sum::<u64>();
         }
     }
+    in_order.finish();
+    shuffled.finish();
     Ok(ExperimentResult {
         in_order,
         shuffled,
         seeds: cfg.seeds.len(),
+        page_ops,
     })
 }

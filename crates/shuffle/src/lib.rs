@@ -12,7 +12,11 @@ pub mod bias;
 pub mod cache;
 mod error;
 pub mod experiment;
+pub mod free_area;
+pub mod kernel;
+pub mod pcp;
 pub mod presets;
+pub mod server;
 pub mod shuffle;
 pub mod workload;
 pub mod zone;
@@ -21,8 +25,11 @@ pub use bias::{BiasReport, chi2_sf, measure_bias};
 pub use cache::{CacheMode, CacheStats, LINE_SIZE, MemSideCache};
 pub use error::Error;
 pub use experiment::{Curve, ExperimentConfig, ExperimentResult, Workload, run_experiment};
-pub use shuffle::{PickTail, SHUFFLE_RETRY, ShuffleMode, ShuffleStats, shuffle_zone};
-pub use zone::{
-    MAX_ORDER, MAX_SPANNED_PAGES, MigrateType, NR_ORDERS, PAGE_SIZE, PAGEBLOCK_NR_PAGES,
-    PAGEBLOCK_ORDER, SHUFFLE_ORDER, ShufflePolicy, Zone, ZoneConfig,
+pub use free_area::{
+    FreeArea, MAX_ORDER, MAX_SPANNED_PAGES, MigrateType, NR_ORDERS, PAGE_SIZE, PAGEBLOCK_NR_PAGES,
+    PAGEBLOCK_ORDER, SHUFFLE_ORDER,
 };
+pub use kernel::KernelVersion;
+pub use pcp::PcpLists;
+pub use shuffle::{PickTail, SHUFFLE_RETRY, ShuffleMode, ShuffleStats};
+pub use zone::{ShufflePolicy, Zone, ZoneConfig};

@@ -1,5 +1,8 @@
-//! `shuffle_zone` and `shuffle_pick_tail`, after Linux 5.2's `mm/shuffle.c` (seed
-//! `003_847b53755ecb89bf`).
+//! `shuffle_zone` and the shuffle coin, after `mm/shuffle.c` as commit e900a918b098 ("mm:
+//! shuffle initial free memory to improve memory-side-cache utilization", Linux 5.2) added
+//! it; `__shuffle_zone` has not changed in substance since. The shuffle works on a
+//! [`FreeArea`] and a generator alone; which way a coin sends a block is the zone's business
+//! ([`crate::kernel::KernelVersion::coin_means_tail`]).
 //!
 //! [`ShuffleMode::Kernel`] is the kernel's loop, bit for bit given the generator:
 //!
@@ -36,13 +39,14 @@
 use rand_core::Rng;
 
 use crate::Error;
-use crate::zone::{MAX_ORDER, Zone};
+use crate::free_area::{FreeArea, MAX_ORDER};
 
 /// The kernel's `SHUFFLE_RETRY`: tries to find a partner for each block.
 pub const SHUFFLE_RETRY: u32 = 10;
 
-/// Which shuffle [`Zone::shuffle_zone`] runs.
+/// Which shuffle [`crate::Zone::shuffle_zone`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ShuffleMode {
     /// Linux's `__shuffle_zone`, quirks and bias included.
     Kernel,
@@ -52,6 +56,7 @@ pub enum ShuffleMode {
 
 /// What one `shuffle_zone` call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ShuffleStats {
     /// Blocks looked at as `page_i` that were valid (kernel) or list members (Fisher–Yates).
     pub candidates: u64,
@@ -65,34 +70,37 @@ pub struct ShuffleStats {
     pub random_words: u64,
 }
 
-/// Runs `mode` over the whole zone at `order`; see the module docs.
+/// Runs `mode` over the whole free area at `order` with generator `rng`; see the module docs.
+/// [`crate::Zone::shuffle_zone`] calls this on the zone's own area and generator.
 ///
 /// # Errors
 /// [`Error::OrderTooLarge`] for `order > 10`.
-pub fn shuffle_zone<R: Rng>(
-    zone: &mut Zone<R>,
+pub(crate) fn shuffle_zone<R: Rng>(
+    zone: &mut FreeArea,
+    rng: &mut R,
     order: u8,
     mode: ShuffleMode,
 ) -> Result<ShuffleStats, Error> {
     if order > MAX_ORDER {
         return Err(Error::OrderTooLarge { order });
     }
-    Ok(shuffle_order(zone, order, mode))
+    Ok(shuffle_order(zone, rng, order, mode))
 }
 
 /// [`shuffle_zone`] for an order already checked to be at most [`MAX_ORDER`].
 pub(crate) fn shuffle_order<R: Rng>(
-    zone: &mut Zone<R>,
+    zone: &mut FreeArea,
+    rng: &mut R,
     order: u8,
     mode: ShuffleMode,
 ) -> ShuffleStats {
     match mode {
-        ShuffleMode::Kernel => kernel_shuffle(zone, order),
-        ShuffleMode::FisherYates => fisher_yates(zone, order),
+        ShuffleMode::Kernel => kernel_shuffle(zone, rng, order),
+        ShuffleMode::FisherYates => fisher_yates(zone, rng, order),
     }
 }
 
-fn kernel_shuffle<R: Rng>(zone: &mut Zone<R>, order: u8) -> ShuffleStats {
+fn kernel_shuffle<R: Rng>(zone: &mut FreeArea, rng: &mut R, order: u8) -> ShuffleStats {
     let mut st = ShuffleStats::default();
     let order_pages = 1u64 << order;
     let zone_start = zone.start_pfn();
@@ -109,7 +117,7 @@ fn kernel_shuffle<R: Rng>(zone: &mut Zone<R>, order: u8) -> ShuffleStats {
             let mut page_j = None;
             for _ in 0..SHUFFLE_RETRY {
                 st.random_words += 1;
-                let r = zone.rng.next_u64();
+                let r = rng.next_u64();
                 let j = zone_start + ((r % spanned) & !(order_pages - 1));
                 match zone.shuffle_valid_page(j, order) {
                     Some(p) if p != page_i => {
@@ -138,14 +146,14 @@ fn kernel_shuffle<R: Rng>(zone: &mut Zone<R>, order: u8) -> ShuffleStats {
     st
 }
 
-fn fisher_yates<R: Rng>(zone: &mut Zone<R>, order: u8) -> ShuffleStats {
+fn fisher_yates<R: Rng>(zone: &mut FreeArea, rng: &mut R, order: u8) -> ShuffleStats {
     let mut st = ShuffleStats::default();
     let members = zone.shuffle_members(order);
     for (mt, mut nodes) in members.into_iter().enumerate() {
         let mt = mt as u8;
         st.candidates += nodes.len() as u64;
         for i in (1..nodes.len()).rev() {
-            let j = bounded(&mut zone.rng, i as u64 + 1, &mut st.random_words) as usize;
+            let j = bounded(rng, i as u64 + 1, &mut st.random_words) as usize;
             nodes.swap(i, j);
             st.swaps += 1;
         }
@@ -167,9 +175,11 @@ pub(crate) fn bounded<R: Rng + ?Sized>(rng: &mut R, n: u64, words: &mut u64) -> 
     }
 }
 
-/// The kernel's `shuffle_pick_tail` state: a 64-bit batch of coins, refilled with one
-/// `next_u64` (standing in for `get_random_u64()`) when empty; each coin is the batch's low
-/// bit, then the batch shifts right. A set bit means "tail".
+/// The shuffle coin's state (`add_to_free_area_random` in 5.2 – 5.6, `shuffle_pick_tail`
+/// since 5.7): a 64-bit batch of coins, refilled with one `next_u64` (standing in for
+/// `get_random_u64()`) when empty; each coin is the batch's low bit, then the batch shifts
+/// right. What a set bit means depends on the kernel: head in 5.2 – 5.6, tail since 5.7
+/// ([`crate::kernel`]).
 #[derive(Clone)]
 pub struct PickTail {
     rand: u64,
@@ -197,7 +207,7 @@ impl PickTail {
         PickTail { rand: 0, bits: 0 }
     }
 
-    /// One coin: `true` means add the freed block at the tail of its list.
+    /// One coin: the batch's next bit (`true` = set).
     #[inline]
     pub fn coin<R: Rng + ?Sized>(&mut self, rng: &mut R) -> bool {
         if self.bits == 0 {

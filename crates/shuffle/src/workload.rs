@@ -1,6 +1,7 @@
 //! Workloads that run on a booted zone and touch the memory-side cache: the aging phase, the
 //! Java-like heap at 3× the cache with a hot Zipf subset, a STREAM-like sweep, and the
-//! two-instance contrived case, after the measurements the seed `003_847b53755ecb89bf` quotes.
+//! two-instance contrived case, after the measurements quoted by commit e900a918b098 ("mm:
+//! shuffle initial free memory to improve memory-side-cache utilization", Linux 5.2).
 //!
 //! All randomness comes from the workload's own generator, so shuffle off and on replay the
 //! same workload and differ only in where the allocator puts the pages.
@@ -69,6 +70,7 @@ impl Zipf {
 /// region (the first `hot_pages` virtual pages, Zipf-popular within) takes `hot_prob` of the
 /// accesses, the rest fall uniformly on the whole heap.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct HeapSpec {
     /// Heap size in pages.
     pub heap_pages: u64,
@@ -107,6 +109,10 @@ impl HeapSpec {
     }
 }
 
+/// How a workload gets one order-0 page: straight from the zone, or through a server's
+/// reclaim ([`crate::server::ServerAging::alloc`]).
+pub type PageAlloc<'a, R> = dyn FnMut(&mut Zone<R>) -> Result<Option<u64>, Error> + 'a;
+
 /// Allocates `pages` order-0 pages of `mt` in order; frees what it got and returns `None` if
 /// the zone runs out.
 fn alloc_run<R: Rng>(
@@ -114,9 +120,17 @@ fn alloc_run<R: Rng>(
     pages: u64,
     mt: MigrateType,
 ) -> Result<Option<Vec<u64>>, Error> {
+    alloc_run_with(zone, pages, &mut |z: &mut Zone<R>| z.alloc_pages(0, mt))
+}
+
+fn alloc_run_with<R: Rng>(
+    zone: &mut Zone<R>,
+    pages: u64,
+    alloc: &mut PageAlloc<'_, R>,
+) -> Result<Option<Vec<u64>>, Error> {
     let mut got = Vec::with_capacity(pages as usize);
     for _ in 0..pages {
-        match zone.alloc_pages(0, mt)? {
+        match alloc(zone)? {
             Some(p) => got.push(p),
             None => {
                 free_run(zone, &got)?;
@@ -146,8 +160,25 @@ pub fn run_heap<R: Rng, W: Rng>(
     spec: &HeapSpec,
     zipf: &Zipf,
 ) -> Result<CacheStats, Error> {
+    run_heap_with(zone, cache, rng, spec, zipf, &mut |z: &mut Zone<R>| {
+        z.alloc_pages(0, MigrateType::Movable)
+    })
+}
+
+/// [`run_heap`] with the heap's pages from `alloc` (e.g. through a server's reclaim).
+///
+/// # Errors
+/// As [`run_heap`].
+pub fn run_heap_with<R: Rng, W: Rng>(
+    zone: &mut Zone<R>,
+    cache: &mut MemSideCache,
+    rng: &mut W,
+    spec: &HeapSpec,
+    zipf: &Zipf,
+    alloc: &mut PageAlloc<'_, R>,
+) -> Result<CacheStats, Error> {
     spec.validate()?;
-    let Some(phys) = alloc_run(zone, spec.heap_pages, MigrateType::Movable)? else {
+    let Some(phys) = alloc_run_with(zone, spec.heap_pages, alloc)? else {
         return Err(Error::BadParameter(
             "heap does not fit in the zone's free memory",
         ));
@@ -186,6 +217,7 @@ pub fn run_heap<R: Rng, W: Rng>(
 /// STREAM-like: three arrays of `array_pages` pages, `sweeps` passes of `a[i] = b[i] + s·c[i]`
 /// touching every line (line mode) or every page (page-colour mode); the first pass warms.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct StreamSpec {
     /// Pages per array.
     pub array_pages: u64,
@@ -240,6 +272,7 @@ pub fn run_stream<R: Rng>(
 /// The contrived two-instance case: one instance of `pages` pages on each of two nodes (two
 /// zones), accessed uniformly and alternately through one shared cache.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TwoInstanceSpec {
     /// Pages per instance.
     pub pages: u64,
@@ -289,6 +322,7 @@ pub fn run_two_instance<R: Rng, W: Rng>(
 /// mixed-length time (most short, some spanning rounds), with frees as lifetimes end; the
 /// live set is kept near `live_fraction` of the zone's present pages.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AgingSpec {
     /// Allocations per round.
     pub ops: u64,

@@ -1,94 +1,46 @@
-//! The zone model: a span of PFNs with holes, 512-page pageblocks carrying a migratetype, and
-//! buddy free lists per order and migratetype, as Linux 5.2's `mm/page_alloc.c` keeps them.
+//! The zone: a span of PFNs with holes, pageblocks carrying a migratetype, the buddy free
+//! lists ([`FreeArea`]), per-CPU page lists, and the page allocator's policy on top of them —
+//! where a freed block goes, merging, allocation and fallback, boot and hotplug — following
+//! Linux `mm/page_alloc.c` of the version chosen with [`ZoneConfig::kernel`] (see
+//! [`crate::kernel`] for what differs).
 //!
-//! Follows the seed `003_847b53755ecb89bf` (the v7 `mm/shuffle.c` patch) and the page
-//! allocator it plugs into:
+//! * Allocation (`__rmqueue_smallest`) takes the head of the smallest order with a free block
+//!   of the wanted migratetype; `expand()` keeps the low half and puts each high half on the
+//!   head of the wanted type's list one order down. Failing that, `__rmqueue_fallback` takes
+//!   the largest block of a fallback type (`fallbacks[]`), claims its pageblock when
+//!   `can_steal_fallback` allows and at least half of the pageblock is free
+//!   (`steal_suitable_fallback`, `move_freepages_block`), and allocates from the wanted list.
+//!   Order-0 allocations go through the per-CPU lists ([`crate::pcp`]); an allocation that
+//!   finds nothing drains them (`drain_all_pages`) and tries once more.
+//! * A free (`__free_one_page`) merges with its buddy while the buddy is a free block of the
+//!   same order, then joins the list of the **freed page's** migratetype (its pageblock's type
+//!   at free time, or the per-CPU list's): at the tail with `FPI_TO_TAIL` (boot and hotplug
+//!   since 5.10), else at the head or the tail by the shuffle coin at orders ≥ the shuffle
+//!   order, else at the tail when the merged block's buddy is free (`buddy_merge_likely`),
+//!   else at the head.
+//! * Boot marks every pageblock MOVABLE (`memmap_init_zone`) and frees every present range in
+//!   ascending PFN order in the largest naturally aligned chunks (`__free_pages_memory`), then
+//!   shuffles. Pageblock types given with [`ZoneConfig::migratetype`] are applied after the
+//!   boot frees, as a later conversion would (`set_pageblock_migratetype` +
+//!   `move_freepages_block`). [`Zone::online_pages`] (hotplug) frees a hole the way boot does
+//!   and shuffles the zone again.
 //!
-//! * free lists are ordered: allocation takes the head (`__rmqueue_smallest`), `expand()`
-//!   keeps the low half of a split block and puts each high half on the head of the list one
-//!   order down;
-//! * a free merges with its buddy while the buddy is a free block of the same order
-//!   (`__free_one_page`), then goes to the head of its list, to the tail when the buddy of the
-//!   merged block is itself free (the kernel's "merge likely" heuristic), or — when shuffling is
-//!   on and the order is at least the shuffle order — to the head or the tail by a coin
-//!   ([`Zone::pick_tail`], the kernel's `shuffle_pick_tail`);
-//! * boot frees every present range in ascending PFN order, in the largest aligned chunks
-//!   (`__free_pages_memory`), then shuffles the zone; hotplug ([`Zone::online_pages`]) does the
-//!   same for the range it brings online.
-//!
-//! Simplifications (documented in the README too): no per-CPU page lists, no watermarks, and a
-//! free block always sits on the list of the migratetype of the pageblock holding its first
-//! page; a fallback allocation takes a block from another migratetype's list without stealing
-//! its pageblock.
-//!
-//! Storage: the lists are intrusive, circular and doubly linked over per-page `next`/`prev`
-//! arrays of `u32` (page index from the zone start), with one sentinel node per list after the
-//! pages, exactly the shape of the kernel's `list_head`. That keeps every list operation O(1)
-//! and lets `shuffle_zone` swap list positions the way `list_swap` does.
+//! Simplifications: no watermarks inside the zone (the server aging keeps its own), no
+//! `ALLOC_NOFRAGMENT`, no CMA or isolation, and "alike pages" in `steal_suitable_fallback`
+//! count as 0 (the model does not remember what an allocated page holds).
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use rand_core::Rng;
 
 use crate::Error;
+pub use crate::free_area::{
+    FreeArea, MAX_ORDER, MAX_SPANNED_PAGES, MigrateType, NR_MIGRATETYPES, NR_ORDERS, PAGE_SIZE,
+    PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, SHUFFLE_ORDER,
+};
+use crate::kernel::KernelVersion;
+use crate::pcp::{PcpLists, PerCpuPages};
 use crate::shuffle::{PickTail, ShuffleMode, ShuffleStats};
-
-/// Highest buddy order (the kernel's `MAX_ORDER - 1` in 5.2 terms): blocks of 1024 pages.
-pub const MAX_ORDER: u8 = 10;
-/// Number of buddy orders, 0 ..= [`MAX_ORDER`].
-pub const NR_ORDERS: usize = MAX_ORDER as usize + 1;
-/// Order of a pageblock (x86-64 with 2 MiB huge pages: 9).
-pub const PAGEBLOCK_ORDER: u8 = 9;
-/// Pages per pageblock.
-pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
-/// The kernel's `SHUFFLE_ORDER`: shuffling and `pick_tail` work on blocks of this order.
-pub const SHUFFLE_ORDER: u8 = MAX_ORDER;
-/// Largest zone the model indexes (page indices and list nodes are `u32`).
-pub const MAX_SPANNED_PAGES: u64 = 1 << 31;
-
-/// Page size the model assumes (4 KiB).
-pub const PAGE_SIZE: u64 = 4096;
-
-/// A pageblock's mobility class; each has its own set of free lists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MigrateType {
-    /// Kernel allocations that cannot move.
-    Unmovable = 0,
-    /// User pages and page cache that compaction can move (the default).
-    Movable = 1,
-    /// Slab caches that reclaim can free.
-    Reclaimable = 2,
-}
-
-/// Number of migratetypes the model keeps lists for.
-pub const NR_MIGRATETYPES: usize = 3;
-
-impl MigrateType {
-    /// All migratetypes, in index order.
-    pub const ALL: [MigrateType; NR_MIGRATETYPES] = [
-        MigrateType::Unmovable,
-        MigrateType::Movable,
-        MigrateType::Reclaimable,
-    ];
-
-    fn from_index(i: u8) -> MigrateType {
-        match i {
-            0 => MigrateType::Unmovable,
-            2 => MigrateType::Reclaimable,
-            _ => MigrateType::Movable,
-        }
-    }
-
-    /// The kernel's fallback order (`fallbacks[]` in `page_alloc.c`) for this migratetype.
-    fn fallbacks(self) -> [MigrateType; 2] {
-        match self {
-            MigrateType::Unmovable => [MigrateType::Reclaimable, MigrateType::Movable],
-            MigrateType::Movable => [MigrateType::Reclaimable, MigrateType::Unmovable],
-            MigrateType::Reclaimable => [MigrateType::Unmovable, MigrateType::Movable],
-        }
-    }
-}
 
 /// Shape of a zone before boot: its span, its holes and its pageblocks' migratetypes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,10 +49,14 @@ pub struct ZoneConfig {
     end_pfn: u64,
     holes: Vec<(u64, u64)>,
     migratetypes: Vec<(u64, u64, MigrateType)>,
+    kernel: KernelVersion,
+    pcp: PcpLists,
 }
 
 impl ZoneConfig {
-    /// A zone spanning PFNs `start_pfn .. end_pfn`, no holes, every pageblock movable.
+    /// A zone spanning PFNs `start_pfn .. end_pfn`, no holes, every pageblock movable, the
+    /// newest kernel's rules ([`KernelVersion::V5_10`]) and per-CPU lists of the kernel's size
+    /// on one CPU.
     ///
     /// # Errors
     /// [`Error::StartAfterEnd`], [`Error::EmptyZone`], [`Error::ZoneTooLarge`].
@@ -123,6 +79,8 @@ impl ZoneConfig {
             end_pfn,
             holes: Vec::new(),
             migratetypes: Vec::new(),
+            kernel: KernelVersion::default(),
+            pcp: PcpLists::default(),
         })
     }
 
@@ -148,7 +106,9 @@ impl ZoneConfig {
         Ok(self)
     }
 
-    /// Gives the pageblocks overlapping PFNs `start .. end` the migratetype `mt`.
+    /// Gives the pageblocks overlapping PFNs `start .. end` the migratetype `mt` after the boot
+    /// frees (boot itself marks every pageblock MOVABLE): their free blocks move to `mt`'s
+    /// lists, as `move_freepages_block` does when a pageblock is converted.
     ///
     /// # Errors
     /// [`Error::StartAfterEnd`], [`Error::RangeOutsideZone`].
@@ -156,6 +116,18 @@ impl ZoneConfig {
         self.check_range(start, end)?;
         self.migratetypes.push((start, end, mt));
         Ok(self)
+    }
+
+    /// The kernel whose rules the zone follows.
+    pub fn kernel(mut self, kernel: KernelVersion) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    /// Per-CPU page lists (default: the kernel's sizes on one CPU).
+    pub fn pcp(mut self, pcp: PcpLists) -> Self {
+        self.pcp = pcp;
+        self
     }
 
     fn check_range(&self, start: u64, end: u64) -> Result<(), Error> {
@@ -201,8 +173,8 @@ impl ShufflePolicy {
         mode: ShuffleMode::Kernel,
         pick_tail: false,
     };
-    /// What `page_alloc.shuffle=1` does in Linux 5.2: kernel shuffle at order 10 plus
-    /// `pick_tail`.
+    /// What `page_alloc.shuffle=1` does (every version since 5.2): kernel shuffle at order 10
+    /// plus the coin for frees at order ≥ 10.
     pub const KERNEL: ShufflePolicy = ShufflePolicy {
         enabled: true,
         order: SHUFFLE_ORDER,
@@ -218,117 +190,72 @@ impl ShufflePolicy {
     }
 }
 
-// Per-page metadata bits.
-const HOLE: u8 = 0x80;
-const BUDDY: u8 = 0x40;
-const ALLOC: u8 = 0x20;
-const ORDER_MASK: u8 = 0x0f;
-
-const NR_LISTS: usize = NR_ORDERS * NR_MIGRATETYPES;
-
-#[inline]
-fn list_id(order: u8, mt: u8) -> usize {
-    order as usize * NR_MIGRATETYPES + mt as usize
-}
-
-/// A zone after boot: buddy free lists over a PFN span, driven by a seedable generator `R`
-/// that stands in for the kernel's `get_random_long()` / `get_random_u64()`.
+/// A zone after boot: buddy free lists and per-CPU lists over a PFN span, driven by a
+/// seedable generator `R` that stands in for the kernel's `get_random_long()` /
+/// `get_random_u64()`.
 pub struct Zone<R> {
-    start_pfn: u64,
-    spanned: u32,
-    meta: Vec<u8>,
-    pageblock_mt: Vec<u8>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    nr_free: [u32; NR_LISTS],
-    free_pages: u64,
-    present_pages: u64,
+    area: FreeArea,
+    pcp: Option<PerCpuPages>,
     policy: ShufflePolicy,
-    pub(crate) tail: PickTail,
-    pub(crate) rng: R,
+    kernel: KernelVersion,
+    tail: PickTail,
+    rng: R,
+    bulk: Vec<(u32, u8)>,
+    ops: u64,
 }
 
 impl<R> core::fmt::Debug for Zone<R> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         // The generator's state is deliberately left out.
         f.debug_struct("Zone")
-            .field("start_pfn", &self.start_pfn)
-            .field("spanned_pages", &self.spanned)
-            .field("present_pages", &self.present_pages)
-            .field("free_pages", &self.free_pages)
+            .field("area", &self.area)
+            .field("kernel", &self.kernel)
             .field("policy", &self.policy)
+            .field("pcp_pages", &self.nr_pcp_pages())
             .finish_non_exhaustive()
     }
 }
 
 impl<R: Rng> Zone<R> {
-    /// Builds the zone and boots it: every present page is freed in ascending PFN order, in
-    /// the largest naturally aligned chunks, then — if `policy.enabled` — the zone is shuffled
-    /// (`shuffle_free_memory`).
+    /// Builds the zone and boots it: every pageblock MOVABLE, every present page freed in
+    /// ascending PFN order in the largest naturally aligned chunks, the configured pageblock
+    /// types applied, then — if `policy.enabled` — the zone shuffled (`shuffle_free_memory`).
     ///
     /// # Errors
     /// [`Error::OrderTooLarge`] for `policy.order > 10`, [`Error::AllHoles`] when no page is
-    /// present.
+    /// present, [`Error::BadParameter`] for bad per-CPU list sizes.
     pub fn new(config: &ZoneConfig, policy: ShufflePolicy, rng: R) -> Result<Self, Error> {
         policy.validate()?;
-        let spanned = config.spanned_pages();
-        // ZoneConfig::new bounds the span by MAX_SPANNED_PAGES = 2^31.
-        let spanned32 = u32::try_from(spanned).map_err(|_| Error::ZoneTooLarge {
-            spanned_pages: spanned,
-        })?;
-        let n = spanned as usize;
-        let mut meta = vec![0u8; n];
-        for &(s, e) in &config.holes {
-            for m in &mut meta[(s - config.start_pfn) as usize..(e - config.start_pfn) as usize] {
-                *m = HOLE;
-            }
-        }
-        let present_pages = meta.iter().filter(|&&m| m & HOLE == 0).count() as u64;
-        if present_pages == 0 {
-            return Err(Error::AllHoles);
-        }
-        let first_block = config.start_pfn >> PAGEBLOCK_ORDER;
-        let last_block = (config.end_pfn - 1) >> PAGEBLOCK_ORDER;
-        let mut pageblock_mt =
-            vec![MigrateType::Movable as u8; (last_block - first_block + 1) as usize];
-        for &(s, e, mt) in &config.migratetypes {
-            if s == e {
-                continue;
-            }
-            for b in (s >> PAGEBLOCK_ORDER)..=((e - 1) >> PAGEBLOCK_ORDER) {
-                pageblock_mt[(b - first_block) as usize] = mt as u8;
-            }
-        }
-        let mut next = vec![0u32; n + NR_LISTS];
-        let mut prev = vec![0u32; n + NR_LISTS];
-        for id in 0..NR_LISTS {
-            let s = (n + id) as u32;
-            next[n + id] = s;
-            prev[n + id] = s;
-        }
+        let area = FreeArea::new(config.start_pfn, config.spanned_pages(), &config.holes)?;
+        let pcp = config
+            .pcp
+            .resolve(area.present_pages())?
+            .map(|(cpus, high, batch)| PerCpuPages::new(cpus, high, batch));
         let mut zone = Zone {
-            start_pfn: config.start_pfn,
-            spanned: spanned32,
-            meta,
-            pageblock_mt,
-            next,
-            prev,
-            nr_free: [0; NR_LISTS],
-            free_pages: 0,
-            present_pages,
+            area,
+            pcp,
             policy,
+            kernel: config.kernel,
             tail: PickTail::new(),
             rng,
+            bulk: Vec::new(),
+            ops: 0,
         };
         zone.free_present_range(config.start_pfn, config.end_pfn);
+        for &(s, e, mt) in &config.migratetypes {
+            if s < e {
+                zone.convert_pageblocks(s, e, mt as u8);
+            }
+        }
         if policy.enabled {
             zone.shuffle_free_memory();
         }
         Ok(zone)
     }
 
-    /// Memory hotplug: brings the hole `start .. end` online, frees it in ascending order and,
-    /// if shuffling is on, shuffles the zone again (`online_pages` → `shuffle_zone`).
+    /// Memory hotplug: brings the hole `start .. end` online, frees it in ascending order the
+    /// way boot does and, if shuffling is on, shuffles the zone again (`online_pages` →
+    /// `shuffle_zone`).
     ///
     /// # Errors
     /// [`Error::StartAfterEnd`], [`Error::RangeOutsideZone`], [`Error::AlreadyOnline`] if any
@@ -337,19 +264,15 @@ impl<R: Rng> Zone<R> {
         if start > end {
             return Err(Error::StartAfterEnd { start, end });
         }
-        if start < self.start_pfn || end > self.end_pfn() {
+        if start < self.start_pfn() || end > self.end_pfn() {
             return Err(Error::RangeOutsideZone { start, end });
         }
         for pfn in start..end {
-            if self.meta[self.idx(pfn)] & HOLE == 0 {
+            if !self.area.is_hole(self.area.idx(pfn) as u32) {
                 return Err(Error::AlreadyOnline { pfn });
             }
         }
-        for pfn in start..end {
-            let i = self.idx(pfn);
-            self.meta[i] = 0;
-        }
-        self.present_pages += end - start;
+        self.area.make_present(start, end);
         self.free_present_range(start, end);
         if self.policy.enabled {
             return Ok(Some(self.shuffle_free_memory()));
@@ -358,13 +281,17 @@ impl<R: Rng> Zone<R> {
     }
 
     /// The boot / hotplug shuffle: `shuffle_zone` at every order from the policy's order up to
-    /// [`MAX_ORDER`], lowest first. With the default order 10 that is Linux 5.2's single call;
-    /// a lower order follows the seed's v7 patch, where the order is `CONFIG_SHUFFLE_PAGE_ORDER`
-    /// (0 ..= 10) and every order from it up is shuffled.
+    /// [`MAX_ORDER`], lowest first. With the kernel's order 10 that is one call; a lower order
+    /// follows the seed's v7 patch, where the order is `CONFIG_SHUFFLE_PAGE_ORDER` (0 ..= 10).
     fn shuffle_free_memory(&mut self) -> ShuffleStats {
         let mut total = ShuffleStats::default();
         for order in self.policy.order..=MAX_ORDER {
-            let st = crate::shuffle::shuffle_order(self, order, self.policy.mode);
+            let st = crate::shuffle::shuffle_order(
+                &mut self.area,
+                &mut self.rng,
+                order,
+                self.policy.mode,
+            );
             total.candidates += st.candidates;
             total.swaps += st.swaps;
             total.retries_exhausted += st.retries_exhausted;
@@ -375,16 +302,18 @@ impl<R: Rng> Zone<R> {
     }
 
     /// Frees every present page of `start .. end` in ascending order, in chunks of
-    /// `min(MAX_ORDER, alignment)` as `__free_pages_memory` does.
+    /// `min(MAX_ORDER, alignment)` as `__free_pages_memory` does, through `__free_pages_core`
+    /// (`FPI_TO_TAIL` since 5.10).
     fn free_present_range(&mut self, start: u64, end: u64) {
+        let to_tail = self.kernel.boot_frees_to_tail();
         let mut pfn = start;
         while pfn < end {
-            if self.meta[self.idx(pfn)] & HOLE != 0 {
+            if self.area.is_hole(self.area.idx(pfn) as u32) {
                 pfn += 1;
                 continue;
             }
             let mut run_end = pfn;
-            while run_end < end && self.meta[self.idx(run_end)] & HOLE == 0 {
+            while run_end < end && !self.area.is_hole(self.area.idx(run_end) as u32) {
                 run_end += 1;
             }
             let mut s = pfn;
@@ -397,141 +326,340 @@ impl<R: Rng> Zone<R> {
                 while (1u64 << order) > run_end - s {
                     order -= 1;
                 }
-                self.free_pages += 1 << order;
-                self.free_one_page(s, order);
+                let i = self.area.idx(s) as u32;
+                let mt = self.area.mt_of(i);
+                self.free_one_page(i, order, mt, to_tail);
                 s += 1 << order;
             }
             pfn = run_end;
         }
     }
 
-    /// The kernel's `shuffle_pick_tail`: one bit of a 64-bit batch drawn with `next_u64`.
-    pub fn pick_tail(&mut self) -> bool {
-        self.tail.coin(&mut self.rng)
+    /// Sets the pageblocks overlapping `start .. end` to `mt` and moves their free blocks to
+    /// `mt`'s lists (`set_pageblock_migratetype` + `move_freepages_block`).
+    fn convert_pageblocks(&mut self, start: u64, end: u64, mt: u8) {
+        let mut pfn = start & !(PAGEBLOCK_NR_PAGES - 1);
+        while pfn < end {
+            if let Some(i) = self.area.index_of(pfn.max(self.start_pfn())) {
+                self.area.set_pageblock_mt(i, mt);
+                self.move_freepages_block(i, mt);
+            }
+            pfn += PAGEBLOCK_NR_PAGES;
+        }
     }
 
-    /// Allocates a block of `2^order` pages of migratetype `mt` (falling back to the other
-    /// migratetypes' lists), and returns its first PFN, or `None` when no block is free.
+    /// `move_freepages_block`: every free block headed inside the pageblock of page `i` moves
+    /// to `mt`'s list (head before 5.10, tail since); returns the pages moved.
+    fn move_freepages_block(&mut self, i: u32, mt: u8) -> u64 {
+        let (s, e) = self.area.pageblock_range(i);
+        let tail = self.kernel.move_to_tail();
+        let mut moved = 0;
+        let mut p = s;
+        while p < e {
+            let mut step = 1;
+            for order in 0..=MAX_ORDER {
+                if self.area.is_free_head(p, order) {
+                    self.area.move_to(p, order, mt, tail);
+                    moved += 1u64 << order;
+                    step = 1u32 << order;
+                    break;
+                }
+            }
+            p = p.saturating_add(step);
+        }
+        moved
+    }
+
+    /// The shuffle coin (`shuffle_pick_tail` / `add_to_free_area_random`): one bit of a 64-bit
+    /// batch drawn with `next_u64`, read the way this zone's kernel reads it: `true` = tail.
+    pub fn pick_tail(&mut self) -> bool {
+        let bit = self.tail.coin(&mut self.rng);
+        self.kernel.coin_means_tail(bit)
+    }
+
+    /// Allocates a block of `2^order` pages of migratetype `mt` on CPU 0; see
+    /// [`Zone::alloc_pages_on`].
     ///
     /// # Errors
     /// [`Error::OrderTooLarge`].
     #[inline]
     pub fn alloc_pages(&mut self, order: u8, mt: MigrateType) -> Result<Option<u64>, Error> {
+        self.alloc_pages_on(0, order, mt)
+    }
+
+    /// Allocates a block of `2^order` pages of migratetype `mt` on `cpu` (order 0 through that
+    /// CPU's list), falling back to other migratetypes, draining the per-CPU lists and trying
+    /// again before giving up; returns its first PFN, or `None` when no block is free.
+    ///
+    /// # Errors
+    /// [`Error::OrderTooLarge`]; [`Error::NoSuchCpu`] for a CPU the zone has no list for (with
+    /// per-CPU lists off, every CPU is accepted).
+    #[inline]
+    pub fn alloc_pages_on(
+        &mut self,
+        cpu: u32,
+        order: u8,
+        mt: MigrateType,
+    ) -> Result<Option<u64>, Error> {
         if order > MAX_ORDER {
             return Err(Error::OrderTooLarge { order });
         }
-        let mt8 = mt as u8;
-        // __rmqueue_smallest: the smallest order with a free block of the wanted type.
-        for o in order..=MAX_ORDER {
-            if let Some(i) = self.take_head(list_id(o, mt8)) {
-                return Ok(Some(self.finish_alloc(i, order, o)));
-            }
+        self.check_cpu(cpu)?;
+        self.ops += 1;
+        let mt = mt as u8;
+        if let Some(i) = self.rmqueue(cpu as usize, order, mt) {
+            return Ok(Some(self.start_pfn() + u64::from(i)));
         }
-        // __rmqueue_fallback (simplified): the largest block of a fallback type, no stealing.
-        for fb in mt.fallbacks() {
-            for o in (order..=MAX_ORDER).rev() {
-                if let Some(i) = self.take_head(list_id(o, fb as u8)) {
-                    return Ok(Some(self.finish_alloc(i, order, o)));
-                }
+        if self.nr_pcp_pages() > 0 {
+            self.drain_pages();
+            if let Some(i) = self.rmqueue(cpu as usize, order, mt) {
+                return Ok(Some(self.start_pfn() + u64::from(i)));
             }
         }
         Ok(None)
     }
 
-    #[inline]
-    fn take_head(&mut self, id: usize) -> Option<u32> {
-        let s = self.sentinel(id);
-        let i = self.next[s as usize];
-        if i == s {
-            return None;
+    /// Without per-CPU lists the CPU makes no difference and any is accepted.
+    fn check_cpu(&self, cpu: u32) -> Result<(), Error> {
+        match &self.pcp {
+            Some(p) if cpu >= p.cpus() => Err(Error::NoSuchCpu {
+                cpu,
+                cpus: p.cpus(),
+            }),
+            _ => Ok(()),
         }
-        self.list_del(i);
-        self.nr_free[id] -= 1;
+    }
+
+    /// `rmqueue`: order 0 through the per-CPU list, else the buddy lists.
+    #[inline]
+    fn rmqueue(&mut self, cpu: usize, order: u8, mt: u8) -> Option<u32> {
+        if order == 0 {
+            if let Some(mut pcp) = self.pcp.take() {
+                let got = self.rmqueue_pcplist(&mut pcp, cpu, mt);
+                self.pcp = Some(pcp);
+                return got;
+            }
+        }
+        let i = self.rmqueue_buddy(order, mt)?;
+        self.area.set_alloc(i, order);
         Some(i)
     }
 
-    #[inline]
-    fn finish_alloc(&mut self, i: u32, order: u8, high: u8) -> u64 {
-        // expand(): keep the low half, put each high half on the head of its list.
-        let mut high = high;
-        while high > order {
-            high -= 1;
-            let b = i + (1u32 << high);
-            self.meta[b as usize] = BUDDY | high;
-            let id = list_id(high, self.mt_of(b));
-            self.list_add(b, id);
-            self.nr_free[id] += 1;
+    fn rmqueue_pcplist(&mut self, pcp: &mut PerCpuPages, cpu: usize, mt: u8) -> Option<u32> {
+        if pcp.lists[cpu][mt as usize].is_empty() {
+            // rmqueue_bulk: `batch` pages appended at the tail, in the order taken.
+            for _ in 0..pcp.batch {
+                let Some(i) = self.rmqueue_buddy(0, mt) else {
+                    break;
+                };
+                self.area.set_pcp(i);
+                pcp.push_tail(cpu, mt, i);
+            }
         }
-        self.meta[i as usize] = ALLOC | order;
-        self.free_pages -= 1 << order;
-        self.start_pfn + u64::from(i)
+        let i = pcp.pop_head(cpu, mt)?;
+        self.area.set_alloc(i, 0);
+        Some(i)
     }
 
-    /// Frees the block of `2^order` pages at `pfn` that [`Zone::alloc_pages`] handed out.
+    /// `__rmqueue`: smallest block of the wanted type, else steal from a fallback type and
+    /// try again.
+    #[inline]
+    fn rmqueue_buddy(&mut self, order: u8, mt: u8) -> Option<u32> {
+        if let Some(i) = self.rmqueue_smallest(order, mt) {
+            return Some(i);
+        }
+        if self.rmqueue_fallback(order, mt) {
+            return self.rmqueue_smallest(order, mt);
+        }
+        None
+    }
+
+    #[inline]
+    fn rmqueue_smallest(&mut self, order: u8, mt: u8) -> Option<u32> {
+        for o in order..=MAX_ORDER {
+            if let Some(i) = self.area.take_head(o, mt) {
+                // expand(): keep the low half, each high half to the head one order down.
+                let mut high = o;
+                while high > order {
+                    high -= 1;
+                    self.area.add(i + (1u32 << high), high, mt, false);
+                }
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// `__rmqueue_fallback` (v5.2 – v5.10, without `ALLOC_NOFRAGMENT`): the largest block on a
+    /// fallback list (a movable request that may not steal takes the smallest instead), then
+    /// `steal_suitable_fallback`. Returns whether a block was moved to `start_mt`'s lists.
+    fn rmqueue_fallback(&mut self, order: u8, start_mt: u8) -> bool {
+        let start = MigrateType::from_index(start_mt);
+        let mut found = None;
+        for current in (order..=MAX_ORDER).rev() {
+            if let Some(fb) = start
+                .fallbacks()
+                .into_iter()
+                .find(|&fb| self.area.nr_free(current, fb as u8) > 0)
+            {
+                let can_steal = can_steal_fallback(current, start_mt);
+                if !can_steal && start == MigrateType::Movable && current > order {
+                    // find_smallest
+                    found = (order..=MAX_ORDER).find_map(|o| {
+                        start
+                            .fallbacks()
+                            .into_iter()
+                            .find(|&fb| self.area.nr_free(o, fb as u8) > 0)
+                            .map(|fb| (o, fb, can_steal_fallback(o, start_mt)))
+                    });
+                } else {
+                    found = Some((current, fb, can_steal));
+                }
+                break;
+            }
+        }
+        let Some((current, fb, can_steal)) = found else {
+            return false;
+        };
+        let Some(i) = self.area.head(current, fb as u8) else {
+            return false;
+        };
+        self.steal_suitable_fallback(i, current, start_mt, can_steal);
+        true
+    }
+
+    fn steal_suitable_fallback(&mut self, i: u32, current: u8, start_mt: u8, whole_block: bool) {
+        let tail = self.kernel.move_to_tail();
+        if current >= PAGEBLOCK_ORDER {
+            // change_pageblock_range
+            let mut p = i;
+            let end = i + (1u32 << current);
+            while p < end {
+                self.area.set_pageblock_mt(p, start_mt);
+                p += PAGEBLOCK_NR_PAGES as u32;
+            }
+        } else if whole_block {
+            let free_pages = self.move_freepages_block(i, start_mt);
+            if free_pages >= PAGEBLOCK_NR_PAGES / 2 {
+                self.area.set_pageblock_mt(i, start_mt);
+            }
+            if free_pages > 0 {
+                return;
+            }
+        }
+        // single_page
+        if self.area.is_free_head(i, current) {
+            self.area.move_to(i, current, start_mt, tail);
+        }
+    }
+
+    /// Frees, on CPU 0, the block of `2^order` pages at `pfn`; see [`Zone::free_pages_on`].
     ///
     /// # Errors
-    /// [`Error::OrderTooLarge`]; [`Error::NotAllocated`] if `pfn` is outside the zone or is
-    /// not the first page of an allocated block of exactly that order (double free, wrong
-    /// order, a hole). On error nothing changes.
+    /// As [`Zone::free_pages_on`].
     #[inline]
     pub fn free_pages(&mut self, pfn: u64, order: u8) -> Result<(), Error> {
+        self.free_pages_on(0, pfn, order)
+    }
+
+    /// Frees, on `cpu`, the block of `2^order` pages at `pfn` that [`Zone::alloc_pages`]
+    /// handed out: order 0 to the CPU's list (`free_unref_page`), spilling a batch to the buddy
+    /// lists at `high`; larger blocks to the buddy lists (`__free_pages_ok`).
+    ///
+    /// # Errors
+    /// [`Error::OrderTooLarge`]; [`Error::NoSuchCpu`]; [`Error::NotAllocated`] if `pfn` is
+    /// outside the zone or is not the first page of an allocated block of exactly that order
+    /// (double free, wrong order, not its head, a hole, a page on a per-CPU list). On error
+    /// nothing changes.
+    #[inline]
+    pub fn free_pages_on(&mut self, cpu: u32, pfn: u64, order: u8) -> Result<(), Error> {
         if order > MAX_ORDER {
             return Err(Error::OrderTooLarge { order });
         }
-        let rel = pfn.wrapping_sub(self.start_pfn);
-        if rel >= u64::from(self.spanned) || self.meta[rel as usize] != ALLOC | order {
-            return Err(Error::NotAllocated { pfn, order });
+        self.check_cpu(cpu)?;
+        let i = match self.area.index_of(pfn) {
+            Some(i) if self.area.is_alloc_head(i, order) => i,
+            _ => return Err(Error::NotAllocated { pfn, order }),
+        };
+        self.ops += 1;
+        let mt = self.area.mt_of(i);
+        if order == 0 {
+            if let Some(pcp) = self.pcp.as_mut() {
+                self.area.set_pcp(i);
+                if pcp.push(cpu as usize, mt, i) {
+                    let batch = pcp.batch;
+                    self.free_pcppages_bulk(cpu as usize, batch);
+                }
+                return Ok(());
+            }
         }
-        self.meta[rel as usize] = 0;
-        self.free_pages += 1 << order;
-        self.free_one_page(pfn, order);
+        self.area.clear(i);
+        self.free_one_page(i, order, mt, false);
         Ok(())
     }
 
-    /// `__free_one_page`: merge with free buddies, then put the block on its list.
+    fn free_pcppages_bulk(&mut self, cpu: usize, count: u32) {
+        let mut bulk = core::mem::take(&mut self.bulk);
+        bulk.clear();
+        if let Some(pcp) = self.pcp.as_mut() {
+            pcp.take_bulk(cpu, count, &mut bulk);
+        }
+        for &(i, mt) in &bulk {
+            self.area.clear(i);
+            self.free_one_page(i, 0, mt, false);
+        }
+        self.bulk = bulk;
+    }
+
+    /// `drain_all_pages`: every per-CPU list back to the buddy lists.
+    pub fn drain_pages(&mut self) {
+        for cpu in 0..self.pcp.as_ref().map_or(0, PerCpuPages::cpus) as usize {
+            let n = self.pcp.as_ref().map_or(0, |p| p.count[cpu]);
+            if n > 0 {
+                self.free_pcppages_bulk(cpu, n);
+            }
+        }
+    }
+
+    /// `__free_one_page`: merge with free buddies, then put the block on the list of `mt` (the
+    /// freed page's migratetype).
     #[inline]
-    fn free_one_page(&mut self, pfn: u64, order: u8) {
-        let mut pfn = pfn;
+    fn free_one_page(&mut self, i: u32, order: u8, mt: u8, fpi_to_tail: bool) {
+        let start = self.start_pfn();
+        let mut pfn = start + u64::from(i);
         let mut order = order;
-        let end = self.end_pfn();
         while order < MAX_ORDER {
             let buddy = pfn ^ (1u64 << order);
-            if buddy < self.start_pfn || buddy >= end {
+            let Some(bi) = self.area.index_of(buddy) else {
+                break;
+            };
+            if !self.area.is_free_head(bi, order) {
                 break;
             }
-            let bi = (buddy - self.start_pfn) as u32;
-            if self.meta[bi as usize] != BUDDY | order {
-                break;
-            }
-            let id = list_id(order, self.mt_of(bi));
-            self.list_del(bi);
-            self.nr_free[id] -= 1;
-            self.meta[bi as usize] = 0;
+            self.area.del(bi, order);
             pfn &= buddy;
             order += 1;
         }
-        let i = (pfn - self.start_pfn) as u32;
-        self.meta[i as usize] = BUDDY | order;
-        let id = list_id(order, self.mt_of(i));
+        let i = (pfn - start) as u32;
         let shuffle_order = self.policy.enabled && order >= self.policy.order;
-        let to_tail = if shuffle_order {
-            self.policy.pick_tail && self.tail.coin(&mut self.rng)
+        let to_tail = if fpi_to_tail {
+            true
+        } else if shuffle_order {
+            self.policy.pick_tail && {
+                let bit = self.tail.coin(&mut self.rng);
+                self.kernel.coin_means_tail(bit)
+            }
         } else if order < MAX_ORDER - 1 {
             // buddy_merge_likely: is the buddy of the merged block free at order + 1?
             let combined = pfn & !(1u64 << order);
             let higher_buddy = combined ^ (1u64 << (order + 1));
-            higher_buddy >= self.start_pfn
-                && higher_buddy < end
-                && self.meta[(higher_buddy - self.start_pfn) as usize] == BUDDY | (order + 1)
+            self.area
+                .index_of(higher_buddy)
+                .is_some_and(|h| self.area.is_free_head(h, order + 1))
         } else {
             false
         };
-        if to_tail {
-            self.list_add_tail(i, id);
-        } else {
-            self.list_add(i, id);
-        }
-        self.nr_free[id] += 1;
+        self.area.add(i, order, mt, to_tail);
     }
 
     /// Shuffles the free lists of blocks of `order` over the whole zone with `mode`
@@ -540,164 +668,82 @@ impl<R: Rng> Zone<R> {
     /// # Errors
     /// [`Error::OrderTooLarge`].
     pub fn shuffle_zone(&mut self, order: u8, mode: ShuffleMode) -> Result<ShuffleStats, Error> {
-        crate::shuffle::shuffle_zone(self, order, mode)
+        crate::shuffle::shuffle_zone(&mut self.area, &mut self.rng, order, mode)
     }
 }
 
+/// `can_steal_fallback` (v5.2 – v5.10): whole pageblocks are claimed for large requests and
+/// for unmovable or reclaimable ones.
+fn can_steal_fallback(order: u8, start_mt: u8) -> bool {
+    order >= PAGEBLOCK_ORDER / 2
+        || start_mt == MigrateType::Unmovable as u8
+        || start_mt == MigrateType::Reclaimable as u8
+}
+
 impl<R> Zone<R> {
-    #[inline]
-    fn idx(&self, pfn: u64) -> usize {
-        (pfn - self.start_pfn) as usize
+    /// The free area the zone owns (flags, buddy lists, pageblock types).
+    pub fn free_area(&self) -> &FreeArea {
+        &self.area
     }
 
-    #[inline]
-    fn sentinel(&self, id: usize) -> u32 {
-        self.spanned + id as u32
+    /// Allocation and free calls served so far (failed allocations included, rejected calls
+    /// not): the unit of the simulator's "page ops/s".
+    pub fn page_ops(&self) -> u64 {
+        self.ops
     }
 
-    #[inline]
-    pub(crate) fn mt_of(&self, i: u32) -> u8 {
-        let pb = ((self.start_pfn + u64::from(i)) >> PAGEBLOCK_ORDER)
-            - (self.start_pfn >> PAGEBLOCK_ORDER);
-        self.pageblock_mt[pb as usize]
-    }
-
-    #[inline]
-    fn list_del(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
-        self.next[p as usize] = n;
-        self.prev[n as usize] = p;
-    }
-
-    /// Inserts `i` right after `pos`.
-    #[inline]
-    fn list_add_after(&mut self, i: u32, pos: u32) {
-        let n = self.next[pos as usize];
-        self.next[i as usize] = n;
-        self.prev[i as usize] = pos;
-        self.prev[n as usize] = i;
-        self.next[pos as usize] = i;
-    }
-
-    #[inline]
-    fn list_add(&mut self, i: u32, id: usize) {
-        let s = self.sentinel(id);
-        self.list_add_after(i, s);
-    }
-
-    #[inline]
-    fn list_add_tail(&mut self, i: u32, id: usize) {
-        let s = self.sentinel(id);
-        let last = self.prev[s as usize];
-        self.list_add_after(i, last);
-    }
-
-    /// The kernel's `list_swap`: `a` and `b` exchange their places in their lists.
-    #[inline]
-    pub(crate) fn list_swap(&mut self, a: u32, b: u32) {
-        let mut pos = self.prev[b as usize];
-        self.list_del(b);
-        // list_replace(a, b): b takes a's place.
-        let (ap, an) = (self.prev[a as usize], self.next[a as usize]);
-        self.next[b as usize] = an;
-        self.prev[b as usize] = ap;
-        self.prev[an as usize] = b;
-        self.next[ap as usize] = b;
-        if pos == a {
-            pos = b;
-        }
-        self.list_add_after(a, pos);
-    }
-
-    /// `shuffle_valid_page`: the page index of `pfn` if it is in the zone, present, and the
-    /// first page of a free block of exactly `order`.
-    #[inline]
-    pub(crate) fn shuffle_valid_page(&self, pfn: u64, order: u8) -> Option<u32> {
-        let rel = pfn.checked_sub(self.start_pfn)?;
-        if rel >= u64::from(self.spanned) {
-            return None;
-        }
-        (self.meta[rel as usize] == BUDDY | order).then_some(rel as u32)
-    }
-
-    /// Page indices of a free list, head first.
-    pub(crate) fn list_nodes(&self, order: u8, mt: u8) -> Vec<u32> {
-        let s = self.sentinel(list_id(order, mt));
-        let mut out = Vec::with_capacity(self.nr_free[list_id(order, mt)] as usize);
-        let mut i = self.next[s as usize];
-        while i != s {
-            out.push(i);
-            i = self.next[i as usize];
-        }
-        out
-    }
-
-    /// The members of the free lists of `order`, one vector per migratetype, in an order that
-    /// does not matter to an unbiased shuffle: list order for short lists, PFN order (a
-    /// sequential scan of the page flags, instead of a pointer chase through the list) when
-    /// the lists hold more than 1/8 of the zone's aligned slots of that order.
-    pub(crate) fn shuffle_members(&self, order: u8) -> [Vec<u32>; NR_MIGRATETYPES] {
-        let total: u64 = (0..NR_MIGRATETYPES)
-            .map(|mt| u64::from(self.nr_free[list_id(order, mt as u8)]))
-            .sum();
-        if total.saturating_mul(8u64 << order) < u64::from(self.spanned) {
-            return core::array::from_fn(|mt| self.list_nodes(order, mt as u8));
-        }
-        let mut out: [Vec<u32>; NR_MIGRATETYPES] = core::array::from_fn(|mt| {
-            Vec::with_capacity(self.nr_free[list_id(order, mt as u8)] as usize)
-        });
-        let step = 1u64 << order;
-        let Some(first) = self.start_pfn.checked_add(step - 1) else {
-            return out;
-        };
-        let mut i = (first & !(step - 1)) - self.start_pfn;
-        while i < u64::from(self.spanned) {
-            if self.meta[i as usize] == BUDDY | order {
-                let mt = self.mt_of(i as u32);
-                out[mt as usize].push(i as u32);
-            }
-            i += step;
-        }
-        out
-    }
-
-    /// Relinks a free list in the given order (head first); `nodes` must be a permutation of
-    /// the list's current members.
-    pub(crate) fn relink(&mut self, order: u8, mt: u8, nodes: &[u32]) {
-        let s = self.sentinel(list_id(order, mt));
-        let mut p = s;
-        for &i in nodes {
-            self.next[p as usize] = i;
-            self.prev[i as usize] = p;
-            p = i;
-        }
-        self.next[p as usize] = s;
-        self.prev[s as usize] = p;
+    /// The kernel rules the zone follows.
+    pub fn kernel(&self) -> KernelVersion {
+        self.kernel
     }
 
     /// First PFN of the zone.
     pub fn start_pfn(&self) -> u64 {
-        self.start_pfn
+        self.area.start_pfn()
     }
 
     /// One past the last PFN of the zone.
     pub fn end_pfn(&self) -> u64 {
-        self.start_pfn + u64::from(self.spanned)
+        self.area.end_pfn()
     }
 
     /// Pages spanned, holes included.
     pub fn spanned_pages(&self) -> u64 {
-        u64::from(self.spanned)
+        self.area.spanned_pages()
     }
 
     /// Pages present (not holes).
     pub fn present_pages(&self) -> u64 {
-        self.present_pages
+        self.area.present_pages()
     }
 
-    /// Pages on the free lists.
+    /// Pages not handed out: on the buddy free lists or on a per-CPU list.
     pub fn nr_free_pages(&self) -> u64 {
-        self.free_pages
+        self.area.nr_free_pages() + self.nr_pcp_pages()
+    }
+
+    /// Pages waiting on per-CPU lists.
+    pub fn nr_pcp_pages(&self) -> u64 {
+        self.pcp.as_ref().map_or(0, |p| p.total)
+    }
+
+    /// `(cpus, high, batch)` of the per-CPU lists, `None` when off.
+    pub fn pcp_sizes(&self) -> Option<(u32, u32, u32)> {
+        self.pcp.as_ref().map(|p| (p.cpus(), p.high, p.batch))
+    }
+
+    /// PFNs on the per-CPU list of `cpu` and `mt`, head first (empty for no such list).
+    pub fn pcp_list(&self, cpu: u32, mt: MigrateType) -> Vec<u64> {
+        self.pcp
+            .as_ref()
+            .and_then(|p| p.lists.get(cpu as usize))
+            .map(|l| {
+                l[mt as usize]
+                    .iter()
+                    .map(|&i| self.start_pfn() + u64::from(i))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The shuffle policy the zone was booted with.
@@ -710,7 +756,7 @@ impl<R> Zone<R> {
         if order > MAX_ORDER {
             return 0;
         }
-        u64::from(self.nr_free[list_id(order, mt as u8)])
+        self.area.nr_free(order, mt as u8)
     }
 
     /// First PFNs of the blocks on the free list of `order` and `mt`, head first (empty for an
@@ -719,35 +765,52 @@ impl<R> Zone<R> {
         if order > MAX_ORDER {
             return Vec::new();
         }
-        self.list_nodes(order, mt as u8)
+        self.area
+            .list_nodes(order, mt as u8)
             .into_iter()
-            .map(|i| self.start_pfn + u64::from(i))
+            .map(|i| self.start_pfn() + u64::from(i))
             .collect()
+    }
+
+    /// Page indices of a free list (for the bias measurement).
+    pub(crate) fn list_nodes(&self, order: u8, mt: u8) -> Vec<u32> {
+        self.area.list_nodes(order, mt)
+    }
+
+    /// Relinks a free list (for the bias measurement).
+    pub(crate) fn relink(&mut self, order: u8, mt: u8, nodes: &[u32]) {
+        self.area.relink(order, mt, nodes);
     }
 
     /// Migratetype of the pageblock holding `pfn` (`None` outside the zone).
     pub fn pageblock_migratetype(&self, pfn: u64) -> Option<MigrateType> {
-        let rel = pfn.checked_sub(self.start_pfn)?;
-        if rel >= u64::from(self.spanned) {
-            return None;
-        }
-        Some(MigrateType::from_index(self.mt_of(rel as u32)))
+        let i = self.area.index_of(pfn)?;
+        Some(MigrateType::from_index(self.area.mt_of(i)))
     }
 
     /// Whether `pfn` is in the zone and present.
     pub fn is_present(&self, pfn: u64) -> bool {
-        pfn.checked_sub(self.start_pfn)
-            .is_some_and(|rel| rel < u64::from(self.spanned) && self.meta[rel as usize] & HOLE == 0)
+        self.area
+            .index_of(pfn)
+            .is_some_and(|i| !self.area.is_hole(i))
     }
 
-    /// Every free page, ascending, found by walking the free lists (not the page flags).
+    /// Every page not handed out, ascending: the buddy free lists walked (not the page
+    /// flags), plus the per-CPU lists.
     pub fn free_page_set(&self) -> Vec<u64> {
-        let mut out = Vec::with_capacity(self.free_pages as usize);
+        let mut out = Vec::with_capacity(self.nr_free_pages() as usize);
         for order in 0..=MAX_ORDER {
             for mt in 0..NR_MIGRATETYPES as u8 {
-                for i in self.list_nodes(order, mt) {
-                    let pfn = self.start_pfn + u64::from(i);
+                for i in self.area.list_nodes(order, mt) {
+                    let pfn = self.start_pfn() + u64::from(i);
                     out.extend(pfn..pfn + (1u64 << order));
+                }
+            }
+        }
+        if let Some(p) = &self.pcp {
+            for cpu in &p.lists {
+                for l in cpu {
+                    out.extend(l.iter().map(|&i| self.start_pfn() + u64::from(i)));
                 }
             }
         }
@@ -755,101 +818,41 @@ impl<R> Zone<R> {
         out
     }
 
-    /// Checks the zone's internal consistency: list links, counts, that each list holds
-    /// exactly the free blocks of its order and migratetype, that free blocks are aligned, do
-    /// not overlap and hold no hole, and that no two free buddies were left unmerged.
+    /// Checks the zone's internal consistency: the free area's ([`FreeArea::check_consistency`])
+    /// and the per-CPU lists' (each page on one list once, flagged as such, counts right).
     ///
     /// # Errors
     /// A description of the first broken invariant (a bug in this crate if it ever happens).
-    // Indexing walks several parallel per-page arrays at once; iterators would obscure it.
-    #[allow(clippy::needless_range_loop)]
     pub fn check_consistency(&self) -> Result<(), &'static str> {
-        let n = self.spanned as usize;
-        let mut on_list = vec![false; n];
+        self.area.check_consistency()?;
+        if self.area.nr_pcp_flagged() != self.nr_pcp_pages() {
+            return Err("pages flagged per-CPU do not match the per-CPU lists");
+        }
+        let Some(p) = &self.pcp else {
+            return Ok(());
+        };
+        let mut seen = alloc::collections::BTreeSet::new();
         let mut total = 0u64;
-        for order in 0..=MAX_ORDER {
-            for mt in 0..NR_MIGRATETYPES as u8 {
-                let id = list_id(order, mt);
-                let s = self.sentinel(id);
-                let mut count = 0u32;
-                let mut p = s;
-                let mut i = self.next[s as usize];
-                while i != s {
-                    if i as usize >= n {
-                        return Err("list link points at another list's sentinel");
+        for (cpu, lists) in p.lists.iter().enumerate() {
+            let mut count = 0u32;
+            for l in lists {
+                for &i in l {
+                    if i as u64 >= self.spanned_pages() || !self.area.is_pcp(i) {
+                        return Err("per-CPU page not flagged as such");
                     }
-                    if self.prev[i as usize] != p {
-                        return Err("prev link does not match next link");
-                    }
-                    if on_list[i as usize] {
-                        return Err("block on a free list twice");
-                    }
-                    on_list[i as usize] = true;
-                    if self.meta[i as usize] != BUDDY | order {
-                        return Err("block on the list of another order");
-                    }
-                    if self.mt_of(i) != mt {
-                        return Err("block on the list of another migratetype");
-                    }
-                    let pfn = self.start_pfn + u64::from(i);
-                    if pfn & ((1u64 << order) - 1) != 0 {
-                        return Err("free block not naturally aligned");
-                    }
-                    if u64::from(i) + (1u64 << order) > u64::from(self.spanned) {
-                        return Err("free block reaches past the zone end");
+                    if !seen.insert(i) {
+                        return Err("page on per-CPU lists twice");
                     }
                     count += 1;
-                    total += 1 << order;
-                    p = i;
-                    i = self.next[i as usize];
-                    if count > self.spanned {
-                        return Err("free list loops");
-                    }
-                }
-                if self.prev[s as usize] != p {
-                    return Err("sentinel prev does not match the last node");
-                }
-                if count != self.nr_free[id] {
-                    return Err("nr_free does not match the list length");
                 }
             }
-        }
-        if total != self.free_pages {
-            return Err("free page count does not match the lists");
-        }
-        let mut covered = vec![false; n];
-        for i in 0..n {
-            let m = self.meta[i];
-            if m & BUDDY != 0 {
-                if !on_list[i] {
-                    return Err("page marked free head but on no list");
-                }
-                let order = m & ORDER_MASK;
-                for j in i..i + (1usize << order) {
-                    if covered[j] {
-                        return Err("free blocks overlap");
-                    }
-                    covered[j] = true;
-                    if self.meta[j] & HOLE != 0 {
-                        return Err("free block holds a hole");
-                    }
-                    if j != i && self.meta[j] & (BUDDY | ALLOC) != 0 {
-                        return Err("free block holds another block's head");
-                    }
-                }
-                if order < MAX_ORDER {
-                    let pfn = self.start_pfn + i as u64;
-                    let buddy = pfn ^ (1u64 << order);
-                    if buddy >= self.start_pfn
-                        && buddy < self.end_pfn()
-                        && self.meta[(buddy - self.start_pfn) as usize] == BUDDY | order
-                    {
-                        return Err("two free buddies left unmerged");
-                    }
-                }
-            } else if m & ALLOC != 0 && m & HOLE != 0 {
-                return Err("hole handed out");
+            if count != p.count[cpu] {
+                return Err("per-CPU count does not match its lists");
             }
+            total += u64::from(count);
+        }
+        if total != p.total {
+            return Err("per-CPU total does not match the lists");
         }
         Ok(())
     }

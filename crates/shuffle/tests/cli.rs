@@ -1,5 +1,7 @@
 //! The `scalrand-shuffle` binary, run with small flags; its `--json` parsed with serde_json.
 
+// The binary needs the `cli` feature; without it cargo would run a stale build, if any.
+#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::process::Command;
@@ -119,6 +121,7 @@ fn simulate_table_and_svg() {
     let dir = std::env::temp_dir().join(format!("scalrand-shuffle-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("plot.svg");
+    let png = dir.join("plot.png");
     let out = bin()
         .args([
             "simulate",
@@ -133,9 +136,19 @@ fn simulate_table_and_svg() {
             "--svg",
         ])
         .arg(&svg)
+        .arg("--png")
+        .arg(&png)
         .output()
         .unwrap();
-    assert!(out.status.success());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same drawing as a PNG (signature, then an 800 x 480 IHDR).
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&bytes[16..24], &[0, 0, 3, 32, 0, 0, 1, 224]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("first run") && text.contains("in-order") && text.contains("shuffled"),
@@ -143,7 +156,9 @@ fn simulate_table_and_svg() {
     );
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
-    assert_eq!(plot.matches("<polyline").count(), 2);
+    // Two mean lines (and the legend's two sample lines), two min–max bands.
+    assert!(plot.matches("<polyline").count() >= 2, "{plot}");
+    assert_eq!(plot.matches("<polygon").count(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -199,5 +214,109 @@ fn bad_input_exits_2_with_a_message() {
             "{args:?}"
         );
         assert!(out.stdout.is_empty());
+    }
+}
+
+/// The one end-to-end check of the clap front end: help with examples, the version, a good
+/// run whose JSON parses and round-trips, and a bad flag named in a status-2 error.
+#[test]
+fn help_version_good_run_and_bad_flag() {
+    let out = bin().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "simulate",
+        "bias",
+        "Examples:",
+        "--preset server --kernel 5.4",
+    ] {
+        assert!(help.contains(want), "{want} missing from:\n{help}");
+    }
+    let out = bin().args(["simulate", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "--zone-mib <SIZE>",
+        "--kernel <VERSION>",
+        "--no-pcp",
+        "--png <PATH>",
+    ] {
+        assert!(help.contains(want), "{want} missing from:\n{help}");
+    }
+    let out = bin().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        format!("scalrand-shuffle {}", env!("CARGO_PKG_VERSION"))
+    );
+    // A good run with typed sizes; the JSON parses and survives a round trip.
+    let out = bin()
+        .args([
+            "simulate",
+            "--preset",
+            "tiny",
+            "--zone-mib",
+            "32MiB",
+            "--cache-mib",
+            "4MiB",
+            "--kernel",
+            "5.4",
+            "--rounds",
+            "1",
+            "--seeds",
+            "1,2",
+            "--accesses",
+            "2000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["zone_pages"], 8192);
+    assert_eq!(v["cache_bytes"], 4 << 20);
+    assert_eq!(v["kernel"], "5.2");
+    let again: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+    assert_eq!(again, v);
+    // `plot` redraws from the saved report.
+    let dir = std::env::temp_dir().join(format!("scalrand-shuffle-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (report, svg) = (dir.join("run.json"), dir.join("run.svg"));
+    std::fs::write(&report, &out.stdout).unwrap();
+    let out = bin()
+        .args(["plot", "--report"])
+        .arg(&report)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("kernel 5.2 rules")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A bad flag and a bad size: status 2, the flag named.
+    for (args, flag) in [
+        (&["simulate", "--frobnicate"][..], "--frobnicate"),
+        (&["simulate", "--zone-mib", "12parsecs"], "--zone-mib"),
+        (&["simulate", "--kernel", "4.19"], "--kernel"),
+    ] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("scalrand-shuffle: ") && err.contains(flag),
+            "{err}"
+        );
     }
 }

@@ -7,10 +7,11 @@ mod common;
 use common::SplitMix64;
 use scalrand_fastprng::Xoroshiro128PlusPlus;
 use scalrand_shuffle::presets::preset;
+use scalrand_shuffle::server::{ServerAging, ServerSpec};
 use scalrand_shuffle::workload::{Aging, HeapSpec, Zipf, run_heap};
 use scalrand_shuffle::{
-    CacheMode, Error, MemSideCache, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
-    measure_bias, run_experiment,
+    CacheMode, Error, KernelVersion, MemSideCache, MigrateType, PcpLists, ShuffleMode,
+    ShufflePolicy, Zone, ZoneConfig, measure_bias, run_experiment,
 };
 
 fn zone(span: u64) -> Zone<SplitMix64> {
@@ -304,4 +305,113 @@ fn bad_bias_setup() {
         measure_bias(ShuffleMode::Kernel, 5, 4, 10, SplitMix64(1)),
         Err(Error::BadBiasSetup(_))
     ));
+}
+
+#[test]
+fn no_such_cpu() {
+    let cfg = ZoneConfig::new(0, 4096).unwrap().pcp(PcpLists::Custom {
+        cpus: 2,
+        high: 8,
+        batch: 2,
+    });
+    let mut z = Zone::new(&cfg, ShufflePolicy::OFF, SplitMix64(1)).unwrap();
+    assert_eq!(
+        z.alloc_pages_on(2, 0, MigrateType::Movable),
+        Err(Error::NoSuchCpu { cpu: 2, cpus: 2 })
+    );
+    let p = z
+        .alloc_pages_on(1, 0, MigrateType::Movable)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        z.free_pages_on(7, p, 0),
+        Err(Error::NoSuchCpu { cpu: 7, cpus: 2 })
+    );
+    // The default: the kernel's lists on one CPU.
+    let mut z = zone(4096);
+    assert_eq!(
+        z.alloc_pages_on(1, 0, MigrateType::Movable),
+        Err(Error::NoSuchCpu { cpu: 1, cpus: 1 })
+    );
+    z.check_consistency().unwrap();
+    // Without per-CPU lists the CPU makes no difference: any is accepted.
+    let cfg = ZoneConfig::new(0, 4096).unwrap().pcp(PcpLists::Off);
+    let mut z = Zone::new(&cfg, ShufflePolicy::OFF, SplitMix64(1)).unwrap();
+    let p = z
+        .alloc_pages_on(9, 0, MigrateType::Movable)
+        .unwrap()
+        .unwrap();
+    z.free_pages_on(3, p, 0).unwrap();
+    assert_eq!(z.nr_free_pages(), 4096);
+}
+
+#[test]
+fn bad_kernel_version() {
+    for s in ["5.1", "4.19", "five", "5", "5.x"] {
+        assert_eq!(KernelVersion::parse(s), Err(Error::BadKernelVersion), "{s}");
+    }
+}
+
+#[test]
+fn bad_pcp_and_server_parameters() {
+    let cfg = |pcp| ZoneConfig::new(0, 4096).unwrap().pcp(pcp);
+    for pcp in [
+        PcpLists::Kernel { cpus: 0 },
+        PcpLists::Custom {
+            cpus: 1,
+            high: 4,
+            batch: 0,
+        },
+    ] {
+        assert!(matches!(
+            Zone::new(&cfg(pcp), ShufflePolicy::OFF, SplitMix64(1)),
+            Err(Error::BadParameter(_))
+        ));
+    }
+    let mut z = Zone::new(
+        &cfg(PcpLists::Kernel { cpus: 16 }),
+        ShufflePolicy::OFF,
+        SplitMix64(1),
+    )
+    .unwrap();
+    let good = ServerSpec::for_zone(4096);
+    for bad in [
+        ServerSpec {
+            cpus: 0,
+            ..good.clone()
+        },
+        ServerSpec {
+            file_pages: (0, 4),
+            ..good.clone()
+        },
+        ServerSpec {
+            process_pages: (9, 3),
+            ..good.clone()
+        },
+        ServerSpec {
+            reread_prob: 1.5,
+            ..good.clone()
+        },
+        ServerSpec {
+            watermarks: (1, 9, 3),
+            ..good.clone()
+        },
+    ] {
+        assert!(matches!(
+            ServerAging::new().round(&mut z, &mut SplitMix64(2), &bad),
+            Err(Error::BadParameter(_))
+        ));
+    }
+    // The zone has 16 CPUs' lists; a server spec naming more is refused by the zone.
+    let more = ServerSpec { cpus: 64, ..good };
+    let mut failed = false;
+    for seed in 0..20 {
+        if let Err(e) = ServerAging::new().round(&mut z, &mut SplitMix64(seed), &more) {
+            assert!(matches!(e, Error::NoSuchCpu { .. }));
+            failed = true;
+            break;
+        }
+    }
+    assert!(failed);
+    z.check_consistency().unwrap();
 }

@@ -1,6 +1,8 @@
-//! proptest: after any sequence of allocations, frees, shuffles and hotplugs on any zone, the
-//! free pages are exactly those a plain set model says are free, the free lists hold exactly
-//! the free blocks of their order and migratetype, and holes are never handed out.
+//! proptest: after any sequence of allocations, frees, shuffles, hotplugs and per-CPU drains on
+//! any zone, under any kernel version's rules, with or without per-CPU lists, the pages not
+//! handed out (buddy lists + per-CPU lists) are exactly those a plain set model says are free
+//! — per-CPU lists never lose or duplicate a page — the free lists hold exactly the free
+//! blocks of their order and migratetype, and holes are never handed out.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -11,13 +13,15 @@ use std::collections::BTreeSet;
 use common::SplitMix64;
 use proptest::prelude::*;
 use scalrand_shuffle::{
-    Error, MAX_ORDER, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
+    Error, KernelVersion, MAX_ORDER, MigrateType, PcpLists, ShuffleMode, ShufflePolicy, Zone,
+    ZoneConfig,
 };
 
 #[derive(Clone, Debug)]
 enum Op {
-    Alloc { order: u8, mt: u8 },
-    Free { idx: usize },
+    Alloc { order: u8, mt: u8, cpu: u32 },
+    Free { idx: usize, cpu: u32 },
+    Drain,
     FreeBogus { pfn_off: u64, order: u8 },
     Shuffle { order: u8, fy: bool },
     Online { hole: usize },
@@ -25,8 +29,9 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (prop_oneof![4 => 0u8..3, 1 => 0u8..=MAX_ORDER], 0u8..3).prop_map(|(order, mt)| Op::Alloc { order, mt }),
-        5 => any::<usize>().prop_map(|idx| Op::Free { idx }),
+        6 => (prop_oneof![4 => 0u8..3, 1 => 0u8..=MAX_ORDER], 0u8..3, 0u32..4).prop_map(|(order, mt, cpu)| Op::Alloc { order, mt, cpu }),
+        5 => (any::<usize>(), 0u32..4).prop_map(|(idx, cpu)| Op::Free { idx, cpu }),
+        1 => Just(Op::Drain),
         1 => (0u64..10_000, 0u8..=MAX_ORDER).prop_map(|(pfn_off, order)| Op::FreeBogus { pfn_off, order }),
         1 => (0u8..=MAX_ORDER, any::<bool>()).prop_map(|(order, fy)| Op::Shuffle { order, fy }),
         1 => any::<usize>().prop_map(|hole| Op::Online { hole }),
@@ -40,7 +45,21 @@ struct Setup {
     holes: Vec<(u64, u64)>,
     unmovable: Vec<(u64, u64)>,
     policy: ShufflePolicy,
+    kernel: KernelVersion,
+    pcp: PcpLists,
     seed: u64,
+}
+
+fn pcp() -> impl Strategy<Value = PcpLists> {
+    prop_oneof![
+        Just(PcpLists::Off),
+        (1u32..4).prop_map(|cpus| PcpLists::Kernel { cpus }),
+        (1u32..4, 0u32..10, 1u32..5).prop_map(|(cpus, high, batch)| PcpLists::Custom {
+            cpus,
+            high,
+            batch
+        }),
+    ]
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
@@ -50,10 +69,10 @@ fn setup() -> impl Strategy<Value = Setup> {
         proptest::collection::vec((0.0f64..1.0, 0.0f64..0.3), 0..3),
         proptest::collection::vec((0.0f64..1.0, 0.0f64..0.5), 0..2),
         (any::<bool>(), 0u8..=MAX_ORDER, any::<bool>(), any::<bool>()),
-        any::<u64>(),
+        (any::<u64>(), 0usize..3, pcp()),
     )
         .prop_map(
-            |(start, span, holes, unmov, (enabled, order, fy, pick_tail), seed)| {
+            |(start, span, holes, unmov, (enabled, order, fy, pick_tail), (seed, k, pcp))| {
                 let range = |(a, l): (f64, f64)| {
                     let s = start + (a * span as f64) as u64;
                     let e = (s + (l * span as f64) as u64).min(start + span);
@@ -74,6 +93,8 @@ fn setup() -> impl Strategy<Value = Setup> {
                         },
                         pick_tail,
                     },
+                    kernel: KernelVersion::ALL[k],
+                    pcp,
                     seed,
                 }
             },
@@ -99,7 +120,14 @@ proptest! {
 
     #[test]
     fn no_page_lost_or_duplicated(s in setup(), ops in proptest::collection::vec(op(), 1..60)) {
-        let mut cfg = ZoneConfig::with_span(s.start, s.span).unwrap();
+        let mut cfg = ZoneConfig::with_span(s.start, s.span)
+            .unwrap()
+            .kernel(s.kernel)
+            .pcp(s.pcp);
+        let cpus = match s.pcp {
+            PcpLists::Off => 1,
+            PcpLists::Kernel { cpus } | PcpLists::Custom { cpus, .. } => cpus,
+        };
         for &(a, b) in &s.holes {
             cfg = cfg.hole(a, b).unwrap();
         }
@@ -125,9 +153,13 @@ proptest! {
         check(&z, &model)?;
         for op in ops {
             match op {
-                Op::Alloc { order, mt } => {
+                Op::Alloc { order, mt, cpu } => {
                     let mt = MigrateType::ALL[mt as usize];
-                    match z.alloc_pages(order, mt).unwrap() {
+                    if cpu >= cpus && s.pcp != PcpLists::Off {
+                        prop_assert_eq!(z.alloc_pages_on(cpu, order, mt), Err(Error::NoSuchCpu { cpu, cpus }));
+                        continue;
+                    }
+                    match z.alloc_pages_on(cpu, order, mt).unwrap() {
                         Some(pfn) => {
                             prop_assert_eq!(pfn % (1 << order), 0, "block not aligned");
                             for p in pfn..pfn + (1 << order) {
@@ -137,6 +169,7 @@ proptest! {
                             live.push((pfn, order));
                         }
                         None => {
+                            prop_assert_eq!(z.nr_pcp_pages(), 0, "None with per-CPU pages left");
                             for o in order..=MAX_ORDER {
                                 for m in MigrateType::ALL {
                                     prop_assert_eq!(z.nr_free(o, m), 0, "None with a block free");
@@ -145,10 +178,14 @@ proptest! {
                         }
                     }
                 }
-                Op::Free { idx } => {
+                Op::Drain => {
+                    z.drain_pages();
+                    prop_assert_eq!(z.nr_pcp_pages(), 0);
+                }
+                Op::Free { idx, cpu } => {
                     if !live.is_empty() {
                         let (pfn, order) = live.swap_remove(idx % live.len());
-                        z.free_pages(pfn, order).unwrap();
+                        z.free_pages_on(cpu % cpus, pfn, order).unwrap();
                         for p in pfn..pfn + (1 << order) {
                             prop_assert!(model.insert(p));
                         }

@@ -7,7 +7,9 @@
 mod common;
 
 use common::SplitMix64;
-use scalrand_shuffle::{MAX_ORDER, MigrateType, ShuffleMode, ShufflePolicy, Zone, ZoneConfig};
+use scalrand_shuffle::{
+    KernelVersion, MAX_ORDER, MigrateType, PcpLists, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
+};
 use std::fmt::Write;
 
 struct Scenario {
@@ -103,7 +105,11 @@ fn lists<R>(z: &Zone<R>, tag: &str, out: &mut String) {
 fn matches_c_reference() {
     let mut out = String::new();
     for (id, sc) in scenarios().into_iter().enumerate() {
-        let mut cfg = ZoneConfig::with_span(sc.start, sc.spanned).unwrap();
+        // The C reference frees at boot the pre-5.10 way (head of the list, no FPI_TO_TAIL).
+        let mut cfg = ZoneConfig::with_span(sc.start, sc.spanned)
+            .unwrap()
+            .kernel(KernelVersion::V5_2)
+            .pcp(PcpLists::Off);
         for (s, e) in sc.holes {
             cfg = cfg.hole(s, e).unwrap();
         }
@@ -132,7 +138,9 @@ fn matches_c_reference() {
 #[test]
 fn misaligned_zone_is_never_shuffled() {
     // The kernel quirk: i is aligned absolutely, j relative to zone_start_pfn.
-    let cfg = ZoneConfig::with_span(512, 16 * 1024).unwrap();
+    let cfg = ZoneConfig::with_span(512, 16 * 1024)
+        .unwrap()
+        .kernel(KernelVersion::V5_2);
     let mut z = Zone::new(&cfg, ShufflePolicy::OFF, SplitMix64(7)).unwrap();
     let before = z.free_list(10, MigrateType::Movable);
     assert_eq!(before.len(), 15);
@@ -151,7 +159,9 @@ fn draws_exactly_one_word_per_try() {
     // Two blocks: with a replayed stream we know which tries fail. spanned = 2048, order 10.
     // i = 0: r = 5 -> j = 0 (== i, retry), r = 1500 -> j = 1024 (valid): swap.
     // i = 1024: r = 2047 -> j = 1024 (== i), r = 3 -> j = 0: swap back.
-    let cfg = ZoneConfig::with_span(0, 2048).unwrap();
+    let cfg = ZoneConfig::with_span(0, 2048)
+        .unwrap()
+        .kernel(KernelVersion::V5_2);
     let mut z = Zone::new(
         &cfg,
         ShufflePolicy::OFF,

@@ -1,21 +1,30 @@
-//! The default `simulate` preset reproduces the seed's shape. Slow in debug builds (about a
-//! minute), so ignored there: run with `cargo test -p scalrand-shuffle --release -- --ignored`.
+//! The shapes the README reports. Slow in debug builds, so ignored there: run with
+//! `cargo test -p scalrand-shuffle --release -- --ignored`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use scalrand_fastprng::Xoroshiro128PlusPlus;
 use scalrand_shuffle::presets::preset;
-use scalrand_shuffle::run_experiment;
+use scalrand_shuffle::{Curve, run_experiment};
 
+/// Mean over the aging rounds 1.. (the per-round rates are heavy-tailed across seeds; the
+/// average over rounds is what the README compares).
+fn aged_mean(c: &Curve) -> f64 {
+    let aged = &c.mean[1..];
+    aged.iter().sum::<f64>() / aged.len() as f64
+}
+
+/// With the kernel-faithful fallback (pageblock stealing) and merged-block placement, the
+/// `java` heap barely ages under the synthetic churn (6.2% -> 7.1% in the README; before
+/// those changes it went to 36%).
 #[test]
 #[ignore = "takes ~5 s in release, about a minute in debug; CI runs it with --release -- --ignored"]
-fn java_preset_has_the_seed_shape() {
+fn java_preset_barely_ages_with_pageblock_stealing() {
     let r =
         run_experiment::<Xoroshiro128PlusPlus>(&preset("java").unwrap(), &mut |_, _| {}).unwrap();
-    let (first, aged, shuffled) = (r.in_order.first_run(), r.in_order.aged(), r.shuffled.aged());
-    // Aged in-order clearly above first-run in-order, and shuffled below aged in-order.
-    assert!(aged > 2.0 * first, "aged {aged} vs first run {first}");
-    assert!(shuffled < aged - 0.03, "shuffled {shuffled} vs aged {aged}");
+    let (first, aged) = (r.in_order.first_run(), aged_mean(&r.in_order));
+    assert!(aged < 1.5 * first, "aged {aged} vs first run {first}");
+    assert!(aged > 0.9 * first, "aged {aged} vs first run {first}");
 }
 
 #[test]
@@ -25,4 +34,31 @@ fn two_instance_shows_the_in_order_penalty() {
         run_experiment::<Xoroshiro128PlusPlus>(&preset("two-instance").unwrap(), &mut |_, _| {})
             .unwrap();
     assert!(r.in_order.first_run() > 1.5 * r.shuffled.first_run());
+}
+
+/// `server-small` (server aging, order 10): in-order starts low and ages up; the order-10
+/// shuffle starts higher than in-order and, after aging, is not below it (the README's
+/// finding: server aging makes in-order placement as random as the shuffle's).
+#[test]
+#[ignore = "takes ~30 s in release; CI runs it with --release -- --ignored"]
+fn server_small_ages_in_order_to_the_shuffled_level() {
+    // The whole preset (5 seeds x 8 rounds): with 3 seeds x 4 rounds the heavy-tailed spread
+    // puts shuffled at 0.65x in-order, with 10 seeds x 8 rounds at 0.94x (README).
+    let r =
+        run_experiment::<Xoroshiro128PlusPlus>(&preset("server-small").unwrap(), &mut |_, _| {})
+            .unwrap();
+    let (first, aged) = (r.in_order.first_run(), aged_mean(&r.in_order));
+    assert!(
+        aged > 1.5 * first,
+        "in-order aged {aged} vs first run {first}"
+    );
+    assert!(
+        r.shuffled.first_run() > first,
+        "shuffled first run vs in-order"
+    );
+    let shuffled = aged_mean(&r.shuffled);
+    assert!(
+        shuffled > 0.7 * aged,
+        "shuffled aged {shuffled} far below in-order aged {aged}"
+    );
 }

@@ -6,25 +6,34 @@ mod common;
 
 use common::{Replay, SplitMix64};
 use scalrand_shuffle::{
-    MigrateType::Movable, PickTail, ShuffleMode, ShufflePolicy, Zone, ZoneConfig,
+    KernelVersion, MigrateType::Movable, PcpLists, PickTail, ShuffleMode, ShufflePolicy, Zone,
+    ZoneConfig,
 };
 
+/// Before 5.10 boot frees ascending at the head (`__free_one_page`, order 10: no merge-likely
+/// tail), so the list is descending; since 5.10 (`FPI_TO_TAIL`, 7fef431be9c9) ascending.
 #[test]
-fn boot_frees_ascending_so_the_list_is_descending() {
-    let z = Zone::new(
-        &ZoneConfig::new(0, 4096).unwrap(),
-        ShufflePolicy::OFF,
-        SplitMix64(1),
-    )
-    .unwrap();
-    assert_eq!(z.free_list(10, Movable), vec![3072, 2048, 1024, 0]);
-    assert_eq!(z.nr_free_pages(), 4096);
+fn boot_frees_ascending_so_the_list_is_descending_before_5_10() {
+    for (k, want) in [
+        (KernelVersion::V5_2, vec![3072, 2048, 1024, 0]),
+        (KernelVersion::V5_7, vec![3072, 2048, 1024, 0]),
+        (KernelVersion::V5_10, vec![0, 1024, 2048, 3072]),
+    ] {
+        let z = Zone::new(
+            &ZoneConfig::new(0, 4096).unwrap().kernel(k),
+            ShufflePolicy::OFF,
+            SplitMix64(1),
+        )
+        .unwrap();
+        assert_eq!(z.free_list(10, Movable), want, "{k:?}");
+        assert_eq!(z.nr_free_pages(), 4096);
+    }
 }
 
 #[test]
 fn expand_keeps_the_low_half() {
     let mut z = Zone::new(
-        &ZoneConfig::new(0, 1024).unwrap(),
+        &ZoneConfig::new(0, 1024).unwrap().pcp(PcpLists::Off),
         ShufflePolicy::OFF,
         SplitMix64(1),
     )
@@ -48,7 +57,7 @@ fn expand_keeps_the_low_half() {
 #[test]
 fn merge_likely_goes_to_the_tail() {
     let mut z = Zone::new(
-        &ZoneConfig::new(0, 1024).unwrap(),
+        &ZoneConfig::new(0, 1024).unwrap().pcp(PcpLists::Off),
         ShufflePolicy::OFF,
         SplitMix64(1),
     )
@@ -92,7 +101,10 @@ fn pick_tail_decides_order_10_frees_when_shuffling() {
     // four boot frees draw one word whose low bits 1,0,1,1 put blocks 0,2,3 at the tail;
     // then the shuffle draws for i = 0, 1024, 2048, 3072.
     let words = vec![0b1101, 1024, 0, 0, 0];
-    let cfg = ZoneConfig::new(0, 4096).unwrap();
+    // 5.7 - 5.9: shuffle_pick_tail, a set bit means tail.
+    let cfg = ZoneConfig::new(0, 4096)
+        .unwrap()
+        .kernel(KernelVersion::V5_7);
     let z = Zone::new(&cfg, ShufflePolicy::KERNEL, Replay(words, 0));
     // i = 0: j = 1024 swap; i = 1024: j = 0 swap back; i = 2048: j = 0 swap; i = 3072: j = 0.
     // Boot list: free 0 tail [0]; 1024 head [1024,0]; 2048 tail [1024,0,2048]; 3072 tail
@@ -105,7 +117,11 @@ fn pick_tail_decides_order_10_frees_when_shuffling() {
 
 #[test]
 fn hotplug_frees_and_reshuffles() {
-    let cfg = ZoneConfig::new(0, 8192).unwrap().hole(4096, 8192).unwrap();
+    let cfg = ZoneConfig::new(0, 8192)
+        .unwrap()
+        .kernel(KernelVersion::V5_2)
+        .hole(4096, 8192)
+        .unwrap();
     let mut z = Zone::new(&cfg, ShufflePolicy::OFF, SplitMix64(1)).unwrap();
     assert_eq!(z.present_pages(), 4096);
     assert_eq!(z.online_pages(4096, 8192).unwrap(), None);
