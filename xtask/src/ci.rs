@@ -82,7 +82,8 @@ impl Step {
             Step::Test => {
                 cargo(name, ["test", "--workspace", "--all-features"]).run()?;
                 // The simulator's shape check (the conflict-rate shape that Linux commit
-                // e900a918b098 reports) needs release speed (about 3 s there).
+                // e900a918b098 reports) needs release speed (about 35 s there: the server-small
+                // check over several seeds).
                 cargo(
                     name,
                     [
