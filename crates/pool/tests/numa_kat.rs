@@ -5,22 +5,31 @@
 //! `reference/chacha_ref.py`, a Python implementation written from RFC 8439 and the module's
 //! documented key schedule, which asserts the RFC vectors before it prints anything.
 //! Regenerate with `python3 chacha_ref.py > numa_vectors.txt` in `tests/reference/`.
+//! The ChaCha8/12/20 keystream vectors in `data/chacha_rounds.txt` come from the same script
+//! (`python3 chacha_ref.py rounds > ../data/chacha_rounds.txt`), self-checked against
+//! draft-strombergson-chacha-test-vectors-01 for 8 and 12 rounds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
-use scalrand_pool::numa::{NodePools, Topology, chacha20_block, fast_key_erasure};
+use scalrand_pool::numa::{
+    NodePools, Rounds, Topology, chacha20_block, fast_key_erasure, keystream,
+};
 use sha2::{Digest, Sha256};
 
 const VECTORS: &str = include_str!("reference/numa_vectors.txt");
+const ROUNDS_VECTORS: &str = include_str!("data/chacha_rounds.txt");
 
-fn vector(name: &str) -> Vec<u8> {
-    let line = VECTORS
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(" = "))
-        .unwrap_or_else(|| panic!("vector {name} missing"));
+fn hex(line: &str) -> Vec<u8> {
     (0..line.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&line[i..i + 2], 16).unwrap())
         .collect()
+}
+
+fn vector(name: &str) -> Vec<u8> {
+    hex(VECTORS
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(" = "))
+        .unwrap_or_else(|| panic!("vector {name} missing")))
 }
 
 fn arr<const N: usize>(name: &str) -> [u8; N] {
@@ -89,4 +98,32 @@ fn whole_key_schedule() {
     );
     pools.fill_bytes_on_cpu(1, &mut a);
     assert_eq!(a.to_vec(), vector("schedule_cpu1_second32"));
+}
+
+#[test]
+fn keystream_rounds() {
+    let mut seen = [0usize; 3];
+    for line in ROUNDS_VECTORS.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split(' ').collect();
+        let (rounds, i) = match f[0] {
+            "8" => (Rounds::ChaCha8, 0),
+            "12" => (Rounds::ChaCha12, 1),
+            "20" => (Rounds::ChaCha20, 2),
+            r => panic!("bad rounds {r}"),
+        };
+        let counter: u32 = f[1].parse().unwrap();
+        let key: [u8; 32] = hex(f[2]).try_into().unwrap();
+        let len: usize = f[3].parse().unwrap();
+        let expect = hex(f[4]);
+        assert_eq!(expect.len(), len);
+        let mut out = vec![0xA5u8; len];
+        keystream(&key, counter, &mut out, rounds);
+        assert!(out == expect, "{rounds:?} counter {counter} len {len}");
+        seen[i] += 1;
+    }
+    assert_eq!(seen, [5, 5, 5]);
+    // ChaCha20 with the zero key at block 0 is RFC 8439 A.1 #1.
+    let mut b = [0u8; 64];
+    keystream(&[0; 32], 0, &mut b, Rounds::ChaCha20);
+    assert_eq!(b.to_vec(), vector("rfc8439_a_1_1_block_zero"));
 }

@@ -1,44 +1,79 @@
-//! ChaCha20 (RFC 8439) as the NUMA pools use it: the block function, the fast-key-erasure
-//! step, and bulk keystream.
+//! ChaCha (RFC 8439 layout) as the NUMA pools use it: the block function, the fast-key-erasure
+//! step, and bulk keystream, with 8, 12 or 20 rounds.
 //!
-//! All three run on the `chacha20` crate's core, which picks its AVX2/SSE2/NEON backend at run
-//! time. Keys and nonces here are RFC 8439's: a 256-bit key, a 32-bit block counter (state word
-//! 12) and a 96-bit nonce. Every derivation in [`super`] uses the all-zero nonce; with counter 0
-//! the first block is then also the block of the original 64-bit-counter ChaCha20 that Linux's
-//! `crng_fast_key_erasure` uses.
+//! The cipher is D. J. Bernstein, "ChaCha, a variant of Salsa20" (SASC 2008), in the layout of
+//! RFC 8439 §2.3: a 256-bit key, a 32-bit block counter (state word 12) and a 96-bit nonce
+//! (words 13..15). Every derivation in [`super`] uses the all-zero nonce; with counter 0 the
+//! first block is then also the block of the original 64-bit-counter ChaCha20 that Linux's
+//! `crng_fast_key_erasure` uses. [`Rounds`] picks ChaCha8, ChaCha12 or ChaCha20 (the paper's
+//! reduced-round variants: 4, 6 or 10 double rounds).
 //!
-//! The known-answer tests (`tests/numa_kat.rs`) pin [`chacha20_block`] to RFC 8439's vectors
-//! and [`fast_key_erasure`] to `tests/reference/chacha_ref.py`, an independent Python
-//! implementation.
+//! Single blocks ([`chacha20_block`], [`fast_key_erasure`]) run on the `chacha20` crate's core.
+//! Bulk keystream ([`keystream`]) goes through [`super::backends`], which picks an AVX-512
+//! backend (16 blocks per pass) at run time where the CPU has it and the `chacha20` crate's
+//! core (its own AVX2/SSE2/NEON/soft choice) elsewhere.
+//!
+//! The known-answer tests (`tests/numa_kat.rs`) pin [`chacha20_block`] to RFC 8439's vectors,
+//! [`fast_key_erasure`] to `tests/reference/chacha_ref.py`, an independent Python
+//! implementation, and [`keystream`] for all three round counts to the same script's
+//! ChaCha8/12/20 vectors (`tests/data/chacha_rounds.txt`).
 
-use chacha20::cipher::{KeyIvInit, StreamCipherCore};
-use chacha20::{ChaChaCore, R20, variants::Ietf};
+use super::backends;
 use zeroize::Zeroize;
 
-type Core = ChaChaCore<R20, Ietf>;
-
-/// Size of one ChaCha20 block in bytes.
+/// Size of one ChaCha block in bytes.
 pub const BLOCK_LEN: usize = 64;
 
-/// Size of a ChaCha20 key in bytes.
+/// Size of a ChaCha key in bytes.
 pub const KEY_LEN: usize = 32;
 
 /// Bytes of output one keystream key may produce before a huge read derives the next key:
 /// 1 MiB, 16,384 blocks, far from the 2^32-block limit of RFC 8439's counter.
 pub const CHUNK_LEN: usize = 1 << 20;
 
-fn core(key: &[u8; KEY_LEN], nonce: &[u8; 12]) -> Core {
-    Core::new(key.into(), nonce.into())
+/// How many rounds of ChaCha a generator runs.
+///
+/// Bernstein's ChaCha paper defines ChaCha8, ChaCha12 and ChaCha20; RFC 8439 standardises
+/// ChaCha20, the default. ChaCha8 and ChaCha12 trade security margin for speed (rand's
+/// `StdRng` is ChaCha12). Every variant keeps RFC 8439's state layout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Rounds {
+    /// 8 rounds (4 double rounds).
+    ChaCha8,
+    /// 12 rounds (6 double rounds).
+    ChaCha12,
+    /// 20 rounds (10 double rounds): RFC 8439's ChaCha20.
+    #[default]
+    ChaCha20,
+}
+
+impl Rounds {
+    /// Rounds per block: 8, 12 or 20.
+    #[must_use]
+    pub const fn count(self) -> u32 {
+        match self {
+            Self::ChaCha8 => 8,
+            Self::ChaCha12 => 12,
+            Self::ChaCha20 => 20,
+        }
+    }
 }
 
 /// The ChaCha20 block function of RFC 8439 §2.3: the 64-byte block for `key`, block
 /// `counter` and `nonce`.
+#[must_use]
 pub fn chacha20_block(key: &[u8; KEY_LEN], counter: u32, nonce: &[u8; 12]) -> [u8; BLOCK_LEN] {
-    let mut c = core(key, nonce);
-    c.set_block_pos(counter);
-    let mut block = [0u8; BLOCK_LEN];
-    c.write_keystream_block((&mut block).into());
-    block
+    chacha_block(key, counter, nonce, Rounds::ChaCha20)
+}
+
+/// The block function with `rounds` rounds (RFC 8439 §2.3 with 8, 12 or 20 rounds).
+pub(crate) fn chacha_block(
+    key: &[u8; KEY_LEN],
+    counter: u32,
+    nonce: &[u8; 12],
+    rounds: Rounds,
+) -> [u8; BLOCK_LEN] {
+    backends::soft::block(key, counter, nonce, rounds)
 }
 
 /// One fast-key-erasure step (Bernstein 2017, Linux 5.18 `crng_fast_key_erasure`).
@@ -48,47 +83,53 @@ pub fn chacha20_block(key: &[u8; KEY_LEN], counter: u32, nonce: &[u8; 12]) -> [u
 /// produced, a longer `out` is filled only in its first 32 bytes) to `out`. The block is wiped.
 /// The old key is gone once this returns: nothing that comes later can recompute `out`.
 pub fn fast_key_erasure(key: &mut [u8; KEY_LEN], out: &mut [u8]) {
-    let mut block = chacha20_block(key, 0, &[0; 12]);
+    fast_key_erasure_rounds(key, out, Rounds::ChaCha20);
+}
+
+/// [`fast_key_erasure`] with `rounds` rounds.
+pub(crate) fn fast_key_erasure_rounds(key: &mut [u8; KEY_LEN], out: &mut [u8], rounds: Rounds) {
+    let mut block = chacha_block(key, 0, &[0; 12], rounds);
     key.copy_from_slice(&block[..KEY_LEN]);
     let n = out.len().min(BLOCK_LEN - KEY_LEN);
     out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
     block.zeroize();
 }
 
-/// Writes ChaCha20 keystream under `key` (zero nonce), starting at block `counter`, to `dest`.
-/// `dest.len()` must keep the counter below 2^32 (callers stay under [`CHUNK_LEN`] + 1 block).
-pub(crate) fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8]) {
-    let mut c = core(key, &[0; 12]);
-    c.set_block_pos(counter);
-    let (blocks, tail) = chacha20::cipher::array::Array::slice_as_chunks_mut(dest);
-    c.write_keystream_blocks(blocks);
-    if !tail.is_empty() {
-        let mut block = [0u8; BLOCK_LEN];
-        c.write_keystream_block((&mut block).into());
-        tail.copy_from_slice(&block[..tail.len()]);
-        block.zeroize();
-    }
-    // `c` zeroizes its state on drop (chacha20's `zeroize` feature).
+/// Writes ChaCha keystream with `rounds` rounds under `key` and the zero nonce to `dest`:
+/// block `counter`, then `counter + 1`, … (RFC 8439 layout; a trailing partial block is the
+/// prefix of the next block).
+///
+/// The counter is state word 12 alone and steps modulo 2^32: a `dest` longer than
+/// `(2^32 - counter)` blocks wraps to block 0 and repeats keystream, exactly as the `chacha20`
+/// crate's IETF core does (no carry into the nonce). The pools never get there: they start
+/// at block 0 or 1 and write at most [`CHUNK_LEN`] bytes (16,384 blocks) per key.
+///
+/// Uses the fastest backend this CPU has (AVX-512F where present, checked once and cached);
+/// the output does not depend on which. The backend's stack copies of the key and of a
+/// trailing partial block are wiped; copies in registers and spilled vectors are not, as in
+/// the `chacha20` crate.
+pub fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
+    backends::keystream(key, counter, dest, rounds);
 }
 
 /// Fills `dest` of any length from the one-use key `key`, erasing it on the way: up to
 /// [`CHUNK_LEN`] bytes per key; before a chunk that is not the last, block 0 of the current key
 /// becomes the next key (fast key erasure again) and the chunk's output starts at block 1.
 /// `key` is wiped when this returns.
-pub(crate) fn fill_erasing(key: &mut [u8; KEY_LEN], dest: &mut [u8]) {
+pub(crate) fn fill_erasing(key: &mut [u8; KEY_LEN], dest: &mut [u8], rounds: Rounds) {
     let mut rest = dest;
     while rest.len() > CHUNK_LEN {
         let (chunk, tail) = rest.split_at_mut(CHUNK_LEN);
         let mut next = [0u8; KEY_LEN];
-        let mut block0 = chacha20_block(key, 0, &[0; 12]);
+        let mut block0 = chacha_block(key, 0, &[0; 12], rounds);
         next.copy_from_slice(&block0[..KEY_LEN]);
         block0.zeroize();
-        keystream(key, 1, chunk);
+        keystream(key, 1, chunk, rounds);
         *key = next;
         next.zeroize();
         rest = tail;
     }
-    keystream(key, 0, rest);
+    keystream(key, 0, rest, rounds);
     key.zeroize();
 }
 
@@ -96,25 +137,52 @@ pub(crate) fn fill_erasing(key: &mut [u8; KEY_LEN], dest: &mut [u8]) {
 mod tests {
     use super::*;
 
+    const ALL: [Rounds; 3] = [Rounds::ChaCha8, Rounds::ChaCha12, Rounds::ChaCha20];
+
     #[test]
     fn keystream_matches_blocks() {
         let key = [7u8; 32];
-        let mut ks = [0u8; 200];
-        keystream(&key, 3, &mut ks);
-        for (i, chunk) in ks.chunks(64).enumerate() {
-            let b = chacha20_block(&key, 3 + i as u32, &[0; 12]);
-            assert_eq!(chunk, &b[..chunk.len()]);
+        for rounds in ALL {
+            let mut ks = [0u8; 200];
+            keystream(&key, 3, &mut ks, rounds);
+            for (i, chunk) in ks.chunks(64).enumerate() {
+                let b = chacha_block(&key, 3 + i as u32, &[0; 12], rounds);
+                assert_eq!(chunk, &b[..chunk.len()]);
+            }
         }
     }
 
     #[test]
     fn erasure_replaces_key() {
-        let mut key = [1u8; 32];
-        let b = chacha20_block(&key, 0, &[0; 12]);
-        let mut out = [0u8; 40];
-        fast_key_erasure(&mut key, &mut out);
-        assert_eq!(key[..], b[..32]);
-        assert_eq!(out[..32], b[32..]);
-        assert_eq!(out[32..], [0u8; 8]);
+        for rounds in ALL {
+            let mut key = [1u8; 32];
+            let b = chacha_block(&key, 0, &[0; 12], rounds);
+            let mut out = [0u8; 40];
+            fast_key_erasure_rounds(&mut key, &mut out, rounds);
+            assert_eq!(key[..], b[..32]);
+            assert_eq!(out[..32], b[32..]);
+            assert_eq!(out[32..], [0u8; 8]);
+        }
+    }
+
+    #[test]
+    fn round_counts_differ_and_default_is_chacha20() {
+        assert_eq!(Rounds::default(), Rounds::ChaCha20);
+        assert_eq!(ALL.map(Rounds::count), [8, 12, 20]);
+        let blocks = ALL.map(|r| chacha_block(&[3; 32], 0, &[0; 12], r));
+        assert_ne!(blocks[0], blocks[1]);
+        assert_ne!(blocks[1], blocks[2]);
+        assert_eq!(blocks[2], chacha20_block(&[3; 32], 0, &[0; 12]));
+    }
+
+    #[test]
+    fn fill_erasing_wipes_the_key() {
+        let mut key = [5u8; 32];
+        let mut out = [0u8; 100];
+        fill_erasing(&mut key, &mut out, Rounds::ChaCha12);
+        assert_eq!(key, [0u8; 32]);
+        let mut ks = [0u8; 100];
+        keystream(&[5u8; 32], 0, &mut ks, Rounds::ChaCha12);
+        assert_eq!(out, ks);
     }
 }

@@ -57,6 +57,10 @@
 //!   thread-local load) picks a slot. A slot holds a ChaCha20 key taken from its node's key and the node
 //!   generation it was taken under; when the node's generation moves on (a reseed), the slot's
 //!   next reader takes a new key before it answers. Only that refresh touches the node lock.
+//! - **Cipher**: ChaCha20 throughout ([`Rounds`] names the reduced-round variants; the pools
+//!   use [`Rounds::ChaCha20`]). Bulk keystream ([`keystream`]: slot batches, large reads) runs
+//!   16 blocks per pass on AVX-512F where the CPU has it (detected once, at run time) and on
+//!   the `chacha20` crate's core elsewhere; `--cfg scalrand_chacha_soft` forces the latter.
 //!
 //! # Key schedule
 //!
@@ -118,6 +122,7 @@
 //! pid and generation so a child never repeats its parent (not covered by a test: it needs
 //! fault injection into `getrandom`).
 
+mod backends;
 mod chacha;
 mod input;
 mod node;
@@ -126,7 +131,9 @@ mod schedule;
 mod slot;
 mod topology;
 
-pub use chacha::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, chacha20_block, fast_key_erasure};
+pub use chacha::{
+    BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds, chacha20_block, fast_key_erasure, keystream,
+};
 pub use input::{INIT_BITS, PUSH_BITS, Unseeded};
 pub use pools::{NodePools, NodeStats};
 pub use schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, ReseedPolicy};

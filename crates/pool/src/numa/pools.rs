@@ -10,7 +10,7 @@ use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
 
-use super::chacha::{KEY_LEN, fill_erasing};
+use super::chacha::{KEY_LEN, Rounds, fill_erasing};
 use super::input::{INIT_BITS, InputPool};
 use super::node::NodePool;
 use super::schedule::{ReseedPolicy, Schedule};
@@ -301,7 +301,7 @@ impl NodePools {
     fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> (usize, usize) {
         let mut key = [0u8; KEY_LEN];
         let generation = self.nodes[node].derive(&mut key);
-        fill_erasing(&mut key, dest);
+        fill_erasing(&mut key, dest, Rounds::ChaCha20);
         (node, generation)
     }
 

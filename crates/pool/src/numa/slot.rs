@@ -13,7 +13,7 @@
 //! is an empty batch. Routing (which slot, probing, the node fallback) is `pools.rs`'s job.
 
 use super::NodePools;
-use super::chacha::{KEY_LEN, fast_key_erasure, fill_erasing, keystream};
+use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, keystream};
 use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
 use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
@@ -79,7 +79,7 @@ impl SlotState {
     }
 
     fn refill(&mut self) {
-        keystream(&self.key, 0, &mut self.batch);
+        keystream(&self.key, 0, &mut self.batch, Rounds::ChaCha20);
         self.key.copy_from_slice(&self.batch[..KEY_LEN]);
         self.batch[..KEY_LEN].fill(0);
         self.left = (BATCH_LEN - KEY_LEN) as u32;
@@ -193,7 +193,7 @@ impl NodePools {
         drop(guard);
         if bulk {
             // Bulk keystream outside every lock; `fill_erasing` wipes the key.
-            fill_erasing(&mut one_read_key, dest);
+            fill_erasing(&mut one_read_key, dest, Rounds::ChaCha20);
         }
         if let Some(bytes) = due {
             self.check_schedule(bytes);
@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(pos, KEY_LEN + 40);
         assert!(s.batch[..pos].iter().all(|&b| b == 0));
         let mut ks = [0u8; BATCH_LEN];
-        keystream(&[9; 32], 0, &mut ks);
+        keystream(&[9; 32], 0, &mut ks, Rounds::ChaCha20);
         assert_eq!(a[..], ks[32..72]);
         assert_eq!(s.key[..], ks[..32]);
     }

@@ -1,0 +1,208 @@
+//! The AVX-512F backend: 16 ChaCha blocks per pass, one block per 32-bit lane.
+//!
+//! The block-per-lane ("vertical") layout long used for Salsa20 and ChaCha on wide SIMD units
+//! (e.g. M. Goll and S. Gueron, "Vectorization on ChaCha stream cipher", ITNG 2014): zmm
+//! register `x[i]` holds state word `i` of 16 consecutive blocks, so a quarter round on four registers runs the same quarter round in
+//! all 16 blocks, with no shuffles inside the rounds (AVX-512F's `vprold` rotates in one
+//! instruction). Lane `j` of `x[12]` is `counter + j` (mod 2^32); words 13..15 are the zero
+//! nonce (RFC 8439 §2.3 layout). After the rounds and the feed-forward a 16 × 16 transpose of
+//! 32-bit words turns the word-major registers into 16 block-major ones, each stored as one
+//! 64-byte block (x86 is little-endian: the bytes are RFC 8439's serialisation).
+//!
+//! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
+//! `super::avx512`, holds the cached `cpufeatures` token that makes calling them sound.
+
+use super::super::chacha::{BLOCK_LEN, KEY_LEN, Rounds};
+use core::arch::x86_64::{
+    __m512i, _mm512_add_epi32, _mm512_rol_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
+    _mm512_shuffle_i32x4, _mm512_unpackhi_epi32, _mm512_unpackhi_epi64, _mm512_unpacklo_epi32,
+    _mm512_unpacklo_epi64, _mm512_xor_si512,
+};
+use zeroize::Zeroize;
+
+/// Blocks per pass: one per 32-bit lane of a zmm register.
+const LANES: usize = 16;
+
+/// Bytes per pass (16 blocks, 1 KiB: exactly one slot batch).
+const PASS_LEN: usize = LANES * BLOCK_LEN;
+
+/// The 16 state words of RFC 8439 §2.3, one register each, for 16 blocks.
+type Words = [__m512i; 16];
+
+/// Keystream under `key`, zero nonce, from block `counter` (see `chacha::keystream`).
+#[target_feature(enable = "avx512f")]
+pub(super) fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
+    match rounds {
+        Rounds::ChaCha8 => keystream_dr::<4>(key, counter, dest),
+        Rounds::ChaCha12 => keystream_dr::<6>(key, counter, dest),
+        Rounds::ChaCha20 => keystream_dr::<10>(key, counter, dest),
+    }
+}
+
+#[target_feature(enable = "avx512f")]
+fn keystream_dr<const DOUBLE_ROUNDS: usize>(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8]) {
+    // RFC 8439 §2.3: constants "expand 32-byte k", the key as 8 little-endian words.
+    let mut words: [u32; 12] = [
+        0x6170_7865,
+        0x3320_646e,
+        0x7962_2d32,
+        0x6b20_6574,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ];
+    for (w, b) in words[4..].iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    let mut input = [_mm512_set1_epi32(0); 16];
+    for (v, &w) in input.iter_mut().zip(words.iter()) {
+        // Bit-for-bit reinterpretation of the word, not an arithmetic conversion.
+        *v = _mm512_set1_epi32(w.cast_signed());
+    }
+    words.zeroize();
+    // input[13..16] stay zero: the nonce.
+
+    let mut ctr = counter;
+    let mut passes = dest.chunks_exact_mut(PASS_LEN);
+    for pass_out in &mut passes {
+        let out = pass::<DOUBLE_ROUNDS>(&input, ctr);
+        for (block, &v) in pass_out.chunks_exact_mut(BLOCK_LEN).zip(out.iter()) {
+            block.copy_from_slice(&to_bytes(v));
+        }
+        ctr = ctr.wrapping_add(LANES as u32);
+    }
+    let tail = passes.into_remainder();
+    if !tail.is_empty() {
+        // One more pass; its blocks beyond the tail are dropped. Each block goes through a
+        // stack copy that is wiped.
+        let out = pass::<DOUBLE_ROUNDS>(&input, ctr);
+        for (block, &v) in tail.chunks_mut(BLOCK_LEN).zip(out.iter()) {
+            let mut bytes = to_bytes(v);
+            block.copy_from_slice(&bytes[..block.len()]);
+            bytes.zeroize();
+        }
+    }
+}
+
+/// 16 blocks from block `ctr`: rounds, feed-forward, transpose. `out[j]` is block `ctr + j`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn pass<const DOUBLE_ROUNDS: usize>(input: &Words, ctr: u32) -> Words {
+    let mut start = *input;
+    start[12] = _mm512_add_epi32(
+        _mm512_set1_epi32(ctr.cast_signed()),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+    );
+    let mut x = start;
+    for _ in 0..DOUBLE_ROUNDS {
+        // RFC 8439 §2.3: column round, then diagonal round.
+        quarter_rounds(
+            &mut x,
+            [0, 1, 2, 3],
+            [4, 5, 6, 7],
+            [8, 9, 10, 11],
+            [12, 13, 14, 15],
+        );
+        quarter_rounds(
+            &mut x,
+            [0, 1, 2, 3],
+            [5, 6, 7, 4],
+            [10, 11, 8, 9],
+            [15, 12, 13, 14],
+        );
+    }
+    for (v, s) in x.iter_mut().zip(start.iter()) {
+        *v = _mm512_add_epi32(*v, *s);
+    }
+    transpose(&x)
+}
+
+/// Four independent quarter rounds (RFC 8439 §2.1) `(a[i], b[i], c[i], d[i])`, interleaved
+/// step by step so that each step is four independent instructions.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn quarter_rounds(x: &mut Words, a: [usize; 4], b: [usize; 4], c: [usize; 4], d: [usize; 4]) {
+    for i in 0..4 {
+        x[a[i]] = _mm512_add_epi32(x[a[i]], x[b[i]]);
+    }
+    for i in 0..4 {
+        x[d[i]] = _mm512_rol_epi32::<16>(_mm512_xor_si512(x[d[i]], x[a[i]]));
+    }
+    for i in 0..4 {
+        x[c[i]] = _mm512_add_epi32(x[c[i]], x[d[i]]);
+    }
+    for i in 0..4 {
+        x[b[i]] = _mm512_rol_epi32::<12>(_mm512_xor_si512(x[b[i]], x[c[i]]));
+    }
+    for i in 0..4 {
+        x[a[i]] = _mm512_add_epi32(x[a[i]], x[b[i]]);
+    }
+    for i in 0..4 {
+        x[d[i]] = _mm512_rol_epi32::<8>(_mm512_xor_si512(x[d[i]], x[a[i]]));
+    }
+    for i in 0..4 {
+        x[c[i]] = _mm512_add_epi32(x[c[i]], x[d[i]]);
+    }
+    for i in 0..4 {
+        x[b[i]] = _mm512_rol_epi32::<7>(_mm512_xor_si512(x[b[i]], x[c[i]]));
+    }
+}
+
+/// Transposes 16 word-major registers (`x[w]` lane `j` = word `w` of block `j`) into 16
+/// block-major ones (`out[j]` lane `w` = the same word).
+///
+/// Three steps on the 4 × 4 grid of 128-bit lanes: within each group of four words, 32-bit
+/// and 64-bit unpacks gather words `4g..4g+4` of blocks `4k + m` into 128-bit lane `k` of
+/// `a[g][m]`; two rounds of `vshufi32x4` then transpose the 128-bit lanes across the four
+/// groups, so `out[4k + m]` is `a[0][m].lane(k) ‖ a[1][m].lane(k) ‖ a[2][m].lane(k) ‖
+/// a[3][m].lane(k)`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn transpose(x: &Words) -> Words {
+    let zero = _mm512_set1_epi32(0);
+    let mut a = [[zero; 4]; 4];
+    for (g, ag) in a.iter_mut().enumerate() {
+        let (r0, r1, r2, r3) = (x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
+        // Per 128-bit lane k: [r0[4k], r1[4k], r0[4k+1], r1[4k+1]] and the +2/+3 half.
+        let lo01 = _mm512_unpacklo_epi32(r0, r1);
+        let hi01 = _mm512_unpackhi_epi32(r0, r1);
+        let lo23 = _mm512_unpacklo_epi32(r2, r3);
+        let hi23 = _mm512_unpackhi_epi32(r2, r3);
+        // Per 128-bit lane k: [r0[4k+m], r1[4k+m], r2[4k+m], r3[4k+m]].
+        ag[0] = _mm512_unpacklo_epi64(lo01, lo23);
+        ag[1] = _mm512_unpackhi_epi64(lo01, lo23);
+        ag[2] = _mm512_unpacklo_epi64(hi01, hi23);
+        ag[3] = _mm512_unpackhi_epi64(hi01, hi23);
+    }
+    let mut out = [zero; 16];
+    for m in 0..4 {
+        // Lanes (0, 2) and (1, 3) of two groups, then of the pairs: a 4 × 4 lane transpose.
+        const EVEN: i32 = 0b10_00_10_00;
+        const ODD: i32 = 0b11_01_11_01;
+        let x0 = _mm512_shuffle_i32x4::<EVEN>(a[0][m], a[1][m]);
+        let x1 = _mm512_shuffle_i32x4::<ODD>(a[0][m], a[1][m]);
+        let y0 = _mm512_shuffle_i32x4::<EVEN>(a[2][m], a[3][m]);
+        let y1 = _mm512_shuffle_i32x4::<ODD>(a[2][m], a[3][m]);
+        out[m] = _mm512_shuffle_i32x4::<EVEN>(x0, y0);
+        out[4 + m] = _mm512_shuffle_i32x4::<EVEN>(x1, y1);
+        out[8 + m] = _mm512_shuffle_i32x4::<ODD>(x0, y0);
+        out[12 + m] = _mm512_shuffle_i32x4::<ODD>(x1, y1);
+    }
+    out
+}
+
+/// The register's 64 bytes in memory order (lane 0's little-endian word first).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn to_bytes(v: __m512i) -> [u8; BLOCK_LEN] {
+    // SAFETY: `__m512i` is 64 bytes of plain integer data with no padding and no invalid bit
+    // patterns, and so is `[u8; 64]`; a by-value transmute between them reads nothing out of
+    // bounds (it compiles to one vector store). `core::arch`
+    // offers no safe conversion: the store intrinsics take raw pointers.
+    unsafe { core::mem::transmute::<__m512i, [u8; BLOCK_LEN]>(v) }
+}
