@@ -87,7 +87,7 @@
 //!
 //! # Fork safety (std, Unix)
 //!
-//! [`Fortuna`] records [`crate::fork::generation`] when keyed and compares it under its lock
+//! [`Fortuna`] records [`scalrand_os::fork::generation`] when keyed and compares it under its lock
 //! on every read. In a child after `fork()` the generation differs, and before its first read
 //! the child reseeds with 32 bytes of OS entropy, its pid, the fork generation and the wall
 //! clock, so it never returns bytes its parent also returns. If `getrandom` fails in the child
