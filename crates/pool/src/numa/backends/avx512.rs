@@ -7,7 +7,8 @@
 //! instruction). Lane `j` of `x[12]` is `counter + j` (mod 2^32); words 13..15 are the zero
 //! nonce (RFC 8439 §2.3 layout). After the rounds and the feed-forward a 16 × 16 transpose of
 //! 32-bit words turns the word-major registers into 16 block-major ones, each stored as one
-//! 64-byte block (x86 is little-endian: the bytes are RFC 8439's serialisation).
+//! 64-byte block (x86 is little-endian: the bytes are RFC 8439's serialisation). A tail of at
+//! most 4 blocks after the whole passes goes to the portable backend, which is cheaper there.
 //!
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
 //! `super::avx512`, holds the cached `cpufeatures` token that makes calling them sound.
@@ -26,6 +27,9 @@ const LANES: usize = 16;
 /// Bytes per pass (16 blocks, 1 KiB: exactly one slot batch).
 const PASS_LEN: usize = LANES * BLOCK_LEN;
 
+/// A tail after the whole passes up to this long goes to the portable backend.
+const SHORT_TAIL: usize = 4 * BLOCK_LEN;
+
 /// The 16 state words of RFC 8439 §2.3, one register each, for 16 blocks.
 type Words = [__m512i; 16];
 
@@ -33,29 +37,23 @@ type Words = [__m512i; 16];
 #[target_feature(enable = "avx512f")]
 pub(super) fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
     match rounds {
-        Rounds::ChaCha8 => keystream_dr::<4>(key, counter, dest),
-        Rounds::ChaCha12 => keystream_dr::<6>(key, counter, dest),
-        Rounds::ChaCha20 => keystream_dr::<10>(key, counter, dest),
+        Rounds::ChaCha8 => keystream_dr::<4>(key, counter, dest, rounds),
+        Rounds::ChaCha12 => keystream_dr::<6>(key, counter, dest, rounds),
+        Rounds::ChaCha20 => keystream_dr::<10>(key, counter, dest, rounds),
     }
 }
 
+/// [`keystream`] with `DOUBLE_ROUNDS` = `rounds.count() / 2` as a constant.
 #[target_feature(enable = "avx512f")]
-fn keystream_dr<const DOUBLE_ROUNDS: usize>(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8]) {
+fn keystream_dr<const DOUBLE_ROUNDS: usize>(
+    key: &[u8; KEY_LEN],
+    counter: u32,
+    dest: &mut [u8],
+    rounds: Rounds,
+) {
     // RFC 8439 §2.3: constants "expand 32-byte k", the key as 8 little-endian words.
-    let mut words: [u32; 12] = [
-        0x6170_7865,
-        0x3320_646e,
-        0x7962_2d32,
-        0x6b20_6574,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-    ];
+    let mut words = [0u32; 12];
+    words[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
     for (w, b) in words[4..].iter_mut().zip(key.chunks_exact(4)) {
         *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
@@ -77,7 +75,12 @@ fn keystream_dr<const DOUBLE_ROUNDS: usize>(key: &[u8; KEY_LEN], counter: u32, d
         ctr = ctr.wrapping_add(LANES as u32);
     }
     let tail = passes.into_remainder();
-    if !tail.is_empty() {
+    if tail.is_empty() {
+    } else if tail.len() <= SHORT_TAIL {
+        // A pass costs about as much as 7 or 8 blocks of the `chacha20` crate's AVX2 code;
+        // a tail of up to 4 blocks is cheaper there. Same keystream either way.
+        super::soft::keystream(key, ctr, tail, rounds);
+    } else {
         // One more pass; its blocks beyond the tail are dropped. Each block goes through a
         // stack copy that is wiped.
         let out = pass::<DOUBLE_ROUNDS>(&input, ctr);
@@ -87,6 +90,23 @@ fn keystream_dr<const DOUBLE_ROUNDS: usize>(key: &[u8; KEY_LEN], counter: u32, d
             bytes.zeroize();
         }
     }
+}
+
+/// Four independent quarter rounds (RFC 8439 §2.1) on words `(a, b, c, d)` of `x`,
+/// interleaved step by step so that each step is four independent instructions. A macro, not
+/// a function: a `#[target_feature]` function cannot be `#[inline(always)]`, and an outlined
+/// call would index `x` from memory with run-time word numbers.
+macro_rules! quarter_rounds {
+    ($x:ident; $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
+        $( $x[$a] = _mm512_add_epi32($x[$a], $x[$b]); )+
+        $( $x[$d] = _mm512_rol_epi32::<16>(_mm512_xor_si512($x[$d], $x[$a])); )+
+        $( $x[$c] = _mm512_add_epi32($x[$c], $x[$d]); )+
+        $( $x[$b] = _mm512_rol_epi32::<12>(_mm512_xor_si512($x[$b], $x[$c])); )+
+        $( $x[$a] = _mm512_add_epi32($x[$a], $x[$b]); )+
+        $( $x[$d] = _mm512_rol_epi32::<8>(_mm512_xor_si512($x[$d], $x[$a])); )+
+        $( $x[$c] = _mm512_add_epi32($x[$c], $x[$d]); )+
+        $( $x[$b] = _mm512_rol_epi32::<7>(_mm512_xor_si512($x[$b], $x[$c])); )+
+    };
 }
 
 /// 16 blocks from block `ctr`: rounds, feed-forward, transpose. `out[j]` is block `ctr + j`.
@@ -101,56 +121,13 @@ fn pass<const DOUBLE_ROUNDS: usize>(input: &Words, ctr: u32) -> Words {
     let mut x = start;
     for _ in 0..DOUBLE_ROUNDS {
         // RFC 8439 §2.3: column round, then diagonal round.
-        quarter_rounds(
-            &mut x,
-            [0, 1, 2, 3],
-            [4, 5, 6, 7],
-            [8, 9, 10, 11],
-            [12, 13, 14, 15],
-        );
-        quarter_rounds(
-            &mut x,
-            [0, 1, 2, 3],
-            [5, 6, 7, 4],
-            [10, 11, 8, 9],
-            [15, 12, 13, 14],
-        );
+        quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
+        quarter_rounds!(x; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
     }
     for (v, s) in x.iter_mut().zip(start.iter()) {
         *v = _mm512_add_epi32(*v, *s);
     }
     transpose(&x)
-}
-
-/// Four independent quarter rounds (RFC 8439 §2.1) `(a[i], b[i], c[i], d[i])`, interleaved
-/// step by step so that each step is four independent instructions.
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn quarter_rounds(x: &mut Words, a: [usize; 4], b: [usize; 4], c: [usize; 4], d: [usize; 4]) {
-    for i in 0..4 {
-        x[a[i]] = _mm512_add_epi32(x[a[i]], x[b[i]]);
-    }
-    for i in 0..4 {
-        x[d[i]] = _mm512_rol_epi32::<16>(_mm512_xor_si512(x[d[i]], x[a[i]]));
-    }
-    for i in 0..4 {
-        x[c[i]] = _mm512_add_epi32(x[c[i]], x[d[i]]);
-    }
-    for i in 0..4 {
-        x[b[i]] = _mm512_rol_epi32::<12>(_mm512_xor_si512(x[b[i]], x[c[i]]));
-    }
-    for i in 0..4 {
-        x[a[i]] = _mm512_add_epi32(x[a[i]], x[b[i]]);
-    }
-    for i in 0..4 {
-        x[d[i]] = _mm512_rol_epi32::<8>(_mm512_xor_si512(x[d[i]], x[a[i]]));
-    }
-    for i in 0..4 {
-        x[c[i]] = _mm512_add_epi32(x[c[i]], x[d[i]]);
-    }
-    for i in 0..4 {
-        x[b[i]] = _mm512_rol_epi32::<7>(_mm512_xor_si512(x[b[i]], x[c[i]]));
-    }
 }
 
 /// Transposes 16 word-major registers (`x[w]` lane `j` = word `w` of block `j`) into 16

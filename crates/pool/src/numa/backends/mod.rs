@@ -3,7 +3,7 @@
 //!
 //! | backend | where | blocks per pass |
 //! |---|---|---:|
-//! | `avx512` (this crate's) | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 |
+//! | `avx512` (this crate's) | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 (a tail of ≤ 4 blocks: `soft`) |
 //! | `soft`: the `chacha20` crate's core | everywhere else, under miri, and with `--cfg scalrand_chacha_soft` | its own (AVX2: 4) |
 //!
 //! Detection runs once: `cpufeatures` caches the CPUID/XGETBV answer in a static, so each call
@@ -180,21 +180,10 @@ mod tests {
         }
     }
 
-    const LENGTHS: [usize; 14] = [
-        0,
-        1,
-        63,
-        64,
-        65,
-        127,
-        960,
-        1023,
-        1024,
-        1025,
-        2048,
-        3000,
-        4096,
-        4096 + 17,
+    /// Around block, pass (1 KiB) and short-tail (4 blocks) boundaries.
+    #[rustfmt::skip]
+    const LENGTHS: [usize; 16] = [
+        0, 1, 63, 64, 65, 127, 257, 320, 960, 1023, 1024, 1025, 2048, 3000, 4096, 4096 + 17,
     ];
 
     #[test]
