@@ -6,7 +6,12 @@
 //!   generator, same rows;
 //! * the table shape of Andi Kleen's per-node urandom pools (LKML, "[PATCH 1/3] Make
 //!   /dev/urandom scalable", 2015-10-06): an explicit 4-node topology of 4 CPUs each, 1 to 4
-//!   "nodes" of threads (thread `i` reads as CPU `i`), against one global lock.
+//!   "nodes" of threads (thread `i` reads as CPU `i`), against one global lock;
+//! * the pools' keystream alone (`numa::keystream`, which picks the AVX-512 backend at run
+//!   time where the CPU has it) against the `chacha20` crate's core, 1 KiB (one slot batch)
+//!   and 4 KiB, ChaCha8/12/20, single thread; after criterion the same pairs again as a ratio
+//!   table from interleaved A/B timings (best and median batches), which a shared, busy
+//!   machine disturbs far less than two criterion runs one after the other.
 //!
 //! Multi-threaded groups use `iter_custom`: one iteration = every thread doing one read, so
 //! criterion's throughput is aggregate bytes per second.
@@ -19,11 +24,11 @@ use std::hint::black_box;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use chacha20::ChaCha20;
-use chacha20::cipher::{KeyIvInit, StreamCipher};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherCore};
+use chacha20::{ChaCha20, ChaChaCore, R8, R12, R20, variants::Ietf};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use rand_core::{Rng, SeedableRng};
-use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_pool::numa::{NodePools, Rounds, Topology, keystream};
 
 /// A generator the multi-threaded groups can share: `fill(thread, buf)`.
 type Shared = Box<dyn Fn(usize, &mut [u8]) + Send + Sync>;
@@ -160,12 +165,146 @@ fn kleen_table(c: &mut Criterion) {
     g.finish();
 }
 
+/// The `chacha20` crate's IETF core the way the pools used it before their own backend: a
+/// core per call from the key, block counter 0, whole blocks straight into `buf`.
+fn crate_keystream<R: chacha20::Rounds>(key: &[u8; 32], buf: &mut [u8]) {
+    let mut c = ChaChaCore::<R, Ietf>::new(key.into(), &[0u8; 12].into());
+    c.set_block_pos(0);
+    let (blocks, tail) = chacha20::cipher::array::Array::slice_as_chunks_mut(buf);
+    c.write_keystream_blocks(blocks);
+    assert!(tail.is_empty(), "whole blocks only");
+}
+
+/// Keystream alone, per call from a key (as a slot refill or a large read does): ours
+/// (dispatching) against the `chacha20` crate's core, same rounds, same bytes.
+fn keystream_backends(c: &mut Criterion) {
+    let key = [7u8; 32];
+    for len in [1024usize, 4096] {
+        let mut g = c.benchmark_group(format!("numa chacha keystream {len}B"));
+        g.throughput(Throughput::Bytes(len as u64));
+        let mut buf = vec![0u8; len];
+        let mut check = vec![0u8; len];
+        for (rounds, name) in [
+            (Rounds::ChaCha8, "ChaCha8"),
+            (Rounds::ChaCha12, "ChaCha12"),
+            (Rounds::ChaCha20, "ChaCha20"),
+        ] {
+            let theirs: fn(&[u8; 32], &mut [u8]) = match rounds {
+                Rounds::ChaCha8 => crate_keystream::<R8>,
+                Rounds::ChaCha12 => crate_keystream::<R12>,
+                Rounds::ChaCha20 => crate_keystream::<R20>,
+            };
+            keystream(&key, 0, &mut buf, rounds);
+            theirs(&key, &mut check);
+            assert_eq!(buf, check, "same bytes from both");
+            g.bench_with_input(
+                BenchmarkId::new("numa::keystream", name),
+                &rounds,
+                |b, &r| {
+                    b.iter(|| {
+                        keystream(black_box(&key), 0, &mut buf, r);
+                        black_box(&buf);
+                    })
+                },
+            );
+            g.bench_with_input(
+                BenchmarkId::new("chacha20 crate core", name),
+                &rounds,
+                |b, _| {
+                    b.iter(|| {
+                        theirs(black_box(&key), &mut buf);
+                        black_box(&buf);
+                    })
+                },
+            );
+        }
+        g.finish();
+    }
+}
+
+/// Seconds per call of `a` and `b`, timed in `rounds` alternating batches of `batch` calls so
+/// that noise from other processes hits both alike: [best a, best b, median a, median b].
+fn ab(rounds: usize, batch: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> [f64; 4] {
+    let (mut ta, mut tb) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..batch {
+            a();
+        }
+        ta.push(t.elapsed().as_secs_f64() / batch as f64);
+        let t = Instant::now();
+        for _ in 0..batch {
+            b();
+        }
+        tb.push(t.elapsed().as_secs_f64() / batch as f64);
+    }
+    ta.sort_by(f64::total_cmp);
+    tb.sort_by(f64::total_cmp);
+    [ta[0], tb[0], ta[rounds / 2], tb[rounds / 2]]
+}
+
+/// Markdown table: ours / the `chacha20` crate's keystream throughput, per length and rounds.
+fn keystream_ratio_report() {
+    const ROUNDS: usize = 401;
+    const BATCH: usize = 32;
+    println!(
+        "\n## numa::keystream vs the chacha20 crate's core ({ROUNDS} interleaved batches of \
+         {BATCH} calls per side)\n"
+    );
+    println!(
+        "| length | rounds | chacha20 crate (best) | numa::keystream (best) | ratio, best | ratio, median |"
+    );
+    println!("|---|---|---:|---:|---:|---:|");
+    let key = [7u8; 32];
+    for len in [1024usize, 4096] {
+        for (rounds, name, theirs) in [
+            (
+                Rounds::ChaCha8,
+                "ChaCha8",
+                crate_keystream::<R8> as fn(&[u8; 32], &mut [u8]),
+            ),
+            (Rounds::ChaCha12, "ChaCha12", crate_keystream::<R12>),
+            (Rounds::ChaCha20, "ChaCha20", crate_keystream::<R20>),
+        ] {
+            let (mut x, mut y) = (vec![0u8; len], vec![0u8; len]);
+            let [ours_best, theirs_best, ours_med, theirs_med] = ab(
+                ROUNDS,
+                BATCH,
+                || {
+                    keystream(black_box(&key), 0, &mut x, rounds);
+                    black_box(&x);
+                },
+                || {
+                    theirs(black_box(&key), &mut y);
+                    black_box(&y);
+                },
+            );
+            assert_eq!(x, y, "same bytes from both");
+            println!(
+                "| {len} B | {name} | {:.0} ns | {:.0} ns | **{:.2}x** | {:.2}x |",
+                theirs_best * 1e9,
+                ours_best * 1e9,
+                theirs_best / ours_best,
+                theirs_med / ours_med
+            );
+        }
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    targets = single_thread, threads, kleen_table
+    targets = single_thread, threads, kleen_table, keystream_backends
 }
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if std::env::args().any(|a| a == "--test" || a == "--list") {
+        return;
+    }
+    keystream_ratio_report();
+}
