@@ -105,9 +105,10 @@ pub(crate) fn fast_key_erasure_rounds(key: &mut [u8; KEY_LEN], out: &mut [u8], r
 /// at block 0 or 1 and write at most [`CHUNK_LEN`] bytes (16,384 blocks) per key.
 ///
 /// Uses the fastest backend this CPU has (AVX-512F where present, checked once and cached);
-/// the output does not depend on which. The backend's stack copies of the key and of a
-/// trailing partial block are wiped; copies in registers and spilled vectors are not, as in
-/// the `chacha20` crate.
+/// the output does not depend on which. The AVX-512 backend keeps the state in registers,
+/// stores blocks straight into `dest` and wipes its stack copy of the key (in builds with
+/// debug assertions, which spill everything, 64 KiB of stack after each call); registers are
+/// not cleared, as in the `chacha20` crate, whose core wipes its state on drop.
 pub fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
     backends::keystream(key, counter, dest, rounds);
 }

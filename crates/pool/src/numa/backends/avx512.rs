@@ -8,7 +8,8 @@
 //! nonce (RFC 8439 §2.3 layout). After the rounds and the feed-forward a 16 × 16 transpose of
 //! 32-bit words turns the word-major registers into 16 block-major ones, each stored as one
 //! 64-byte block (x86 is little-endian: the bytes are RFC 8439's serialisation). A tail of at
-//! most 4 blocks after the whole passes goes to the portable backend, which is cheaper there.
+//! most 4 blocks after the whole passes goes to the portable backend, which is cheaper there,
+//! and so does a last partial block.
 //!
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
 //! `super::avx512`, holds the cached `cpufeatures` token that makes calling them sound.
@@ -34,7 +35,10 @@ const SHORT_TAIL: usize = 4 * BLOCK_LEN;
 type Words = [__m512i; 16];
 
 /// Keystream under `key`, zero nonce, from block `counter` (see `chacha::keystream`).
+///
+/// Never inlined, so that the caller's [`zeroize::zeroize_stack`] covers this call's frames.
 #[target_feature(enable = "avx512f")]
+#[inline(never)]
 pub(super) fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
     match rounds {
         Rounds::ChaCha8 => keystream_dr::<4>(key, counter, dest, rounds),
@@ -68,27 +72,29 @@ fn keystream_dr<const DOUBLE_ROUNDS: usize>(
     let mut ctr = counter;
     let mut passes = dest.chunks_exact_mut(PASS_LEN);
     for pass_out in &mut passes {
-        let out = pass::<DOUBLE_ROUNDS>(&input, ctr);
-        for (block, &v) in pass_out.chunks_exact_mut(BLOCK_LEN).zip(out.iter()) {
-            block.copy_from_slice(&to_bytes(v));
-        }
+        pass::<DOUBLE_ROUNDS>(&input, ctr, pass_out);
         ctr = ctr.wrapping_add(LANES as u32);
     }
     let tail = passes.into_remainder();
-    if tail.is_empty() {
-    } else if tail.len() <= SHORT_TAIL {
-        // A pass costs about as much as 7 or 8 blocks of the `chacha20` crate's AVX2 code;
-        // a tail of up to 4 blocks is cheaper there. Same keystream either way.
-        super::soft::keystream(key, ctr, tail, rounds);
+    // The whole blocks of a long tail in one more pass (its other blocks are never stored);
+    // a short tail (a pass costs about as much as 7 or 8 blocks of the `chacha20` crate's AVX2
+    // code) and a last partial block on the portable backend. Same keystream either way, and
+    // no partial block ever passes through a stack buffer here.
+    let rest = if tail.len() > SHORT_TAIL {
+        let whole = tail.len() - tail.len() % BLOCK_LEN;
+        let (blocks, rest) = tail.split_at_mut(whole);
+        pass::<DOUBLE_ROUNDS>(&input, ctr, blocks);
+        ctr = ctr.wrapping_add((whole / BLOCK_LEN) as u32);
+        rest
     } else {
-        // One more pass; its blocks beyond the tail are dropped. Each block goes through a
-        // stack copy that is wiped.
-        let out = pass::<DOUBLE_ROUNDS>(&input, ctr);
-        for (block, &v) in tail.chunks_mut(BLOCK_LEN).zip(out.iter()) {
-            let mut bytes = to_bytes(v);
-            block.copy_from_slice(&bytes[..block.len()]);
-            bytes.zeroize();
-        }
+        tail
+    };
+    if !rest.is_empty() {
+        super::soft::keystream(key, ctr, rest, rounds);
+    }
+    // The broadcast key words: volatile stores, so the wipe is not optimised away.
+    for v in &mut input {
+        v.zeroize();
     }
 }
 
@@ -109,10 +115,12 @@ macro_rules! quarter_rounds {
     };
 }
 
-/// 16 blocks from block `ctr`: rounds, feed-forward, transpose. `out[j]` is block `ctr + j`.
+/// 16 blocks from block `ctr` (rounds, feed-forward, transpose) into `dest`: block `ctr + j`
+/// at offset `64 j` for every whole block `dest` (at most 1 KiB) has room for, each stored
+/// straight from its register.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn pass<const DOUBLE_ROUNDS: usize>(input: &Words, ctr: u32) -> Words {
+fn pass<const DOUBLE_ROUNDS: usize>(input: &Words, ctr: u32, dest: &mut [u8]) {
     let mut start = *input;
     start[12] = _mm512_add_epi32(
         _mm512_set1_epi32(ctr.cast_signed()),
@@ -127,7 +135,12 @@ fn pass<const DOUBLE_ROUNDS: usize>(input: &Words, ctr: u32) -> Words {
     for (v, s) in x.iter_mut().zip(start.iter()) {
         *v = _mm512_add_epi32(*v, *s);
     }
-    transpose(&x)
+    let out = transpose(&x);
+    for (j, &v) in out.iter().enumerate() {
+        if let Some(block) = dest.get_mut(j * BLOCK_LEN..(j + 1) * BLOCK_LEN) {
+            block.copy_from_slice(&to_bytes(v));
+        }
+    }
 }
 
 /// Transposes 16 word-major registers (`x[w]` lane `j` = word `w` of block `j`) into 16

@@ -45,8 +45,26 @@ pub(crate) fn avx512(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds:
     // and zmm bits via XGETBV). Bounds are not at stake: the backend only indexes `dest`
     // through safe slice methods.
     unsafe { avx512::keystream(key, counter, dest, rounds) };
+    // Unoptimised builds spill every temporary of that call (key words, keystream the caller
+    // has not handed out yet, e.g. the rest of a slot batch) to stack memory, which would
+    // outlive the call and which a fork child inherits: wipe it.
+    #[cfg(debug_assertions)]
+    zeroize::zeroize_stack::<UNOPTIMISED_STACK_DEPTH>();
     true
 }
+
+/// Stack bytes below the caller's frame wiped after each `avx512::keystream` call in builds
+/// with debug assertions (zeroize's `zeroize_stack`, best effort: it has to know the depth).
+/// Those builds are unoptimised and spill every temporary; there `tests/numa_fork.rs` finds
+/// a parent's unread batch in a fork child after a 16 KiB wipe and none after 32 KiB, so
+/// 64 KiB are wiped (and must be free). Optimised builds are not wiped: they keep the state
+/// in zmm registers and store blocks straight into `dest` (no stack access in `pass` in
+/// `objdump` of an x86_64 release build), and the one frame with stack data holds the
+/// broadcast key words, which `avx512::keystream` wipes itself; a 2 KiB wipe there cost
+/// ~25 ns per call, 20% of a 1 KiB ChaCha8 batch. `cargo test --release --test numa_fork`
+/// checks that build.
+#[cfg(all(target_arch = "x86_64", not(scalrand_chacha_soft), debug_assertions))]
+const UNOPTIMISED_STACK_DEPTH: usize = 64 * 1024;
 
 /// No AVX-512 backend on this target or in this build (`--cfg scalrand_chacha_soft`).
 #[cfg(not(all(target_arch = "x86_64", not(scalrand_chacha_soft))))]
