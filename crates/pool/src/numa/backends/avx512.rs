@@ -2,14 +2,14 @@
 //!
 //! The block-per-lane ("vertical") layout long used for Salsa20 and ChaCha on wide SIMD units
 //! (e.g. M. Goll and S. Gueron, "Vectorization on ChaCha stream cipher", ITNG 2014): zmm
-//! register `x[i]` holds state word `i` of 16 consecutive blocks, so a quarter round on four registers runs the same quarter round in
-//! all 16 blocks, with no shuffles inside the rounds (AVX-512F's `vprold` rotates in one
-//! instruction). Lane `j` of `x[12]` is `counter + j` (mod 2^32); words 13..15 are the zero
-//! nonce (RFC 8439 §2.3 layout). After the rounds and the feed-forward a 16 × 16 transpose of
-//! 32-bit words turns the word-major registers into 16 block-major ones, each stored as one
-//! 64-byte block (x86 is little-endian: the bytes are RFC 8439's serialisation). A tail of at
-//! most 4 blocks after the whole passes goes to the portable backend, which is cheaper there,
-//! and so does a last partial block.
+//! register `x[i]` holds state word `i` of 16 consecutive blocks, so a quarter round on four
+//! registers runs the same quarter round in all 16 blocks, with no shuffles inside the rounds
+//! (AVX-512F's `vprold` rotates in one instruction). Lane `j` of `x[12]` is `counter + j`
+//! (mod 2^32); words 13..15 are the zero nonce (RFC 8439 §2.3 layout). After the rounds and
+//! the feed-forward a 16 × 16 transpose of 32-bit words turns the word-major registers into 16
+//! block-major ones, each stored as one 64-byte block (x86 is little-endian: the bytes are
+//! RFC 8439's serialisation). A tail of at most 4 blocks after the whole passes goes to the
+//! portable backend, which is cheaper there, and so does a last partial block.
 //!
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
 //! `super::avx512`, holds the cached `cpufeatures` token that makes calling them sound.
@@ -192,7 +192,7 @@ fn transpose(x: &Words) -> Words {
 fn to_bytes(v: __m512i) -> [u8; BLOCK_LEN] {
     // SAFETY: `__m512i` is 64 bytes of plain integer data with no padding and no invalid bit
     // patterns, and so is `[u8; 64]`; a by-value transmute between them reads nothing out of
-    // bounds (it compiles to one vector store). `core::arch`
-    // offers no safe conversion: the store intrinsics take raw pointers.
+    // bounds (it compiles to one vector store). `core::arch` offers no safe conversion: the
+    // store intrinsics take raw pointers.
     unsafe { core::mem::transmute::<__m512i, [u8; BLOCK_LEN]>(v) }
 }

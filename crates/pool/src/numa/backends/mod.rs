@@ -302,7 +302,11 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         #[cfg_attr(miri, ignore = "proptest under miri takes hours; the fixed cases above run")]
