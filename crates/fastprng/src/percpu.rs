@@ -54,10 +54,10 @@ use crate::{Error, MAX_CPUS, Xoroshiro128};
 impl<R: Xoroshiro128> SlotRng for R {
     fn repair(&mut self, salt: u64) {
         // All-zero is the engine's only invalid state (a torn store could leave it).
-        if self.state() == (0, 0) {
-            if let Ok(fresh) = R::from_state(0x9e37_79b9_7f4a_7c15, salt) {
-                *self = fresh;
-            }
+        if self.state() == (0, 0)
+            && let Ok(fresh) = R::from_state(0x9e37_79b9_7f4a_7c15, salt)
+        {
+            *self = fresh;
         }
     }
 }

@@ -57,10 +57,10 @@ pub fn possible() -> usize {
     {
         // SAFETY: sysconf has no preconditions.
         let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-        if let Ok(n) = usize::try_from(n) {
-            if n > 0 {
-                return n;
-            }
+        if let Ok(n) = usize::try_from(n)
+            && n > 0
+        {
+            return n;
         }
     }
     std::thread::available_parallelism().map_or(1, |n| n.get())
