@@ -101,7 +101,7 @@ impl MemSideCache {
             CacheMode::Line => LINE_SIZE,
             CacheMode::PageColour => PAGE_SIZE,
         };
-        if capacity % unit != 0 {
+        if !capacity.is_multiple_of(unit) {
             return Err(Error::CacheSizeNotMultiple { capacity, unit });
         }
         let sets = capacity / unit;

@@ -556,10 +556,10 @@ impl FreeArea {
                     if order < MAX_ORDER {
                         let pfn = self.start_pfn + i as u64;
                         let buddy = pfn ^ (1u64 << order);
-                        if let Some(b) = self.index_of(buddy) {
-                            if self.is_free_head(b, order) {
-                                return Err("two free buddies left unmerged");
-                            }
+                        if let Some(b) = self.index_of(buddy)
+                            && self.is_free_head(b, order)
+                        {
+                            return Err("two free buddies left unmerged");
                         }
                     }
                 }

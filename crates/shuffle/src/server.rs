@@ -268,10 +268,10 @@ impl ServerAging {
                 self.lru.pop_front();
                 self.drop_file(id);
                 self.files_evicted += 1;
-                if self.files_evicted % spec.files_per_slab_page == 0 {
-                    if let Some(p) = self.slab.pop_front() {
-                        self.free(zone, 0, p)?;
-                    }
+                if self.files_evicted.is_multiple_of(spec.files_per_slab_page)
+                    && let Some(p) = self.slab.pop_front()
+                {
+                    self.free(zone, 0, p)?;
                 }
             }
         }
@@ -443,10 +443,10 @@ impl ServerAging {
         let generation = self.files[id as usize].generation;
         self.lru.push_back((id, generation));
         self.files_created += 1;
-        if self.files_created % spec.files_per_slab_page == 0 {
-            if let Some(pg) = self.alloc(zone, spec, cpu, MigrateType::Reclaimable)? {
-                self.slab.push_back(pg);
-            }
+        if self.files_created.is_multiple_of(spec.files_per_slab_page)
+            && let Some(pg) = self.alloc(zone, spec, cpu, MigrateType::Reclaimable)?
+        {
+            self.slab.push_back(pg);
         }
         for k in 0..n {
             let Some(pg) = self.alloc(zone, spec, cpu, MigrateType::Movable)? else {

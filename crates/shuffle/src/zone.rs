@@ -433,12 +433,12 @@ impl<R: Rng> Zone<R> {
     /// `rmqueue`: order 0 through the per-CPU list, else the buddy lists.
     #[inline]
     fn rmqueue(&mut self, cpu: usize, order: u8, mt: u8) -> Option<u32> {
-        if order == 0 {
-            if let Some(mut pcp) = self.pcp.take() {
-                let got = self.rmqueue_pcplist(&mut pcp, cpu, mt);
-                self.pcp = Some(pcp);
-                return got;
-            }
+        if order == 0
+            && let Some(mut pcp) = self.pcp.take()
+        {
+            let got = self.rmqueue_pcplist(&mut pcp, cpu, mt);
+            self.pcp = Some(pcp);
+            return got;
         }
         let i = self.rmqueue_buddy(order, mt)?;
         self.area.set_alloc(i, order);
@@ -583,15 +583,15 @@ impl<R: Rng> Zone<R> {
         };
         self.ops += 1;
         let mt = self.area.mt_of(i);
-        if order == 0 {
-            if let Some(pcp) = self.pcp.as_mut() {
-                self.area.set_pcp(i);
-                if pcp.push(cpu as usize, mt, i) {
-                    let batch = pcp.batch;
-                    self.free_pcppages_bulk(cpu as usize, batch);
-                }
-                return Ok(());
+        if order == 0
+            && let Some(pcp) = self.pcp.as_mut()
+        {
+            self.area.set_pcp(i);
+            if pcp.push(cpu as usize, mt, i) {
+                let batch = pcp.batch;
+                self.free_pcppages_bulk(cpu as usize, batch);
             }
+            return Ok(());
         }
         self.area.clear(i);
         self.free_one_page(i, order, mt, false);

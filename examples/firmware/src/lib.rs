@@ -407,7 +407,7 @@ mod tests {
         }
         fn need_resched(&self) -> bool {
             self.checks.set(self.checks.get() + 1);
-            self.period != 0 && self.checks.get() % self.period == 0
+            self.period != 0 && self.checks.get().is_multiple_of(self.period)
         }
         fn cond_resched(&self) {
             if self.fpu_depth.get() != 0 {
