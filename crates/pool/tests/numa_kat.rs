@@ -127,3 +127,26 @@ fn keystream_rounds() {
     keystream(&[0; 32], 0, &mut b, Rounds::ChaCha20);
     assert_eq!(b.to_vec(), vector("rfc8439_a_1_1_block_zero"));
 }
+
+#[test]
+fn whole_key_schedule_with_reduced_rounds() {
+    let seed = arr::<32>("schedule_seed");
+    for (rounds, name) in [
+        (Rounds::ChaCha12, "schedule12"),
+        (Rounds::ChaCha8, "schedule8"),
+    ] {
+        let pools = NodePools::from_seed(Topology::from_nodes(vec![vec![0], vec![1]]), &seed)
+            .unwrap()
+            .with_rounds(rounds);
+        assert_eq!(pools.rounds(), rounds);
+        let mut a = [0u8; 32];
+        pools.fill_bytes_on_cpu(0, &mut a);
+        assert_eq!(a.to_vec(), vector(&format!("{name}_cpu0_first32")));
+        let mut big = vec![0u8; 4096];
+        pools.fill_bytes_on_cpu(0, &mut big);
+        assert_eq!(
+            Sha256::digest(&big).to_vec(),
+            vector(&format!("{name}_cpu0_4096_sha256"))
+        );
+    }
+}

@@ -56,6 +56,8 @@ pub struct NodePools {
     fork_gen: AtomicUsize,
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
     pub(crate) os_reseed: bool,
+    /// The rounds of the output keystream (batches and large reads).
+    pub(crate) rounds: Rounds,
 }
 
 /// Counters of one node pool, from [`NodePools::node_stats`]. In a fork child they start
@@ -151,7 +153,27 @@ impl NodePools {
             schedule: Schedule::new(ReseedPolicy::MANUAL, Box::new(scalrand_os::NoClock)),
             fork_gen: AtomicUsize::new(scalrand_os::fork::generation()),
             os_reseed: false,
+            rounds: Rounds::ChaCha20,
         })
+    }
+
+    /// Generates output keystream (slot batches and large reads) with `rounds` instead of
+    /// ChaCha20's 20. Key derivations (node keys, slot keys by fast key erasure) stay ChaCha20.
+    ///
+    /// ChaCha20 is Linux's choice and the default. ChaCha12 is what rand's `StdRng` and
+    /// `ThreadRng` run, ChaCha8 what Go's runtime generator runs (with the same fast-key-erasure
+    /// batches); Aumasson's "Too Much Crypto" (IACR ePrint 2019/1492) argues 8 rounds keep a wide
+    /// margin over the best known attack (7 rounds). An explicit choice: the pools never lower
+    /// the rounds by themselves.
+    #[must_use]
+    pub fn with_rounds(mut self, rounds: Rounds) -> Self {
+        self.rounds = rounds;
+        self
+    }
+
+    /// The rounds of the output keystream (see [`with_rounds`](Self::with_rounds)).
+    pub fn rounds(&self) -> Rounds {
+        self.rounds
     }
 
     /// The topology the pools were built for.
@@ -301,7 +323,7 @@ impl NodePools {
     fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> (usize, usize) {
         let mut key = [0u8; KEY_LEN];
         let generation = self.nodes[node].derive(&mut key);
-        fill_erasing(&mut key, dest, Rounds::ChaCha20);
+        fill_erasing(&mut key, dest, self.rounds);
         (node, generation)
     }
 

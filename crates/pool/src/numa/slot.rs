@@ -78,19 +78,19 @@ impl SlotState {
         self.left = 0;
     }
 
-    fn refill(&mut self) {
-        keystream(&self.key, 0, &mut self.batch, Rounds::ChaCha20);
+    fn refill(&mut self, rounds: Rounds) {
+        keystream(&self.key, 0, &mut self.batch, rounds);
         self.key.copy_from_slice(&self.batch[..KEY_LEN]);
         self.batch[..KEY_LEN].fill(0);
         self.left = (BATCH_LEN - KEY_LEN) as u32;
     }
 
     /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.
-    pub(crate) fn take(&mut self, dest: &mut [u8]) {
+    pub(crate) fn take(&mut self, dest: &mut [u8], rounds: Rounds) {
         let mut off = 0;
         while off < dest.len() {
             if self.left == 0 {
-                self.refill();
+                self.refill(rounds);
             }
             let pos = BATCH_LEN - self.left as usize;
             let n = (dest.len() - off).min(self.left as usize);
@@ -173,7 +173,7 @@ impl NodePools {
             if bulk {
                 fast_key_erasure(&mut s.key, &mut one_read_key);
             } else {
-                s.take(dest);
+                s.take(dest, self.rounds);
             }
             s.calls += 1;
             s.bytes = s
@@ -193,7 +193,7 @@ impl NodePools {
         drop(guard);
         if bulk {
             // Bulk keystream outside every lock; `fill_erasing` wipes the key.
-            fill_erasing(&mut one_read_key, dest, Rounds::ChaCha20);
+            fill_erasing(&mut one_read_key, dest, self.rounds);
         }
         if let Some(bytes) = due {
             self.check_schedule(bytes);
@@ -226,7 +226,7 @@ mod tests {
         let mut s = SlotState::new();
         s.key = [9; 32];
         let mut a = [0u8; 40];
-        s.take(&mut a);
+        s.take(&mut a, Rounds::ChaCha20);
         assert_ne!(s.key, [9; 32], "refill replaced the key");
         let pos = BATCH_LEN - s.left as usize;
         assert_eq!(pos, KEY_LEN + 40);
@@ -241,7 +241,7 @@ mod tests {
     fn take_crosses_refills() {
         let mut s = SlotState::new();
         let mut big = [0u8; 3000];
-        s.take(&mut big);
+        s.take(&mut big, Rounds::ChaCha20);
         assert!(s.left as usize <= BATCH_LEN);
         // 3000 bytes over three refills of 992: none of the output blocks repeats.
         let chunks: alloc::vec::Vec<&[u8]> = big.chunks(64).collect();

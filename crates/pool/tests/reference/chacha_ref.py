@@ -199,3 +199,16 @@ huge = keystream(k, 1, 1 << 20) + keystream(nk, 0, 100)
 emit("schedule_cpu0_huge_sha256", sha256(huge))
 print("# Then cpu 1 reads 32 bytes more (still from its first batch).")
 emit("schedule_cpu1_second32", second1)
+
+print("# The same schedule with the output keystream at 12 and at 8 rounds (NodePools::with_rounds):")
+print("# key derivations (node reseeds, fast key erasure) stay ChaCha20; batches and large reads")
+print("# use the reduced rounds. cpu 0 reads 32 bytes, then 4096 bytes.")
+for r in (12, 8):
+    K0 = node_reseed(bytes(32), b"init", extract_out)
+    K0, _ = fke(K0)                 # node 0 initialises node 1
+    K0, slot = fke(K0)              # slot 0's key
+    b = keystream(slot, 0, 1024, r)
+    slot, first = b[:32], b[32:64]
+    slot, one_read = fke(slot)
+    emit(f"schedule{r}_cpu0_first32", first)
+    emit(f"schedule{r}_cpu0_4096_sha256", sha256(keystream(one_read, 0, 4096, r)))
