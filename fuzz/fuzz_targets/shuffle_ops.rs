@@ -125,7 +125,10 @@ fn check(z: &Zone<Xoroshiro128PlusPlus>, model: &PageSet, full: bool) {
         let Some(i) = model.slot(p) else {
             panic!("per-CPU page {p} outside the zone");
         };
-        assert!(!seen[i], "page {p} both on a per-CPU list and free (or listed twice)");
+        assert!(
+            !seen[i],
+            "page {p} both on a per-CPU list and free (or listed twice)"
+        );
         seen[i] = true;
     }
     assert!(seen == model.bits, "free pages differ from the model");
@@ -211,8 +214,9 @@ fuzz_target!(|inp: Input| {
     for (i, op) in ops.into_iter().enumerate() {
         // Every op is checked against the model; the page-by-page consistency walk runs after
         // list reorderings and onlining, every sixteenth op and after the last.
-        let full =
-            i % 16 == 15 || i == last || matches!(op, Op::Shuffle { .. } | Op::Online { .. } | Op::Drain);
+        let full = i % 16 == 15
+            || i == last
+            || matches!(op, Op::Shuffle { .. } | Op::Online { .. } | Op::Drain);
         match op {
             Op::Alloc { order, mt, cpu } => {
                 let mt = MigrateType::ALL[usize::from(mt) % 3];
