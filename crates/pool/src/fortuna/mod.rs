@@ -126,7 +126,6 @@ mod accumulator;
 mod generator;
 pub mod prf;
 mod rng;
-mod sync;
 
 use core::fmt;
 
@@ -135,11 +134,11 @@ pub use accumulator::monotonic_now;
 pub use accumulator::{
     Accumulator, Clock, DEFAULT_MIN_POOL_SIZE, MAX_EVENT_LEN, POOL_COUNT, RESEED_INTERVAL,
 };
-pub use generator::{Generator, MAX_REQUEST};
+pub use generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK};
 pub use prf::{Aes256Prf, ChaCha20Prf, Prf};
 pub use rng::{Fortuna, LOCKED_STEP, MIN_SEED_LEN};
 
-use crate::entropy::EntropyError;
+use scalrand_os::EntropyError;
 
 /// How [`Fortuna`] serves reads from several threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
