@@ -111,7 +111,7 @@ impl<P: Prf> Generator<P> {
     /// caller's job to supply entropy). The first reseed makes the generator usable.
     pub fn reseed(&mut self, seed: &[u8]) {
         let mut inner = Sha256::new();
-        inner.update(&self.key); // by reference: `update(self.key)` would copy K to the stack
+        inner.update(self.key.as_slice()); // a slice: `update(self.key)` would copy K by value
         inner.update(seed);
         let mut h1 = inner.finalize();
         let mut h2 = Sha256::digest(h1.as_slice());
@@ -189,7 +189,7 @@ impl<P: Prf> Generator<P> {
     pub(crate) fn fork_secret(&self, out: &mut [u8; 32]) {
         let mut h = Sha256::new();
         h.update(FORK_SECRET_LABEL);
-        h.update(&self.key);
+        h.update(self.key.as_slice());
         let mut d = h.finalize();
         out.copy_from_slice(d.as_slice());
         d.as_mut_slice().zeroize();

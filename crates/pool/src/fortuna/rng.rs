@@ -437,7 +437,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     }
 
     /// Test access: the locked half of a concurrent read, returning the reader's key.
-    #[cfg(any(all(test, feature = "std"), scalrand_loom))]
+    #[cfg(all(test, feature = "std", not(scalrand_loom)))]
     pub(crate) fn reserve_for_tests(&self) -> [u8; 32] {
         let mut k = [0u8; 32];
         self.reserve(&mut k);
@@ -729,7 +729,11 @@ mod loom_model {
     }
 
     fn two_readers_and_a_reseed(mode: ReadMode) {
-        loom::model(move || {
+        // `scalrand_os::Lock` spins (a loom `yield_now` per attempt): each wait is a branch,
+        // so the default bound of 1,000 branches per execution is too small.
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = builder.max_branches.max(100_000);
+        builder.check(move || {
             let f: Arc<Fortuna<TaggingPrf>> =
                 Arc::new(Fortuna::from_seed(mode, &[1; 32], zero as fn() -> Duration).unwrap());
             let (k0, c0, e0) = f.raw_state();
