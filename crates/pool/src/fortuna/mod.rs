@@ -104,7 +104,8 @@
 //! [`scalrand_os::wipe::WipeOnFork`] memory: on Linux ≥ 4.14 the kernel hands the child that
 //! page **zeroed** (`MADV_WIPEONFORK`), before any code runs there, so a child that never reads
 //! does not carry the key that regenerates its parent's next output, and a lock some parent
-//! thread held at the fork is simply free. The all-zero state is an unseeded generator
+//! thread held at the fork is simply free. (Cost: one page mapped per `Fortuna`, one `mmap`
+//! and one `madvise` when it is made.) The all-zero state is an unseeded generator
 //! ([`Generator`] is [`ZeroValid`](scalrand_os::wipe::ZeroValid)), which Fortuna never answers
 //! from.
 //!
@@ -117,7 +118,7 @@
 //! 1. wipe K and C (already zero where the kernel wiped them; where it cannot —
 //!    [`WipeOnFork::wipes_on_fork`](scalrand_os::wipe::WipeOnFork::wipes_on_fork) false:
 //!    not Linux, miri, loom, `no_std` — this is what erases them, on the same code path);
-//! 2. reseed from `"scalrand fortuna fork" ‖ S ‖ 32 OS bytes ‖ pid ‖ generation ‖ wall clock`,
+//! 2. reseed from `"scalrand fortuna fork" ‖ S ‖ 32 OS bytes ‖ pid ‖ generation ‖ clock`,
 //!    where S is the **fork secret**;
 //! 3. derive the child's own S from the new key.
 //!
