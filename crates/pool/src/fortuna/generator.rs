@@ -32,6 +32,10 @@ pub const MAX_REQUEST: usize = 1 << 20;
 /// output block after FS&K's first reseed (see "Concurrent key schedule" in the module docs).
 pub const READER_FIRST_BLOCK: u128 = 1;
 
+/// Bytes of the 2·KB blocks [`Generator::reserve`] derives at once: 128 for ChaCha20 (2 × 64),
+/// 64 for AES (4 × 16).
+const RESERVE_BUF: usize = 128;
+
 /// Domain label of the fork secret (see [`Generator::fork_secret`]).
 const FORK_SECRET_LABEL: &[u8] = b"scalrand fortuna fork secret";
 
@@ -170,8 +174,19 @@ impl<P: Prf> Generator<P> {
     pub(crate) fn reserve(&mut self, reader_key: &mut [u8; 32]) {
         debug_assert!(self.seeded);
         let keyed = P::keyed(&self.key);
-        let c = P::keystream(&keyed, self.counter, reader_key);
-        self.counter = P::keystream(&keyed, c, &mut self.key);
+        let kb_bytes = P::KEY_BLOCKS * P::BLOCK_LEN;
+        // Both keys' 2·KB blocks in one keystream call (one ChaCha core setup, one AES batch),
+        // then the first 32 bytes of each half; the buffer is wiped.
+        let mut blocks = [0u8; RESERVE_BUF];
+        if let Some(buf) = blocks.get_mut(..2 * kb_bytes) {
+            self.counter = P::keystream(&keyed, self.counter, buf);
+            reader_key.copy_from_slice(&buf[..32]);
+            self.key.copy_from_slice(&buf[kb_bytes..kb_bytes + 32]);
+            buf.zeroize();
+        } else {
+            let c = P::keystream(&keyed, self.counter, reader_key);
+            self.counter = P::keystream(&keyed, c, &mut self.key);
+        }
         // `keyed` (the expanded old K) is wiped as it drops here.
     }
 
