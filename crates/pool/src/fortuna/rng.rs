@@ -731,7 +731,11 @@ mod loom_model {
         // so the default bound of 1,000 branches per execution is too small.
         let mut builder = loom::model::Builder::new();
         builder.max_branches = builder.max_branches.max(100_000);
+        // Executions explored (plain std atomic: counts across loom's runs), printed at the end.
+        static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        EXECUTIONS.store(0, std::sync::atomic::Ordering::Relaxed);
         builder.check(move || {
+            EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let f: Arc<Fortuna<TaggingPrf>> =
                 Arc::new(Fortuna::from_seed(mode, &[1; 32], zero as fn() -> Duration).unwrap());
             let (k0, c0, e0) = f.raw_state();
@@ -793,5 +797,9 @@ mod loom_model {
                 }
             }
         });
+        std::eprintln!(
+            "loom {mode:?}: {} executions",
+            EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed)
+        );
     }
 }
