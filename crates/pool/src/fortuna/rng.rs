@@ -339,7 +339,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     #[inline(never)]
     fn rekey_after_fork(&self, s: &mut Shared<P>, generation: usize) {
         s.generator.wipe();
-        // label ‖ S ‖ OS bytes ‖ pid ‖ generation ‖ monotonic clock (ns)
+        // label ‖ S ‖ OS bytes ‖ pid ‖ generation ‖ wall clock (ns)
         let mut seed = [0u8; FORK_LABEL.len() + 32 + 32 + 8 + 8 + 16];
         let (label, rest) = seed.split_at_mut(FORK_LABEL.len());
         label.copy_from_slice(FORK_LABEL);
@@ -357,8 +357,17 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             // and clock keep it apart from the parent's (see "Fork safety").
             let _ = scalrand_os::entropy::fill(os);
             pid.copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
-            // The monotonic clock (`Instant`, which miri's isolation also offers).
-            now.copy_from_slice(&super::monotonic_now().as_nanos().to_le_bytes());
+            // The wall clock: a vDSO call, no lock or lazy initialiser a parent thread could
+            // have held at the fork. (Miri's isolation has no wall clock: zeros there.)
+            #[cfg(not(miri))]
+            now.copy_from_slice(
+                &std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+                    .to_le_bytes(),
+            );
+            #[cfg(miri)]
+            let _ = now;
         }
         #[cfg(not(feature = "std"))]
         let _ = (os, pid, now);
