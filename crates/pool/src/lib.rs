@@ -12,17 +12,5 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-// Transitional: the OS layer now lives in scalrand-os; these names go once every module
-// uses it directly.
-pub(crate) mod entropy {
-    pub(crate) use scalrand_os::EntropyError;
-    #[cfg(feature = "std")]
-    pub(crate) use scalrand_os::entropy::fill as os_fill;
-}
-pub(crate) mod fork {
-    pub(crate) fn generation() -> u64 {
-        scalrand_os::fork::generation() as u64
-    }
-}
 pub mod fortuna;
 pub mod numa;

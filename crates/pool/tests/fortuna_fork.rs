@@ -1,115 +1,398 @@
-//! Fork safety with a real `fork()`: a child never returns bytes its parent also returns.
+//! Fork safety with real forks: a child never returns bytes its parent also returns, however
+//! it was forked and whoever reads first, its memory holds nothing that regenerates the
+//! parent's output, and it does not hang on a lock a parent's thread held.
+//!
+//! Issue 13's orderings: (1) another library's `pthread_atfork` child handler, registered
+//! before scalrand's first use, draws from the Fortuna in the child; (2) a raw
+//! `syscall(SYS_fork)`, which runs no atfork handler; (3) a child that never reads still must
+//! not carry the parent's key; (4) a fork while another thread holds the generator lock.
+//! Children report through a pipe and leave with `_exit`; each arms `alarm(10)` so a hang
+//! kills it (and fails the test) instead of the test run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
-#![cfg(all(unix, feature = "std"))]
+#![cfg(all(unix, feature = "std", not(miri)))]
 
+use core::time::Duration;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+
+use aes::Aes256Dec;
+use aes::cipher::array::Array;
+use aes::cipher::{BlockCipherDecrypt, KeyInit};
 use scalrand_pool::fortuna::{ChaCha20Prf, Fortuna, ReadMode};
 
 const N: usize = 64;
 
-/// Forks; the child runs `child` and sends its N bytes through a pipe, then `_exit`s; the
-/// parent returns them.
-fn in_child(child: impl FnOnce() -> [u8; N]) -> [u8; N] {
+fn zero() -> Duration {
+    Duration::ZERO
+}
+
+/// How a test forks.
+type ForkFn = fn() -> libc::pid_t;
+
+fn libc_fork() -> libc::pid_t {
+    // SAFETY: fork(2) has no memory-safety preconditions; every child below only reads the
+    // generator or memory, writes to a pipe and calls `_exit`.
+    unsafe { libc::fork() }
+}
+
+/// A fork that runs no `pthread_atfork` handler at all.
+#[cfg(target_os = "linux")]
+fn raw_fork() -> libc::pid_t {
+    // SAFETY: as `libc_fork`; SYS_fork takes no arguments.
+    #[cfg(target_arch = "x86_64")]
+    return unsafe { libc::syscall(libc::SYS_fork) } as libc::pid_t;
+    // Architectures without SYS_fork: clone with SIGCHLD and nothing shared, as fork does.
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above.
+    return unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    } as libc::pid_t;
+}
+
+/// Writes all of `b` to `fd` (child side: async-signal-safe calls only).
+fn write_all(fd: libc::c_int, mut b: &[u8]) {
+    while !b.is_empty() {
+        // SAFETY: `b` is `b.len()` readable bytes.
+        let r = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+        if r <= 0 {
+            return;
+        }
+        b = &b[r as usize..];
+    }
+}
+
+/// Forks with `how`; the child arms a 10 s alarm, runs `child`, sends what it returns
+/// through a pipe and `_exit`s. The parent runs `parent` right after the fork (before it
+/// reads the pipe), then collects the child's bytes. `None` when the child died before
+/// writing them all (a hang killed by the alarm, a crash).
+fn in_child<R>(
+    how: ForkFn,
+    child: impl FnOnce() -> Vec<u8>,
+    parent: impl FnOnce() -> R,
+) -> (R, Option<Vec<u8>>) {
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: fork(2) has no memory-safety preconditions. The child only reads the
-    // generator (no allocation, no locks another thread could hold: the Fortuna is local to
-    // this test), writes to the pipe and calls `_exit`.
-    let pid = unsafe { libc::fork() };
+    let pid = how();
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
+        // SAFETY: alarm has no preconditions; SIGALRM's default action ends the child.
+        unsafe { libc::alarm(10) };
         let out = child();
-        // SAFETY: `out` is N readable bytes; `_exit` never returns and skips atexit handlers
-        // and the test harness, which belong to the parent.
-        unsafe {
-            libc::write(fds[1], out.as_ptr().cast(), N);
-            libc::_exit(0);
-        }
+        write_all(fds[1], &(out.len() as u64).to_le_bytes());
+        write_all(fds[1], &out);
+        // SAFETY: `_exit` never returns and skips atexit handlers and the test harness,
+        // which belong to the parent.
+        unsafe { libc::_exit(0) };
     }
-    let mut buf = [0u8; N];
-    let mut got = 0;
-    while got < N {
-        // SAFETY: `buf[got..]` is `N - got` writable bytes.
-        let r = unsafe { libc::read(fds[0], buf[got..].as_mut_ptr().cast(), N - got) };
-        assert!(r > 0, "child produced no output");
-        got += r as usize;
+    // SAFETY: our copy of the write end; closing it lets a dead child show as EOF.
+    unsafe { libc::close(fds[1]) };
+    let r = parent();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: `buf` is 4096 writable bytes.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n as usize]);
     }
     let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer; the fds are ours.
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer; the fd is ours.
     unsafe {
         assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
         libc::close(fds[0]);
-        libc::close(fds[1]);
     }
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    buf
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && got.len() >= 8;
+    if !ok {
+        return (r, None);
+    }
+    let len = u64::from_le_bytes(got[..8].try_into().unwrap()) as usize;
+    (r, (got.len() == 8 + len).then(|| got[8..].to_vec()))
 }
 
-fn check_mode<F: Fn(&mut [u8])>(fill: F) {
-    let mut before = [0u8; N];
-    fill(&mut before); // the parent has used the state before forking
-    let child = in_child(|| {
+fn read(fill: &dyn Fn(&mut [u8])) -> Vec<u8> {
+    let mut b = vec![0u8; N];
+    fill(&mut b);
+    b
+}
+
+// ---- (1) another library's atfork child handler, registered first -------------------
+
+/// The Fortuna the early handler draws from (one per mode; set by the test).
+static EARLY_AES: [std::sync::OnceLock<Fortuna>; 2] =
+    [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+/// Which of them the handler uses, the pipe it writes to, and the thread that forks (only
+/// children of that thread's forks draw, so other tests' forks are left alone).
+static EARLY_MODE: AtomicUsize = AtomicUsize::new(0);
+static EARLY_FD: AtomicI32 = AtomicI32::new(-1);
+static EARLY_ARMED: AtomicBool = AtomicBool::new(false);
+static EARLY_THREAD: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn early_child_handler() {
+    // SAFETY: pthread_self has no preconditions.
+    let me = unsafe { libc::pthread_self() } as usize;
+    if !EARLY_ARMED.load(Ordering::Acquire) || EARLY_THREAD.load(Ordering::Acquire) != me {
+        return;
+    }
+    if let Some(f) = EARLY_AES[EARLY_MODE.load(Ordering::Acquire)].get() {
         let mut b = [0u8; N];
-        fill(&mut b);
-        b
+        f.fill_bytes(&mut b);
+        write_all(EARLY_FD.load(Ordering::Acquire), &b);
+    }
+}
+
+static REGISTER: Once = Once::new();
+
+/// Every test in this file calls this first, so the handler is registered before this
+/// process uses scalrand at all: it runs before anything scalrand could register.
+fn register_early_handler() {
+    REGISTER.call_once(|| {
+        // SAFETY: a valid extern "C" handler with no captured state.
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(early_child_handler)) };
+        assert_eq!(rc, 0);
     });
+}
+
+#[test]
+fn an_earlier_atfork_child_handler_draws_fresh_bytes() {
+    register_early_handler();
+    for (i, mode) in [ReadMode::Locked, ReadMode::Concurrent]
+        .into_iter()
+        .enumerate()
+    {
+        let f = EARLY_AES[i].get_or_init(|| Fortuna::new(mode).unwrap());
+        let mut before = [0u8; N];
+        f.fill_bytes(&mut before); // the parent has used it before forking
+        let mut fds = [0; 2];
+        // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        EARLY_MODE.store(i, Ordering::Release);
+        EARLY_FD.store(fds[1], Ordering::Release);
+        // SAFETY: pthread_self has no preconditions.
+        EARLY_THREAD.store(unsafe { libc::pthread_self() } as usize, Ordering::Release);
+        EARLY_ARMED.store(true, Ordering::Release);
+        let pid = libc_fork();
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: the handler already wrote its bytes; `_exit` never returns.
+            unsafe { libc::_exit(0) };
+        }
+        EARLY_ARMED.store(false, Ordering::Release);
+        // SAFETY: our copy of the write end.
+        unsafe { libc::close(fds[1]) };
+        let mut child = [0u8; N];
+        let mut got = 0;
+        while got < N {
+            // SAFETY: `child[got..]` is `N - got` writable bytes.
+            let r = unsafe { libc::read(fds[0], child[got..].as_mut_ptr().cast(), N - got) };
+            assert!(r > 0, "the handler wrote nothing ({mode:?})");
+            got += r as usize;
+        }
+        let mut status = 0;
+        // SAFETY: our child, a valid out-pointer, our fd.
+        unsafe {
+            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+            libc::close(fds[0]);
+        }
+        let mut parent = [0u8; N];
+        f.fill_bytes(&mut parent);
+        assert_ne!(
+            child, parent,
+            "{mode:?}: the early handler got the parent's next bytes"
+        );
+        assert_ne!(child, before);
+    }
+}
+
+// ---- (2) raw SYS_fork, and libc fork -------------------------------------------------
+
+fn child_differs_from_parent(how: ForkFn, fill: &dyn Fn(&mut [u8])) {
+    let _ = read(fill); // the parent has used the state before forking
+    let (parent, child) = in_child(how, || read(fill), || read(fill));
+    let child = child.expect("the child answered");
     // Without fork detection the child would have returned exactly the parent's next read.
-    let mut parent = [0u8; N];
-    fill(&mut parent);
     assert_ne!(child, parent, "child repeated the parent's bytes");
-    assert_ne!(child, before);
-    // And the parent continues unchanged in generation: a second child differs from the first.
-    let child2 = in_child(|| {
-        let mut b = [0u8; N];
-        fill(&mut b);
-        b
-    });
+    // A second child differs from the first, and from the parent.
+    let (parent2, child2) = in_child(how, || read(fill), || read(fill));
+    let child2 = child2.expect("the child answered");
     assert_ne!(child2, child);
-    let mut parent2 = [0u8; N];
-    fill(&mut parent2);
     assert_ne!(child2, parent2);
 }
 
+#[cfg(target_os = "linux")]
 #[test]
-fn child_never_repeats_parent_aes() {
+fn raw_sys_fork_child_never_repeats_parent() {
+    register_early_handler();
     for mode in [ReadMode::Locked, ReadMode::Concurrent] {
         let f = Fortuna::new(mode).unwrap();
-        check_mode(|b| f.fill_bytes(b));
+        child_differs_from_parent(raw_fork, &|b| f.fill_bytes(b));
+        let c = Fortuna::<ChaCha20Prf>::with_prf(mode).unwrap();
+        child_differs_from_parent(raw_fork, &|b| c.fill_bytes(b));
     }
 }
 
 #[test]
-fn child_never_repeats_parent_chacha() {
+fn libc_fork_child_never_repeats_parent() {
+    register_early_handler();
     for mode in [ReadMode::Locked, ReadMode::Concurrent] {
-        let f = Fortuna::<ChaCha20Prf>::with_prf(mode).unwrap();
-        check_mode(|b| f.fill_bytes(b));
+        let f = Fortuna::new(mode).unwrap();
+        child_differs_from_parent(libc_fork, &|b| f.fill_bytes(b));
+        let c = Fortuna::<ChaCha20Prf>::with_prf(mode).unwrap();
+        child_differs_from_parent(libc_fork, &|b| c.fill_bytes(b));
     }
 }
 
-/// Control: the same experiment on a seeded twin pair shows that, absent a fork, equal state
-/// gives equal bytes (so the inequality above is the fork detection's doing).
+/// Control: absent a fork, equal state gives equal bytes (so the inequalities above are the
+/// fork detection's doing), and a child does not disturb its parent.
 #[test]
 fn control_equal_state_equal_bytes() {
-    use core::time::Duration;
-    fn zero() -> Duration {
-        Duration::ZERO
-    }
+    register_early_handler();
     let a: Fortuna =
         Fortuna::from_seed(ReadMode::Concurrent, &[5; 32], zero as fn() -> Duration).unwrap();
     let b: Fortuna =
         Fortuna::from_seed(ReadMode::Concurrent, &[5; 32], zero as fn() -> Duration).unwrap();
-    let (mut x, mut y) = ([0u8; N], [0u8; N]);
-    a.fill_bytes(&mut x);
-    b.fill_bytes(&mut y);
-    assert_eq!(x, y);
-    // The forked child of a seeded instance still differs from the parent.
-    let child = in_child(|| {
-        let mut c = [0u8; N];
-        a.fill_bytes(&mut c);
-        c
-    });
-    a.fill_bytes(&mut x);
-    b.fill_bytes(&mut y);
-    assert_eq!(x, y, "the parent is unaffected by its child");
-    assert_ne!(child, x);
+    assert_eq!(read(&|x| a.fill_bytes(x)), read(&|x| b.fill_bytes(x)));
+    let (_, child) = in_child(libc_fork, || read(&|x| a.fill_bytes(x)), || ());
+    let x = read(&|x| a.fill_bytes(x));
+    assert_eq!(
+        x,
+        read(&|y| b.fill_bytes(y)),
+        "the parent is unaffected by its child"
+    );
+    assert_ne!(child.unwrap(), x);
+}
+
+// ---- (3) a child that never reads holds nothing of the parent's key -------------------
+
+/// Reads `r` from this process's memory.
+fn dump(r: core::ops::Range<usize>) -> Vec<u8> {
+    (r.start..r.end)
+        // SAFETY: `memory_ranges_for_tests` returns the live `Fortuna` value and its state
+        // allocation (a wipe-on-fork page, zero-filled by the kernel in a child, or a heap
+        // block), both readable for the test's whole run; volatile byte reads of them.
+        .map(|a| unsafe { core::ptr::read_volatile(a as *const u8) })
+        .collect()
+}
+
+/// Whether key `w` decrypts `block` to a plausible counter (upper 64 bits zero): true for
+/// the key that made it, with probability 2^-64 for any other 32 bytes.
+fn decrypts_to_a_counter(w: &[u8], block: &[u8]) -> bool {
+    let d = Aes256Dec::new_from_slice(w).unwrap();
+    let mut b = Array::try_from(block).unwrap();
+    d.decrypt_block(&mut b);
+    b[8..] == [0u8; 8]
+}
+
+#[test]
+fn a_child_that_never_reads_holds_no_parent_key() {
+    register_early_handler();
+    for mode in [ReadMode::Locked, ReadMode::Concurrent] {
+        let f: Fortuna = Fortuna::from_seed(mode, &[0x42; 32], zero as fn() -> Duration).unwrap();
+        let mut warm = [0u8; 100];
+        f.fill_bytes(&mut warm);
+        let [a, b] = f.memory_ranges_for_tests();
+        // The child scans its copy of the Fortuna's memory (it never reads); the parent reads
+        // its next output right after the fork.
+        let (out, child) = in_child(
+            raw_fork,
+            || {
+                let mut m = dump(a.clone());
+                m.extend(dump(b.clone()));
+                m
+            },
+            || {
+                let mut o = vec![0u8; 4096];
+                f.fill_bytes(&mut o);
+                o
+            },
+        );
+        let mem = child.expect("the child answered");
+        assert!(mem.len() >= 64, "the hook gave the state memory");
+        // No output block of the parent's post-fork read is in the child's memory...
+        for blk in out.chunks_exact(16) {
+            assert!(
+                mem.windows(16).all(|w| w != blk),
+                "{mode:?}: a parent output block in the child"
+            );
+        }
+        // ...and no 32 bytes of it (any alignment) are a key that regenerates that output:
+        // Locked output block 0 is E(K, C); Concurrent's is E(k_r, 1) with
+        // k_r = E(K, C) || E(K, C + 1), C < 64 here.
+        for w in mem.windows(32) {
+            assert!(
+                !decrypts_to_a_counter(w, &out[..16]),
+                "{mode:?}: the parent's key is in the child's memory"
+            );
+            if mode == ReadMode::Concurrent {
+                use aes::cipher::BlockCipherEncrypt;
+                let e = aes::Aes256Enc::new_from_slice(w).unwrap();
+                for c in 0u128..64 {
+                    let mut k = [
+                        Array::from(c.to_le_bytes()),
+                        Array::from((c + 1).to_le_bytes()),
+                    ];
+                    e.encrypt_blocks(&mut k);
+                    let kr: Vec<u8> = k.iter().flat_map(|x| x.iter().copied()).collect();
+                    assert!(
+                        !decrypts_to_a_counter(&kr, &out[..16]),
+                        "{mode:?}: the parent's key is in the child's memory"
+                    );
+                }
+            }
+        }
+        // Control: the same scan of the parent's own memory finds its (new) key.
+        let mut mine = dump(a.clone());
+        mine.extend(dump(b.clone()));
+        let mut next = [0u8; 16];
+        if mode == ReadMode::Locked {
+            f.fill_bytes(&mut next);
+            assert!(
+                mine.windows(32).any(|w| decrypts_to_a_counter(w, &next)),
+                "the scan sees a key where there is one"
+            );
+        }
+    }
+}
+
+// ---- (4) a fork while another thread holds the generator lock ------------------------
+
+#[test]
+fn a_fork_while_another_thread_holds_the_lock_does_not_hang_the_child() {
+    register_early_handler();
+    for mode in [ReadMode::Locked, ReadMode::Concurrent] {
+        let f = Fortuna::new(mode).unwrap();
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let f = &f;
+            s.spawn(move || {
+                f.hold_lock_for_tests(|| {
+                    held_tx.send(()).unwrap();
+                    let _ = go_rx.recv();
+                });
+            });
+            held_rx.recv().unwrap();
+            // The lock is held by the other thread right now; the child inherits it held.
+            let (_, child) = in_child(
+                libc_fork,
+                || read(&|b| f.fill_bytes(b)),
+                || {
+                    go_tx.send(()).unwrap();
+                },
+            );
+            assert!(
+                child.is_some_and(|c| c.len() == N),
+                "{mode:?}: the child hung on a lock its parent's thread held"
+            );
+        });
+    }
 }

@@ -31,29 +31,11 @@ pub const MAX_EVENT_LEN: usize = 32;
 /// Length of the longest reseed seed: one 32-byte digest per pool.
 pub(crate) const MAX_SEED_LEN: usize = 32 * POOL_COUNT;
 
-/// A monotonic time source for the 100 ms reseed rule.
-///
-/// `now()` is the time since an arbitrary fixed origin; it must never go backwards. `std`
-/// builds get [`monotonic_now`]; a `no_std` host passes a function reading its own timer,
-/// and tests pass one they control.
-pub trait Clock {
-    /// The current time since this clock's origin.
-    fn now(&self) -> Duration;
-}
-
-impl Clock for fn() -> Duration {
-    #[inline]
-    fn now(&self) -> Duration {
-        self()
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for &C {
-    #[inline]
-    fn now(&self) -> Duration {
-        (**self).now()
-    }
-}
+/// The monotonic time source of the 100 ms reseed rule: scalrand's one [`Clock`] trait
+/// (`scalrand_os::Clock`), re-exported here. `std` builds get [`monotonic_now`]; a `no_std`
+/// host passes a function reading its own timer (`fn() -> Duration` is a `Clock`), and tests
+/// pass one they control.
+pub use scalrand_os::Clock;
 
 /// Time since the first call in this process, from `std::time::Instant` (monotonic).
 #[cfg(feature = "std")]

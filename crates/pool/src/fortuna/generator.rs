@@ -10,10 +10,15 @@
 //!
 //! The generator is the bare algorithm: it knows nothing of threads or `fork()`. Use
 //! [`Fortuna`](super::Fortuna) for a shared, fork-safe generator.
+//!
+//! Keys are only ever passed by reference (`&[u8; 32]`, reinterpreted as the cipher crates'
+//! `&Array`), so no by-value copy of K is left in a stack slot; the temporaries the
+//! computations need (SHA-256 digests) are wiped.
 
 use core::fmt;
 use core::marker::PhantomData;
 
+use scalrand_os::wipe::ZeroValid;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -22,6 +27,17 @@ use super::prf::{Aes256Prf, Prf};
 
 /// The largest request [`Generator::pseudo_random_data`] serves: 2^20 bytes (FS&K §9.4.4).
 pub const MAX_REQUEST: usize = 1 << 20;
+
+/// The counter of a Concurrent reader's first block under its private key: 1, as the first
+/// output block after FS&K's first reseed (see "Concurrent key schedule" in the module docs).
+pub const READER_FIRST_BLOCK: u128 = 1;
+
+/// Bytes of the 2·KB blocks [`Generator::reserve`] derives at once: 128 for ChaCha20 (2 × 64),
+/// 64 for AES (4 × 16).
+const RESERVE_BUF: usize = 128;
+
+/// Domain label of the fork secret (see [`Generator::fork_secret`]).
+const FORK_SECRET_LABEL: &[u8] = b"scalrand fortuna fork secret";
 
 /// The FS&K generator: key K, 128-bit counter C, PRF `P` ([`Aes256Prf`] by default).
 ///
@@ -53,6 +69,13 @@ impl<P: Prf> fmt::Debug for Generator<P> {
             .finish_non_exhaustive()
     }
 }
+
+// SAFETY: a `Generator` is a `[u8; 32]`, a `u128`, a `bool` and a `PhantomData`: the all-zero
+// bytes are a valid value of each (`false` is 0), so an all-zero `Generator` is valid and drops
+// safely. It is exactly `Generator::with_prf()`: K = 0, C = 0, not seeded, which refuses to
+// generate until reseeded (`pseudo_random_data` returns `NotSeeded`; `Fortuna` rekeys a
+// generator it finds unseeded before answering).
+unsafe impl<P: Prf> ZeroValid for Generator<P> {}
 
 impl<P: Prf> Drop for Generator<P> {
     fn drop(&mut self) {
@@ -92,7 +115,7 @@ impl<P: Prf> Generator<P> {
     /// caller's job to supply entropy). The first reseed makes the generator usable.
     pub fn reseed(&mut self, seed: &[u8]) {
         let mut inner = Sha256::new();
-        inner.update(self.key);
+        inner.update(self.key.as_slice()); // a slice: `update(self.key)` would copy K by value
         inner.update(seed);
         let mut h1 = inner.finalize();
         let mut h2 = Sha256::digest(h1.as_slice());
@@ -140,20 +163,51 @@ impl<P: Prf> Generator<P> {
         self.counter = P::keystream(&keyed, c, &mut self.key);
     }
 
-    /// Concurrent read, the part done under the lock: hands the caller the current K and C
-    /// for `reader_blocks` blocks of its own, and moves the shared state past them, K
-    /// replaced by the blocks at `C + reader_blocks` under the old K. See the module docs,
-    /// "Concurrent key schedule".
-    /// The caller guarantees a seeded generator (Fortuna seeds at construction).
-    pub(crate) fn reserve(&mut self, reader_blocks: u128) -> Reservation<P> {
+    /// Concurrent read, the part done under the lock (see "Concurrent key schedule" in the
+    /// module docs): writes the reader's private key `k_r` = the first 32 bytes of
+    /// E(K, C) ‖ … ‖ E(K, C + KB - 1) into `reader_key`, replaces K with the first 32 bytes of
+    /// E(K, C + KB) ‖ … ‖ E(K, C + 2·KB - 1), and sets C += 2·KB. The old K is overwritten; the
+    /// reader then generates under `k_r` from counter [`READER_FIRST_BLOCK`].
+    ///
+    /// The caller guarantees a seeded generator (Fortuna seeds it before every answer).
+    #[inline]
+    pub(crate) fn reserve(&mut self, reader_key: &mut [u8; 32]) {
         debug_assert!(self.seeded);
         let keyed = P::keyed(&self.key);
-        let start = self.counter;
-        self.counter = P::keystream(&keyed, start.wrapping_add(reader_blocks), &mut self.key);
-        Reservation {
-            keyed,
-            counter: start,
+        let kb_bytes = P::KEY_BLOCKS * P::BLOCK_LEN;
+        // Both keys' 2·KB blocks in one keystream call (one ChaCha core setup, one AES batch),
+        // then the first 32 bytes of each half; the buffer is wiped.
+        let mut blocks = [0u8; RESERVE_BUF];
+        if let Some(buf) = blocks.get_mut(..2 * kb_bytes) {
+            self.counter = P::keystream(&keyed, self.counter, buf);
+            reader_key.copy_from_slice(&buf[..32]);
+            self.key.copy_from_slice(&buf[kb_bytes..kb_bytes + 32]);
+            buf.zeroize();
+        } else {
+            let c = P::keystream(&keyed, self.counter, reader_key);
+            self.counter = P::keystream(&keyed, c, &mut self.key);
         }
+        // `keyed` (the expanded old K) is wiped as it drops here.
+    }
+
+    /// Erases K and C and marks the generator unseeded: the all-zero state a wipe-on-fork
+    /// page gives a fork child, produced by hand where the OS cannot wipe.
+    pub(crate) fn wipe(&mut self) {
+        self.key.zeroize();
+        self.counter.zeroize();
+        self.seeded = false;
+    }
+
+    /// The fork secret S = SHA-256("scalrand fortuna fork secret" ‖ K) of the current key,
+    /// written into `out`. One-way: S does not give K back. See "Fork safety" in the module
+    /// docs.
+    pub(crate) fn fork_secret(&self, out: &mut [u8; 32]) {
+        let mut h = Sha256::new();
+        h.update(FORK_SECRET_LABEL);
+        h.update(self.key.as_slice());
+        let mut d = h.finalize();
+        out.copy_from_slice(d.as_slice());
+        d.as_mut_slice().zeroize();
     }
 
     /// Test access to the raw state.
@@ -171,20 +225,6 @@ impl<P: Prf> Generator<P> {
             seeded: true,
             _prf: PhantomData,
         }
-    }
-}
-
-/// A reader's private copy of (K, C) in the concurrent read path. Its keyed PRF is wiped
-/// when it is dropped.
-pub(crate) struct Reservation<P: Prf> {
-    pub(crate) keyed: P::Keyed,
-    pub(crate) counter: u128,
-}
-
-impl<P: Prf> Drop for Reservation<P> {
-    fn drop(&mut self) {
-        // `keyed` wipes itself (Aes256Enc / ChaChaKey); the counter is not secret but goes too.
-        self.counter.zeroize();
     }
 }
 
@@ -338,19 +378,48 @@ mod tests {
         assert_eq!(s, "Generator { prf: \"AES-256\", seeded: true, .. }");
     }
 
+    /// The locked half of a concurrent read, against the schedule written out by hand:
+    /// reader key from blocks C.., new global key from the KB blocks after it.
+    fn reserve_follows_the_schedule<P: Prf>() {
+        let mut g = Generator::<P>::with_prf();
+        g.reseed(b"s");
+        let (k, c) = g.raw_state();
+        let mut reader = [0u8; 32];
+        g.reserve(&mut reader);
+        let kb = P::KEY_BLOCKS as u128;
+        let mut want_reader = [0u8; 32];
+        let mut want_global = [0u8; 32];
+        let keyed = P::keyed(&k);
+        P::keystream(&keyed, c, &mut want_reader);
+        P::keystream(&keyed, c + kb, &mut want_global);
+        assert_eq!(reader, want_reader);
+        assert_eq!(g.raw_state(), (want_global, c + 2 * kb));
+        assert_ne!(reader, want_global);
+    }
+
     #[test]
-    fn reserve_equals_one_generator_call() {
-        // For one piece, the concurrent reservation is exactly pseudo_random_data.
-        let mut a = Generator::<Aes256Prf>::with_prf();
-        let mut b = Generator::<Aes256Prf>::with_prf();
-        a.reseed(b"s");
-        b.reseed(b"s");
-        let mut x = [0u8; 100];
-        a.pseudo_random_data(&mut x).unwrap();
-        let r = b.reserve(crate::fortuna::prf::blocks_for::<Aes256Prf>(100));
-        let mut y = [0u8; 100];
-        Aes256Prf::keystream(&r.keyed, r.counter, &mut y);
-        assert_eq!(x, y);
-        assert_eq!(a.raw_state(), b.raw_state());
+    fn reserve_follows_the_schedule_aes() {
+        reserve_follows_the_schedule::<Aes256Prf>();
+    }
+
+    #[test]
+    fn reserve_follows_the_schedule_chacha() {
+        reserve_follows_the_schedule::<ChaCha20Prf>();
+    }
+
+    #[test]
+    fn wipe_gives_the_all_zero_unseeded_state() {
+        let mut g = Generator::<Aes256Prf>::with_prf();
+        g.reseed(b"w");
+        let mut s1 = [0u8; 32];
+        g.fork_secret(&mut s1);
+        assert_ne!(s1, g.raw_state().0, "S is not K");
+        g.wipe();
+        assert_eq!(g.raw_state(), ([0; 32], 0));
+        assert!(!g.is_seeded());
+        assert_eq!(
+            g.pseudo_random_data(&mut [0u8; 4]),
+            Err(FortunaError::NotSeeded)
+        );
     }
 }

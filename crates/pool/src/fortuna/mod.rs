@@ -1,8 +1,7 @@
 //! Fortuna (Ferguson, Schneier, Kohno, *Cryptography Engineering* ch. 9) with FreeBSD's
 //! concurrent read path, which generates output outside the global lock.
 //!
-//! Seed document: the FreeBSD review "Fortuna: allow increased concurrency" (cem, 2019;
-//! `shared/seeds/001`). FreeBSD found the system "extremely unresponsive with 3-4 concurrent
+//! Source: FreeBSD r349154, "Fortuna: allow increased concurrency" (cem, 2019). FreeBSD found the system "extremely unresponsive with 3-4 concurrent
 //! random readers" because Fortuna generated its output while holding the global mutex;
 //! reserving the reader's key and counter under the lock and generating after unlocking took
 //! concurrent AES readers from ~55 to ~197 MB/s each. This module offers both paths,
@@ -14,7 +13,7 @@
 //! | [`Accumulator`] | 32 SHA-256 pools, `add_random_event`, the 64-byte and 100 ms reseed rules |
 //! | [`Fortuna`] | accumulator + generator behind locks, shared by `&self`; `rand_core` RNG |
 //! | [`Aes256Prf`], [`ChaCha20Prf`] | the block functions (AES-256 is FS&K's and the default) |
-//! | [`Clock`] | the accumulator's injectable time source |
+//! | [`Clock`] | the accumulator's injectable time source (`scalrand_os::Clock`) |
 //!
 //! The core is `no_std`: a host without an OS builds a [`Fortuna`] with
 //! [`Fortuna::from_seed`] from its own entropy and a clock reading its own timer. With `std`,
@@ -37,45 +36,61 @@
 //! A [`Fortuna`] read of n bytes (any n, 0 included) first reseeds from the accumulator if a
 //! reseed is due, then, by mode:
 //!
-//! **Locked** (canonical FS&K, FreeBSD's old path): the request is cut into steps of at
-//! most 4 KiB ([`LOCKED_STEP`]); for each step the lock is taken, the step is one
+//! **Locked** (canonical FS&K, FreeBSD's path before r349154): the request is cut into steps
+//! of at most 4 KiB ([`LOCKED_STEP`]); for each step the lock is taken, the step is one
 //! `pseudo_random_data` call (so it ends with a rekey), and the lock is released. n = 0 is
 //! one empty step. The output is exactly a [`Generator`] fed the same 4 KiB requests.
 //!
-//! **Concurrent** (FreeBSD's `kern.random.fortuna.concurrent_read` path, its default since
-//! 2019) follows the *Concurrent key schedule* below.
+//! **Concurrent** (FreeBSD r349154's `kern.random.fortuna.concurrent_read` path, its default
+//! since 2019, with a key schedule that keeps forward secrecy between readers) follows the
+//! *Concurrent key schedule* below.
 //!
 //! ## Concurrent key schedule
 //!
-//! Let the global state be (K, C), B the block length and KB = ceil(32 / B). A read of n
-//! bytes is cut into pieces of at most 2^20 bytes: `p = ceil(n / 2^20)` pieces (none when
-//! n = 0) of lengths `len_1 .. len_p`, all 2^20 but the last. With `m_i = ceil(len_i / B)`,
-//! the reader needs `R = m_1 + ... + m_p + KB * max(p - 1, 0)` blocks.
+//! Let the global state be (K, C), B the block length and KB = ceil(32 / B) (2 for AES, 1 for
+//! ChaCha20). A read of n bytes is cut into pieces of at most 2^20 bytes: `p = ceil(n / 2^20)`
+//! pieces (none when n = 0) of lengths `len_1 .. len_p`, all 2^20 but the last;
+//! `m_i = ceil(len_i / B)`.
 //!
-//! 1. Under the lock: copy K and C as the reader's (k, c); set
-//!    `K' = first 32 bytes of E(K, C + R) ‖ ... ‖ E(K, C + R + KB - 1)` and
-//!    `C' = C + R + KB`; store (K', C'); unlock. (The lock is held for one key setup and KB
-//!    blocks, whatever n is.)
-//! 2. Outside the lock, for each piece i: output blocks `c .. c + m_i - 1` under k (the tail
-//!    of the last block discarded), `c += m_i`; if another piece follows, the reader rekeys
-//!    its own copy: `k = E(k, c) ‖ ... ‖ E(k, c + KB - 1)` (first 32 bytes), `c += KB`.
-//! 3. The reader's k is wiped.
+//! 1. Under the lock, whatever n is (n = 0 included):
+//!    the reader's private key `k_r` = first 32 bytes of E(K, C) ‖ … ‖ E(K, C + KB - 1);
+//!    the new global key `K'` = first 32 bytes of E(K, C + KB) ‖ … ‖ E(K, C + 2·KB - 1);
+//!    `C' = C + 2·KB`; K is overwritten by K'; unlock. This is exactly one
+//!    `Generator::pseudo_random_data` of 32 bytes, whose output is `k_r`. The lock is held
+//!    for one key setup and 2·KB blocks.
+//! 2. Outside the lock, with c = [`READER_FIRST_BLOCK`] (1, like FS&K's first block after a
+//!    reseed), for each piece i: output blocks `c .. c + m_i - 1` under `k_r` (the tail of
+//!    the last block discarded), `c += m_i`; if another piece follows, the reader replaces its
+//!    own key: `k_r` = first 32 bytes of E(k_r, c) ‖ … ‖ E(k_r, c + KB - 1), `c += KB`.
+//! 3. `k_r` is wiped as soon as it is expanded; the expanded key when the read ends.
 //!
 //! Consequences, all pinned by tests against the Python reference
 //! (`tests/reference/fortuna_ref.py`):
-//! * A read of n ≤ 2^20 bytes is *identical* to one `Generator::pseudo_random_data(n)`; so is
-//!   every piece of a larger read except that the global key afterwards derives from the
-//!   first key (the reader's later keys are its own) — FreeBSD's "slight AES rekeying
-//!   difference". Sequential reads are therefore a deterministic function of the seed.
-//! * Blocks under one key never overlap between readers: each reader's blocks under K lie in
-//!   `[C, C + m_1 + KB)`, disjoint from every other reader's range and from the global rekey
-//!   blocks `[C + R, C + R + KB)`; later keys of a reader are private to it. The loom model
-//!   (`rng.rs`: two readers and a reseed, in each mode) checks this, and that no key change
-//!   is lost or replayed: `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p
-//!   scalrand-pool --release --lib fortuna::rng::loom`.
+//! * **Forward secrecy between readers.** What a reader holds after unlocking is `k_r`, a
+//!   PRF output under K; K' is another PRF output under K. Recovering K' (or any later
+//!   reader's key, which derives from K') from `k_r` means breaking the PRF, so a memory
+//!   compromise of a reader (even one preempted for a long time mid-read) reveals its own
+//!   output and nothing later. (FreeBSD r349154 hands the reader K itself and derives the next
+//!   global key from K at a later counter; the issue-13 test
+//!   `concurrent_reader_key_reaches_no_later_reader_*` fails on that schedule.)
+//! * Readers never share a (key, block): each has its own key. The loom model (`rng.rs`: two
+//!   readers and a reseed, in each mode) checks that, that no reader key is a global key,
+//!   and that no key change is lost or replayed:
+//!   `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p scalrand-pool
+//!   --release --lib fortuna::rng::loom`. Since the locks spin (each failed attempt is a
+//!   scheduling point), bound 1 is exhaustive in 54 executions per mode, while bound 2 is not
+//!   exhausted in 20 minutes (about 600,000 executions per mode explored, all passing, with
+//!   `LOOM_MAX_DURATION=1200` on a 2-vCPU machine, 2026-11-23).
+//! * Locked and Concurrent give **different** streams from the same seed, and a Concurrent
+//!   read is not one `pseudo_random_data(n)`: it is a 32-byte `pseudo_random_data` (the
+//!   global state) and then the reader's keystream under those 32 bytes
+//!   (`tests/fortuna_props.rs` checks exactly that). Sequential reads are still a
+//!   deterministic function of the seed.
 //! * Every 2^20 bytes of output the reader's key changes (FS&K's limit on one key), for
-//!   ChaCha20 too: FreeBSD rekeys only AES every 1 MiB, we keep one schedule for both PRFs at the cost
-//!   of one ChaCha block per MiB.
+//!   ChaCha20 too: FreeBSD rekeys only AES every 1 MiB, we keep one schedule for both PRFs at
+//!   the cost of one ChaCha block per MiB.
+//! * Cost against the r349154 schedule: one more key setup and KB more blocks per read (the
+//!   reader expands `k_r` instead of reusing the expanded K). Measured in `BENCHMARKS.md`.
 //!
 //! # Accumulator and reseeds
 //!
@@ -87,21 +102,51 @@
 //!
 //! # Fork safety (std, Unix)
 //!
-//! [`Fortuna`] records [`scalrand_os::fork::generation`] when keyed and compares it under its lock
-//! on every read. In a child after `fork()` the generation differs, and before its first read
-//! the child reseeds with 32 bytes of OS entropy, its pid, the fork generation and the wall
-//! clock, so it never returns bytes its parent also returns. If `getrandom` fails in the child
-//! the other fields still separate it from the parent (the key stays secret: it is a hash of
-//! the parent's secret key). The bare [`Generator`] is the algorithm only and is not
-//! fork-safe. As with any lock, `fork()` while another thread is inside a read leaves the
-//! child's copy of the lock held: POSIX allows only async-signal-safe calls in the child of a
-//! multithreaded process until `exec`.
+//! After `fork()` a child holds a copy of its parent's memory. [`Fortuna`] keeps its generator
+//! state (K, C, the seeded flag, and the lock guarding them) in
+//! [`scalrand_os::wipe::WipeOnFork`] memory: on Linux ≥ 4.14 the kernel hands the child that
+//! page **zeroed** (`MADV_WIPEONFORK`), before any code runs there, so a child that never reads
+//! does not carry the key that regenerates its parent's next output, and a lock some parent
+//! thread held at the fork is simply free. (Cost: one page mapped per `Fortuna`, one `mmap`
+//! and one `madvise` when it is made.) The all-zero state is an unseeded generator
+//! ([`Generator`] is [`ZeroValid`](scalrand_os::wipe::ZeroValid)), which Fortuna never answers
+//! from.
+//!
+//! Under the lock, before every answer, Fortuna compares [`scalrand_os::fork::generation`]
+//! with the generation it was keyed under and checks that it is seeded. On a mismatch (a fork
+//! child, however it was made: libc `fork()`, a raw `syscall(SYS_fork)`, `clone`/`clone3`,
+//! or another library's `pthread_atfork` child handler or a signal handler reading before
+//! anything else ran — no atfork handler is involved) it takes **the fork path**:
+//!
+//! 1. wipe K and C (already zero where the kernel wiped them; where it cannot —
+//!    [`WipeOnFork::wipes_on_fork`](scalrand_os::wipe::WipeOnFork::wipes_on_fork) false:
+//!    not Linux, miri, loom, `no_std` — this is what erases them, on the same code path);
+//! 2. reseed from `"scalrand fortuna fork" ‖ S ‖ 32 OS bytes ‖ pid ‖ generation ‖ clock`,
+//!    where S is the **fork secret**;
+//! 3. derive the child's own S from the new key.
+//!
+//! The fork secret S = SHA-256("scalrand fortuna fork secret" ‖ K) is recomputed at every
+//! keying (construction, every reseed, the fork path) and kept in ordinary memory (so the
+//! child inherits it), behind its own lock taken only inside the state lock. It is one-way:
+//! S does not give back K, so it regenerates no output; it keeps the child's new key secret
+//! even when `getrandom` fails in the child, while pid, generation and clock keep it apart
+//! from the parent's and its siblings'. The accumulator's pools are ordinary memory and are
+//! inherited; they are entropy input, not key, and parent and child mix them into different
+//! keys.
+//!
+//! Where the kernel cannot wipe, the parent's K and C stay in a child's memory until its
+//! first read (no handler runs at `fork()`). The bare [`Generator`] is the algorithm only and
+//! is not fork-safe.
 //!
 //! # Locks
 //!
-//! With `std` the locks are `std::sync::Mutex` (waiters park); without `std`, a
-//! test-and-test-and-set spin lock (waiters spin; the Concurrent path holds it for a key setup
-//! and a few blocks, the Locked path for one 4 KiB step). Under `cfg(loom)` both are loom's.
+//! Every lock is [`scalrand_os::Lock`]: one word, **waiters spin** (`spin_loop` hints, a
+//! `yield_now` every 64 attempts with `std`), nothing parks; a lock left held by a thread of a
+//! parent process is taken over in the child. Fortuna holds the generator lock for one key
+//! setup and 2·KB blocks (Concurrent), one 4 KiB step (Locked), or one reseed; the accumulator
+//! lock for one event or one pool drain. Lock order: generator state, then fork secret;
+//! the accumulator lock is never held with another. Under `--cfg scalrand_loom` the atomics
+//! are loom's (`scalrand_os::primitive`).
 //!
 //! # Bad inputs
 //!
@@ -120,13 +165,14 @@
 //!
 //! Environment failures: [`Fortuna::new`] returns `Err(FortunaError::Entropy(_))` when the OS
 //! entropy source fails (nothing to test deterministically on Linux, where `getrandom` does
-//! not fail after boot).
+//! not fail after boot). In a fork child a failing `getrandom` does not fail the read: the
+//! fork path keys the child from the fork secret, pid, generation and clock (see "Fork
+//! safety"); `a_wiped_state_is_rekeyed_before_answering` (`rng.rs`) drives that path.
 
 mod accumulator;
 mod generator;
 pub mod prf;
 mod rng;
-mod sync;
 
 use core::fmt;
 
@@ -135,11 +181,11 @@ pub use accumulator::monotonic_now;
 pub use accumulator::{
     Accumulator, Clock, DEFAULT_MIN_POOL_SIZE, MAX_EVENT_LEN, POOL_COUNT, RESEED_INTERVAL,
 };
-pub use generator::{Generator, MAX_REQUEST};
+pub use generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK};
 pub use prf::{Aes256Prf, ChaCha20Prf, Prf};
 pub use rng::{Fortuna, LOCKED_STEP, MIN_SEED_LEN};
 
-use crate::entropy::EntropyError;
+use scalrand_os::EntropyError;
 
 /// How [`Fortuna`] serves reads from several threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -63,6 +63,7 @@ pub trait Prf: sealed::Sealed + Send + Sync + 'static {
 }
 
 /// Number of blocks that produce `bytes` bytes.
+#[cfg(all(test, feature = "std"))]
 #[inline]
 pub(crate) const fn blocks_for<P: Prf>(bytes: usize) -> u128 {
     bytes.div_ceil(P::BLOCK_LEN) as u128
@@ -87,8 +88,9 @@ impl Prf for Aes256Prf {
 
     #[inline]
     fn keyed(key: &[u8; 32]) -> Aes256Enc {
+        // By reference: no copy of the key is made on the way (`&[u8; 32]` is `&Array`).
         // `Aes256Enc` wipes its round keys on drop (the crate's `zeroize` feature is on).
-        Aes256Enc::new(&Array::from(*key))
+        Aes256Enc::new(key.into())
     }
 
     #[inline]
@@ -178,7 +180,8 @@ impl Prf for ChaCha20Prf {
 #[inline]
 fn chacha_core(key: &ChaChaKey, c: u128) -> ChaCha20LegacyCore {
     let nonce = ((c >> 64) as u64).to_le_bytes();
-    let mut core = ChaCha20LegacyCore::new(&Array::from(key.0), &Array::from(nonce));
+    // The key by reference: no stack copy of it is left behind.
+    let mut core = ChaCha20LegacyCore::new((&key.0).into(), &Array::from(nonce));
     core.set_block_pos(c as u64);
     core
 }

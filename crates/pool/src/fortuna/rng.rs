@@ -1,21 +1,26 @@
 //! `Fortuna`: the accumulator and the generator behind locks, shared by `&self`, with the two
-//! read paths of FreeBSD's `fortuna.c` (seed: the FreeBSD review "Fortuna: allow increased
+//! read paths of FreeBSD's `fortuna.c` (FreeBSD r349154, "Fortuna: allow increased
 //! concurrency", 2019): [`ReadMode::Locked`] generates under the lock in 4 KiB steps;
-//! [`ReadMode::Concurrent`] only reserves its (K, C) range under the lock and generates after
-//! unlocking. The schedule is specified in the module docs ("Concurrent key schedule").
+//! [`ReadMode::Concurrent`] only derives a private reader key under the lock and generates
+//! after unlocking. The schedule is specified in the module docs ("Concurrent key schedule");
+//! fork safety and the memory the state lives in in "Fork safety".
 
 use core::convert::Infallible;
 use core::fmt;
+use core::ops::Range;
 use core::time::Duration;
 
 use crossbeam_utils::CachePadded;
 use rand_core::{TryCryptoRng, TryRng};
+use scalrand_os::Lock;
+use scalrand_os::fork;
+use scalrand_os::primitive::{AtomicBool, Ordering};
+use scalrand_os::wipe::ZeroValid;
 use zeroize::Zeroize;
 
 use super::accumulator::{Accumulator, Clock, Seed};
-use super::generator::{Generator, MAX_REQUEST, Reservation};
-use super::prf::{Aes256Prf, Prf, blocks_for};
-use super::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
+use super::generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK};
+use super::prf::{Aes256Prf, Prf};
 use super::{FortunaError, ReadMode};
 
 /// Bytes a Locked read generates per lock hold (FreeBSD: `PAGE_SIZE`).
@@ -24,16 +29,23 @@ pub const LOCKED_STEP: usize = 4096;
 /// Shortest seed [`Fortuna::from_seed`] accepts: 32 bytes, the key size.
 pub const MIN_SEED_LEN: usize = 32;
 
-/// What the generator lock protects.
+/// What the generator lock protects. It lives in wipe-on-fork memory: a fork child finds it
+/// all zero.
 struct Shared<P: Prf> {
     generator: Generator<P>,
-    /// [`crate::fork::generation`] when the generator was last keyed for this process.
-    fork_generation: u64,
+    /// [`fork::generation`] when the generator was last keyed for this process image.
+    fork_generation: usize,
     /// Key changes so far (every reserve, locked step and reseed adds one). Only the tests
     /// and the loom model read it.
     #[cfg(any(all(test, feature = "std"), scalrand_loom))]
     epoch: u64,
 }
+
+// SAFETY: `Shared` is a `Generator` (zero-valid: K = 0, C = 0, unseeded, see its impl), a
+// `usize` and (in tests) a `u64`; all-zero bytes are a valid, safely droppable value of each.
+// Fortuna treats it as stale: an unseeded generator is rekeyed (the fork path) before any
+// answer, whatever `fork_generation` says.
+unsafe impl<P: Prf> ZeroValid for Shared<P> {}
 
 impl<P: Prf> Shared<P> {
     #[inline]
@@ -45,15 +57,42 @@ impl<P: Prf> Shared<P> {
     }
 }
 
+/// The memory the generator state lives in: one element of wipe-on-fork memory. Under loom
+/// (whose atomics are handles, never zero-valid, and which never forks) a plain boxed slice.
+#[cfg(not(scalrand_loom))]
+type StateMemory<T> = scalrand_os::wipe::WipeOnFork<T>;
+#[cfg(scalrand_loom)]
+type StateMemory<T> = alloc::boxed::Box<[T]>;
+
+/// The fork secret S (see "Fork safety" in the module docs); wiped on drop.
+struct ForkSecret([u8; 32]);
+
+impl Drop for ForkSecret {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+/// A Concurrent reader's private key `k_r`; wiped on drop. It is written in place by the
+/// locked half and read by reference, never moved.
+struct ReaderKey([u8; 32]);
+
+impl Drop for ReaderKey {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
 /// Fortuna: a 32-pool accumulator feeding an FS&K generator, safe to share across threads.
 ///
 /// `P` is the PRF ([`Aes256Prf`] by default, or [`ChaCha20Prf`](super::ChaCha20Prf)); `C` is
 /// the accumulator's [`Clock`] (a plain `fn() -> Duration` by default).
 ///
 /// Every read first checks (one relaxed atomic load) whether pool 0 has filled, and if so
-/// reseeds when the 100 ms rule allows; then it checks the process's fork generation and, in
-/// a child after `fork()`, reseeds before answering (see "Fork safety" in the module docs).
-/// State and every private copy of it are wiped after use and on drop.
+/// reseeds when the 100 ms rule allows; then, under the generator lock, it checks the
+/// process's fork generation and, in a child after `fork()`, rekeys before answering (see
+/// "Fork safety" in the module docs). State and every private copy of it are wiped after use
+/// and on drop.
 ///
 /// ```
 /// use scalrand_pool::fortuna::{Fortuna, ReadMode};
@@ -65,13 +104,15 @@ impl<P: Prf> Shared<P> {
 /// # Ok::<(), scalrand_pool::fortuna::FortunaError>(())
 /// ```
 ///
-/// Layout: the generator lock sits on its own cache line, away from the read-mostly
-/// `reseed_ready` flag and the accumulator lock that event producers write, so readers
-/// polling the flag do not share a line with the lock every reader writes.
+/// Layout: the generator lock and the state it guards (K, C) sit in their own allocation
+/// (a wipe-on-fork page on Linux, a cache-padded heap block elsewhere), away from the
+/// read-mostly `reseed_ready` flag and the accumulator lock that event producers write.
 pub struct Fortuna<P: Prf = Aes256Prf, C: Clock = fn() -> Duration> {
     mode: ReadMode,
-    shared: CachePadded<Mutex<Shared<P>>>,
-    accumulator: Mutex<Accumulator<C>>,
+    state: StateMemory<CachePadded<Lock<Shared<P>>>>,
+    /// Ordinary memory, copied into children: taken only while holding the state lock.
+    fork_secret: Lock<ForkSecret>,
+    accumulator: Lock<Accumulator<C>>,
     /// Set when pool 0 reaches the minimum size; readers then try a reseed.
     reseed_ready: AtomicBool,
 }
@@ -107,7 +148,7 @@ impl<P: Prf> Fortuna<P> {
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn with_prf(mode: ReadMode) -> Result<Self, FortunaError> {
         let mut seed = [0u8; 64];
-        let res = crate::entropy::os_fill(&mut seed).map_err(FortunaError::Entropy);
+        let res = scalrand_os::entropy::fill(&mut seed).map_err(FortunaError::Entropy);
         let f = res
             .and_then(|()| Self::from_seed(mode, &seed, super::monotonic_now as fn() -> Duration));
         seed.zeroize();
@@ -139,20 +180,33 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         if seed.len() < MIN_SEED_LEN {
             return Err(FortunaError::SeedTooShort { len: seed.len() });
         }
-        let mut generator = Generator::with_prf();
-        generator.reseed(seed);
         let ready = accumulator.pool0_full();
-        Ok(Self {
-            mode,
-            shared: CachePadded::new(Mutex::new(Shared {
-                generator,
-                fork_generation: crate::fork::generation(),
+        let fork_generation = fork::generation();
+        let init = |_| {
+            CachePadded::new(Lock::new(Shared {
+                generator: Generator::with_prf(),
+                fork_generation,
                 #[cfg(any(all(test, feature = "std"), scalrand_loom))]
                 epoch: 0,
-            })),
-            accumulator: Mutex::new(accumulator),
+            }))
+        };
+        #[cfg(not(scalrand_loom))]
+        let state = StateMemory::new(1, init);
+        #[cfg(scalrand_loom)]
+        let state = (0..1).map(init).collect();
+        let f = Self {
+            mode,
+            state,
+            fork_secret: Lock::new(ForkSecret([0; 32])),
+            accumulator: Lock::new(accumulator),
             reseed_ready: AtomicBool::new(ready),
-        })
+        };
+        // Seeded in place, in the state's own memory: no copy of K is moved into it.
+        f.state().lock().with(|s| {
+            s.generator.reseed(seed);
+            f.note_keying(&s.generator);
+        });
+        Ok(f)
     }
 
     /// The read mode chosen at construction.
@@ -175,9 +229,11 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// the accumulator's schedule: for a host that has a good seed to hand, such as a TRNG
     /// read. Any length is accepted.
     pub fn reseed(&self, seed: &[u8]) {
-        let mut s = self.lock_shared();
-        s.generator.reseed(seed);
-        s.bump_epoch();
+        self.with_state(|s| {
+            s.generator.reseed(seed);
+            self.note_keying(&s.generator);
+            s.bump_epoch();
+        });
     }
 
     /// Reseeds the generator now with 32 fresh bytes from the operating system (the OS as an
@@ -189,7 +245,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn reseed_from_os(&self) -> Result<(), FortunaError> {
         let mut seed = [0u8; 32];
-        let r = crate::entropy::os_fill(&mut seed).map_err(FortunaError::Entropy);
+        let r = scalrand_os::entropy::fill(&mut seed).map_err(FortunaError::Entropy);
         if r.is_ok() {
             self.reseed(&seed);
         }
@@ -209,18 +265,19 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         pool: usize,
         data: &[u8],
     ) -> Result<(), FortunaError> {
-        let mut acc = self.accumulator.lock();
-        acc.add_random_event(source, pool, data)?;
-        if pool == 0 && acc.pool0_full() {
-            self.reseed_ready.store(true, Ordering::Relaxed);
-        }
-        Ok(())
+        self.accumulator.lock().with(|acc| {
+            acc.add_random_event(source, pool, data)?;
+            if pool == 0 && acc.pool0_full() {
+                self.reseed_ready.store(true, Ordering::Relaxed);
+            }
+            Ok(())
+        })
     }
 
     /// Reseeds from the accumulator so far (the first is number 1).
     #[must_use]
     pub fn reseed_count(&self) -> u64 {
-        self.accumulator.lock().reseed_count()
+        self.accumulator.lock().with(|acc| acc.reseed_count())
     }
 
     /// FS&K's `RandomData` prologue: reseed from the pools when pool 0 is full and the last
@@ -230,121 +287,191 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             return;
         }
         let mut seed = Seed::new();
-        let due = {
-            let mut acc = self.accumulator.lock();
+        let due = self.accumulator.lock().with(|acc| {
             let due = acc.take_seed(&mut seed);
             if !acc.pool0_full() {
                 self.reseed_ready.store(false, Ordering::Relaxed);
             }
             due
-        };
+        });
         if due.is_some() {
-            let mut s = self.lock_shared();
-            s.generator.reseed(seed.as_slice());
-            s.bump_epoch();
+            self.reseed(seed.as_slice());
         }
     }
 
-    /// Takes the generator lock; in a child after `fork()` reseeds first.
+    /// The generator lock and state.
     #[inline]
-    fn lock_shared(&self) -> MutexGuard<'_, Shared<P>> {
-        let mut s = self.shared.lock();
-        let generation = crate::fork::generation();
-        if s.fork_generation != generation {
-            reseed_after_fork(&mut s.generator, generation);
-            s.fork_generation = generation;
-            s.bump_epoch();
+    fn state(&self) -> &Lock<Shared<P>> {
+        // `StateMemory` holds exactly one element (made in `from_seed_and_accumulator`).
+        &self.state[0]
+    }
+
+    /// Takes the generator lock and runs `f` on a state that belongs to this process image:
+    /// in a fork child (another fork generation, or the all-zero state the kernel handed it)
+    /// the state is wiped and rekeyed first.
+    ///
+    /// The lock spins (see [`scalrand_os::Lock`]); a lock some thread of a parent process held
+    /// at `fork()` is taken over.
+    #[inline]
+    fn with_state<R>(&self, f: impl FnOnce(&mut Shared<P>) -> R) -> R {
+        self.state().lock().with(|s| {
+            let generation = fork::generation();
+            if s.fork_generation != generation || !s.generator.is_seeded() {
+                self.rekey_after_fork(s, generation);
+            }
+            f(s)
+        })
+    }
+
+    /// S := SHA-256("scalrand fortuna fork secret" ‖ K) for the key just installed. Called
+    /// with the state lock held (lock order: state, then fork secret).
+    fn note_keying(&self, generator: &Generator<P>) {
+        self.fork_secret
+            .lock()
+            .with(|secret| generator.fork_secret(&mut secret.0));
+    }
+
+    /// The fork path: erase K and C (already zero where the kernel wiped them: one code path
+    /// for both), then key the generator from the fork secret S, 32 fresh bytes from the OS
+    /// (when it answers), the child's pid, fork generation and clock; then derive the child's
+    /// own S. See "Fork safety" in the module docs.
+    #[cold]
+    #[inline(never)]
+    fn rekey_after_fork(&self, s: &mut Shared<P>, generation: usize) {
+        s.generator.wipe();
+        // label ‖ S ‖ OS bytes ‖ pid ‖ generation ‖ wall clock (ns)
+        let mut seed = [0u8; FORK_LABEL.len() + 32 + 32 + 8 + 8 + 16];
+        let (label, rest) = seed.split_at_mut(FORK_LABEL.len());
+        label.copy_from_slice(FORK_LABEL);
+        let (secret, rest) = rest.split_at_mut(32);
+        let (os, rest) = rest.split_at_mut(32);
+        let (pid, rest) = rest.split_at_mut(8);
+        let (gen_, now) = rest.split_at_mut(8);
+        self.fork_secret
+            .lock()
+            .with(|sec| secret.copy_from_slice(&sec.0));
+        gen_.copy_from_slice(&(generation as u64).to_le_bytes());
+        #[cfg(feature = "std")]
+        {
+            // A failure leaves these bytes zero; S keeps the key secret and pid, generation
+            // and clock keep it apart from the parent's (see "Fork safety").
+            let _ = scalrand_os::entropy::fill(os);
+            pid.copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
+            // The wall clock: a vDSO call, no lock or lazy initialiser a parent thread could
+            // have held at the fork. (Miri's isolation has no wall clock: zeros there.)
+            #[cfg(not(miri))]
+            now.copy_from_slice(
+                &std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+                    .to_le_bytes(),
+            );
+            #[cfg(miri)]
+            let _ = now;
         }
-        s
+        #[cfg(not(feature = "std"))]
+        let _ = (os, pid, now);
+        s.generator.reseed(&seed);
+        seed.zeroize();
+        self.note_keying(&s.generator);
+        s.fork_generation = generation;
+        s.bump_epoch();
     }
 
     /// Locked mode: at most [`LOCKED_STEP`] bytes per lock hold, each step one generator
     /// request (so each step ends with a rekey). An empty request is one empty step.
     fn fill_locked(&self, dest: &mut [u8]) {
         if dest.is_empty() {
-            let mut s = self.lock_shared();
-            s.generator.generate_seeded(&mut []);
-            s.bump_epoch();
+            self.with_state(|s| {
+                s.generator.generate_seeded(&mut []);
+                s.bump_epoch();
+            });
             return;
         }
         for step in dest.chunks_mut(LOCKED_STEP) {
-            let mut s = self.lock_shared();
-            s.generator.generate_seeded(step);
-            s.bump_epoch();
+            self.with_state(|s| {
+                s.generator.generate_seeded(step);
+                s.bump_epoch();
+            });
         }
     }
 
-    /// Concurrent mode: reserve under the lock, generate after unlocking.
+    /// Concurrent mode: derive the reader's key under the lock, generate after unlocking.
     fn fill_concurrent(&self, dest: &mut [u8]) {
-        let reservation = self.reserve(dest.len());
-        generate_reserved::<P>(reservation, dest);
+        let mut key = ReaderKey([0; 32]);
+        self.reserve(&mut key.0);
+        generate_with_reader_key::<P>(&mut key.0, dest);
+        // `key` was wiped by `generate_with_reader_key`, and is again as it drops.
     }
 
-    /// The locked half of a concurrent read of `len` bytes.
-    fn reserve(&self, len: usize) -> Reservation<P> {
-        let mut s = self.lock_shared();
-        let r = s.generator.reserve(concurrent_blocks::<P>(len));
-        s.bump_epoch();
-        r
+    /// The locked half of a concurrent read: writes the reader's key `k_r` into `key` and
+    /// moves the global state on ("Concurrent key schedule", step 1).
+    #[inline]
+    fn reserve(&self, key: &mut [u8; 32]) {
+        self.with_state(|s| {
+            s.generator.reserve(key);
+            s.bump_epoch();
+        });
+    }
+
+    /// Test support, not API: the address ranges of this instance's memory (the `Fortuna`
+    /// value itself, then the generator lock and state), for the fork tests that scan a
+    /// child's memory for its parent's keys.
+    #[doc(hidden)]
+    pub fn memory_ranges_for_tests(&self) -> [Range<usize>; 2] {
+        let me = core::ptr::from_ref(self) as usize;
+        let st = core::ptr::from_ref(&self.state[0]) as usize;
+        [
+            me..me + core::mem::size_of::<Self>(),
+            st..st + core::mem::size_of::<CachePadded<Lock<Shared<P>>>>(),
+        ]
+    }
+
+    /// Test support, not API: runs `f` while holding the generator lock (the fork test that
+    /// forks while another thread holds it).
+    #[doc(hidden)]
+    pub fn hold_lock_for_tests<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.state().lock().with(|_| f())
     }
 
     /// Test access to the generator's raw state and epoch.
     #[cfg(any(all(test, feature = "std"), scalrand_loom))]
     pub(crate) fn raw_state(&self) -> ([u8; 32], u128, u64) {
-        let s = self.shared.lock();
-        let (k, c) = s.generator.raw_state();
-        (k, c, s.epoch)
+        self.state().lock().with(|s| {
+            let (k, c) = s.generator.raw_state();
+            (k, c, s.epoch)
+        })
+    }
+
+    /// Test access: the locked half of a concurrent read, returning the reader's key.
+    #[cfg(all(test, feature = "std", not(scalrand_loom)))]
+    pub(crate) fn reserve_for_tests(&self) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        self.reserve(&mut k);
+        k
     }
 }
 
-/// Blocks a concurrent reader of `n` bytes uses of its own: the blocks of each ≤ 1 MiB piece,
-/// plus [`Prf::KEY_BLOCKS`] for its private rekey between consecutive pieces.
-pub(crate) fn concurrent_blocks<P: Prf>(n: usize) -> u128 {
-    let full = n / MAX_REQUEST;
-    let rem = n % MAX_REQUEST;
-    let pieces = full + usize::from(rem > 0);
-    full as u128 * blocks_for::<P>(MAX_REQUEST)
-        + blocks_for::<P>(rem)
-        + pieces.saturating_sub(1) as u128 * P::KEY_BLOCKS as u128
-}
+/// Domain label of the fork path's reseed.
+const FORK_LABEL: &[u8] = b"scalrand fortuna fork";
 
-/// The unlocked half of a concurrent read: ≤ 1 MiB pieces from the reserved (K, C), the
-/// reader's own copy of K replaced between pieces; every key copy wiped.
-fn generate_reserved<P: Prf>(mut reservation: Reservation<P>, dest: &mut [u8]) {
+/// The unlocked half of a concurrent read ("Concurrent key schedule", step 2): ≤ 1 MiB
+/// pieces under the reader's key from counter [`READER_FIRST_BLOCK`], the key replaced by
+/// its own next blocks between pieces. `key` is wiped as soon as it is expanded, and reused
+/// in place for each private rekey; the expanded key is wiped when dropped.
+fn generate_with_reader_key<P: Prf>(key: &mut [u8; 32], dest: &mut [u8]) {
+    let mut keyed = P::keyed(key);
+    key.zeroize();
+    let mut c = READER_FIRST_BLOCK;
     let mut pieces = dest.chunks_mut(MAX_REQUEST).peekable();
-    let mut c = reservation.counter;
     while let Some(piece) = pieces.next() {
-        c = P::keystream(&reservation.keyed, c, piece);
+        c = P::keystream(&keyed, c, piece);
         if pieces.peek().is_some() {
-            let mut key = [0u8; 32];
-            c = P::keystream(&reservation.keyed, c, &mut key);
-            reservation.keyed = P::keyed(&key);
+            c = P::keystream(&keyed, c, key);
+            keyed = P::keyed(key);
             key.zeroize();
         }
     }
-    // `reservation` (the last private key) is wiped as it drops here.
-}
-
-/// Rekeys a generator copied into a forked child: fresh OS entropy when the OS answers,
-/// always the child's pid, fork generation and clock, so the child's key differs from the
-/// parent's even if `getrandom` fails.
-fn reseed_after_fork<P: Prf>(generator: &mut Generator<P>, generation: u64) {
-    let mut seed = [0u8; 32 + 8 + 8 + 16];
-    #[cfg(feature = "std")]
-    {
-        // A failure here leaves those 32 bytes zero; the other fields still separate the child
-        // from its parent (see "Fork safety" in the module docs).
-        let _ = crate::entropy::os_fill(&mut seed[..32]);
-        seed[32..40].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        seed[48..64].copy_from_slice(&now.to_le_bytes());
-    }
-    seed[40..48].copy_from_slice(&generation.to_le_bytes());
-    generator.reseed(b"scalrand fortuna fork");
-    generator.reseed(&seed);
-    seed.zeroize();
 }
 
 impl<P: Prf, C: Clock> TryRng for &Fortuna<P, C> {
@@ -399,32 +526,19 @@ impl<P: Prf, C: Clock> TryCryptoRng for Fortuna<P, C> {}
 #[cfg(all(feature = "std", not(scalrand_loom)))]
 mod tests {
     use super::*;
+    use crate::fortuna::ChaCha20Prf;
     use crate::fortuna::prf::TaggingPrf;
+    use std::collections::HashSet;
+    use std::vec;
 
     fn zero() -> Duration {
         Duration::ZERO
     }
 
-    #[test]
-    fn concurrent_block_counts() {
-        type P = Aes256Prf;
-        assert_eq!(concurrent_blocks::<P>(0), 0);
-        assert_eq!(concurrent_blocks::<P>(1), 1);
-        assert_eq!(concurrent_blocks::<P>(MAX_REQUEST), 65536);
-        assert_eq!(concurrent_blocks::<P>(MAX_REQUEST + 1), 65536 + 2 + 1);
-        assert_eq!(
-            concurrent_blocks::<P>(2 * MAX_REQUEST + 17),
-            2 * 65536 + 2 * 2 + 2
-        );
-        assert_eq!(
-            concurrent_blocks::<crate::fortuna::ChaCha20Prf>(2 * MAX_REQUEST),
-            2 * 16384 + 1
-        );
-    }
-
     /// Forward secrecy at the Fortuna level, both modes: after a read, the global state's key
     /// regenerates none of the output for any counter up to C + 256, while the key the read
-    /// started from does (so the check can see a match when there is one).
+    /// started from does, through the mode's schedule (so the check can see a match when
+    /// there is one).
     #[test]
     fn forward_secrecy_after_a_read() {
         for mode in [ReadMode::Locked, ReadMode::Concurrent] {
@@ -435,15 +549,103 @@ mod tests {
             let (k1, c1, _) = f.raw_state();
             assert_ne!(k0, k1);
             let span = c1 as usize + 256;
-            let mut ks = std::vec![0u8; span * 16];
+            let mut ks = vec![0u8; span * 16];
             Aes256Prf::keystream(&Aes256Prf::keyed(&k1), 0, &mut ks);
             for blk in ks.chunks_exact(16) {
                 assert!(out.chunks_exact(16).all(|o| o != blk), "{mode:?}");
             }
             let mut again = [0u8; 16];
-            Aes256Prf::keystream(&Aes256Prf::keyed(&k0), c0, &mut again);
-            assert_eq!(again, out[..16]);
+            match mode {
+                ReadMode::Locked => {
+                    Aes256Prf::keystream(&Aes256Prf::keyed(&k0), c0, &mut again);
+                }
+                ReadMode::Concurrent => {
+                    let mut kr = [0u8; 32];
+                    Aes256Prf::keystream(&Aes256Prf::keyed(&k0), c0, &mut kr);
+                    Aes256Prf::keystream(&Aes256Prf::keyed(&kr), READER_FIRST_BLOCK, &mut again);
+                }
+            }
+            assert_eq!(again, out[..16], "{mode:?}");
         }
+    }
+
+    /// The Concurrent schedule's forward secrecy between readers: the private key a reader
+    /// holds after unlocking reaches neither the new global key nor any later reader's
+    /// output. Reader 1's key is taken from the locked half; then reader 2 reads. Checked:
+    /// no block of reader 2 is in reader 1's keystream for counters 0 .. C' + 4096 (C' the
+    /// global counter after reader 1, far past every counter used), and no key the schedule
+    /// derives from reader 1's key at any of those counters is the global K' or produces
+    /// reader 2's first blocks. (The pre-2026 schedule, where the reader held the global K
+    /// itself and K' = E(K, C + R ..), fails both.)
+    fn reader_key_reaches_no_later_reader<P: Prf>() {
+        let f: Fortuna<P> =
+            Fortuna::from_seed(ReadMode::Concurrent, &[7; 32], zero as fn() -> Duration).unwrap();
+        let mut warm = [0u8; 100];
+        f.fill_bytes(&mut warm);
+        let k1 = f.reserve_for_tests();
+        let (k_global, c_global, _) = f.raw_state();
+        let mut out2 = vec![0u8; 4096];
+        f.fill_bytes(&mut out2);
+        let blocks2: HashSet<&[u8]> = out2.chunks_exact(P::BLOCK_LEN).collect();
+        let window = c_global as usize + 4096;
+        let keyed1 = P::keyed(&k1);
+        let mut ks = vec![0u8; window * P::BLOCK_LEN];
+        P::keystream(&keyed1, 0, &mut ks);
+        for blk in ks.chunks_exact(P::BLOCK_LEN) {
+            assert!(
+                !blocks2.contains(blk),
+                "reader 2's block in reader 1's keystream"
+            );
+        }
+        let mut first2 = vec![0u8; 2 * P::BLOCK_LEN];
+        first2.copy_from_slice(&out2[..2 * P::BLOCK_LEN]);
+        for c in 0..window as u128 {
+            let mut derived = [0u8; 32];
+            P::keystream(&keyed1, c, &mut derived);
+            assert_ne!(derived, k_global, "K' derivable from reader 1's key at {c}");
+            let mut guess = vec![0u8; 2 * P::BLOCK_LEN];
+            P::keystream(&P::keyed(&derived), READER_FIRST_BLOCK, &mut guess);
+            assert_ne!(
+                guess, first2,
+                "reader 2's key derivable from reader 1's at {c}"
+            );
+        }
+        // The control: reader 1's key does regenerate reader 1's own output.
+        let mut own = vec![0u8; P::BLOCK_LEN];
+        P::keystream(&keyed1, READER_FIRST_BLOCK, &mut own);
+        assert_eq!(own, ks[P::BLOCK_LEN..2 * P::BLOCK_LEN]);
+    }
+
+    #[test]
+    fn concurrent_reader_key_reaches_no_later_reader_aes() {
+        reader_key_reaches_no_later_reader::<Aes256Prf>();
+    }
+
+    #[test]
+    fn concurrent_reader_key_reaches_no_later_reader_chacha() {
+        reader_key_reaches_no_later_reader::<ChaCha20Prf>();
+    }
+
+    /// The fork path, driven by hand (what a child does on its first read): K and C are
+    /// replaced, the new key is not the old one, and the fork secret changes with it.
+    #[test]
+    fn a_wiped_state_is_rekeyed_before_answering() {
+        let f: Fortuna =
+            Fortuna::from_seed(ReadMode::Locked, &[2; 32], zero as fn() -> Duration).unwrap();
+        let twin: Fortuna =
+            Fortuna::from_seed(ReadMode::Locked, &[2; 32], zero as fn() -> Duration).unwrap();
+        let (k0, _, _) = f.raw_state();
+        let s0 = f.fork_secret.lock().with(|s| s.0);
+        // What the kernel does to wipe-on-fork memory, done by hand.
+        f.state().lock().with(|s| s.generator.wipe());
+        let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
+        f.fill_bytes(&mut a);
+        twin.fill_bytes(&mut b);
+        assert_ne!(a, b);
+        let (k1, _, _) = f.raw_state();
+        assert_ne!(k1, k0);
+        assert_ne!(f.fork_secret.lock().with(|s| s.0), s0);
+        assert_ne!(s0, k0);
     }
 
     #[test]
@@ -465,7 +667,7 @@ mod tests {
     fn concurrent_readers_never_share_a_block() {
         let f: Fortuna<TaggingPrf> =
             Fortuna::from_seed(ReadMode::Concurrent, &[9; 32], zero as fn() -> Duration).unwrap();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         let reads = 200;
         std::thread::scope(|s| {
             let hs: std::vec::Vec<_> = (0..4)
@@ -474,7 +676,7 @@ mod tests {
                     s.spawn(move || {
                         let mut all = std::vec::Vec::new();
                         for i in 0..reads / 4 {
-                            let mut buf = std::vec![0u8; 16 * (1 + (i + t) % 7)];
+                            let mut buf = vec![0u8; 16 * (1 + (i + t) % 7)];
                             f.fill_bytes(&mut buf);
                             all.extend_from_slice(&buf);
                         }
@@ -496,9 +698,10 @@ mod tests {
 #[cfg(test)]
 #[cfg(scalrand_loom)]
 mod loom_model {
-    //! Two concurrent readers and one reseed, under every interleaving loom finds with the
-    //! preemption bound: no two readers use the same (K, C) block and the global key never
-    //! goes backwards (no key change is lost or replayed).
+    //! Two readers and one reseed, under every interleaving loom finds with the preemption
+    //! bound: no two readers use the same (key, counter) block, no reader holds a global key
+    //! (Concurrent: each reader's key is derived, never the shared K), and no key change is
+    //! lost or replayed.
     use super::*;
     use crate::fortuna::prf::TaggingPrf;
     use loom::sync::Arc;
@@ -533,8 +736,15 @@ mod loom_model {
     }
 
     fn two_readers_and_a_reseed(mode: ReadMode) {
-        let _ = crate::fork::generation(); // register the atfork handler outside the model
-        loom::model(move || {
+        // `scalrand_os::Lock` spins (a loom `yield_now` per attempt): each wait is a branch,
+        // so the default bound of 1,000 branches per execution is too small.
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = builder.max_branches.max(100_000);
+        // Executions explored (plain std atomic: counts across loom's runs), printed at the end.
+        static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        EXECUTIONS.store(0, std::sync::atomic::Ordering::Relaxed);
+        builder.check(move || {
+            EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let f: Arc<Fortuna<TaggingPrf>> =
                 Arc::new(Fortuna::from_seed(mode, &[1; 32], zero as fn() -> Duration).unwrap());
             let (k0, c0, e0) = f.raw_state();
@@ -567,17 +777,38 @@ mod loom_model {
             for a in &outs[0] {
                 assert!(!outs[1].contains(a), "readers shared block {a:?}");
             }
-            // The readers saw different global keys, neither of them the final one.
+            // The readers used different keys, neither of them the final global one.
             let (ta, tb) = (outs[0][0].0, outs[1][0].0);
             assert_ne!(ta, tb);
             let t1 = TaggingPrf::tag(&k1);
             assert_ne!(t1, ta);
             assert_ne!(t1, tb);
             assert_ne!(k1, k0);
-            // Three key changes, none lost; the counter moved forward by exactly what was
-            // reserved: 3 + 5 reader blocks, 2 x 2 rekey blocks, +1 for the reseed.
+            // Three key changes, none lost.
             assert_eq!(e1, e0 + 3);
-            assert_eq!(c1, c0 + 3 + 5 + 4 + 1);
+            let kb = <TaggingPrf as Prf>::KEY_BLOCKS as u128;
+            match mode {
+                ReadMode::Concurrent => {
+                    // Readers start at block 1 of their private keys, which are never a
+                    // global key (the initial one included); the global counter moved by
+                    // exactly 2·KB per reader, +1 for the reseed.
+                    for o in &outs {
+                        assert_eq!(o[0].1, READER_FIRST_BLOCK as u64);
+                    }
+                    let t0 = TaggingPrf::tag(&k0);
+                    assert_ne!(ta, t0);
+                    assert_ne!(tb, t0);
+                    assert_eq!(c1, c0 + 2 * (2 * kb) + 1);
+                }
+                ReadMode::Locked => {
+                    // 3 + 5 output blocks, a KB-block rekey after each read, +1 for the reseed.
+                    assert_eq!(c1, c0 + 3 + 5 + 2 * kb + 1);
+                }
+            }
         });
+        std::eprintln!(
+            "loom {mode:?}: {} executions",
+            EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed)
+        );
     }
 }

@@ -12,8 +12,10 @@ Written from the specification, not from the Rust code:
     K = SHA256(SHA256(K || s)) and C += 1, pool digests SHA256(SHA256(pool)), an event
     appended as source byte || length byte || data;
   * issue 4 of this project for the ChaCha20 counter mapping and the Fortuna read modes
-    (Locked: 4 KiB generator calls; Concurrent: FreeBSD's 2019 concurrent read, see the
-    module docs of crates/pool/src/fortuna/mod.rs, "Concurrent key schedule").
+    (Locked: 4 KiB generator calls; Concurrent: FreeBSD's 2019 concurrent read, r349154),
+    and issue 13 for the Concurrent key schedule that gives each reader a private key
+    derived under the lock (module docs of crates/pool/src/fortuna/mod.rs, "Concurrent key
+    schedule").
 The script checks itself against PyCrypto's published self-test vectors
 (SelfTest/Random/Fortuna/test_FortunaGenerator.py and test_FortunaAccumulator.py) before it
 writes anything. Primitives come from the `cryptography` package (OpenSSL): AES-256-ECB for
@@ -116,27 +118,34 @@ def fortuna_locked_read(gen, n):
     return b"".join(out)
 
 
-def fortuna_concurrent_read(gen, n):
-    """Concurrent mode (FreeBSD 2019), written from the spec in the module docs.
+READER_FIRST_BLOCK = 1
 
-    Pieces of at most 1 MiB (one piece, possibly empty, when n == 0). The reader keeps
-    (K, C). Piece i takes ceil(len_i / B) blocks under the reader's key; between pieces the
-    reader rekeys ITS copy from the next ceil(32 / B) blocks. The global key after the read
-    comes from the ORIGINAL K at the counter just past everything the reader reserved.
+
+def fortuna_concurrent_read(gen, n):
+    """Concurrent mode (FreeBSD r349154's concurrent read, with the 2026 key schedule that
+    keeps forward secrecy between readers), written from the spec in the module docs of
+    crates/pool/src/fortuna/mod.rs, "Concurrent key schedule".
+
+    Under the lock, from the global (K, C): the reader's private key k_r is the first 32 bytes
+    of the KB blocks E(K, C) .. E(K, C + KB - 1); the new global key K' is the first 32 bytes
+    of the next KB blocks E(K, C + KB) .. E(K, C + 2 KB - 1); C' = C + 2 KB. That is all the
+    lock covers, whatever n is (n = 0 included: k_r is derived and thrown away).
+    Outside the lock the reader serves pieces of at most 1 MiB (none when n == 0) under k_r,
+    counter starting at READER_FIRST_BLOCK; between two pieces it replaces k_r by the first
+    32 bytes of its own next KB blocks.
     """
     prf = gen.prf
     kb = -(-32 // prf.block)
     pieces = [MIB] * (n // MIB)
-    if n % MIB or n == 0:
+    if n % MIB:
         pieces.append(n % MIB)
-    k0, c0 = gen.key, gen.ctr
-    # reserve: every piece's blocks plus a private rekey between pieces
-    advance = sum(-(-p // prf.block) for p in pieces) + kb * (len(pieces) - 1)
-    gen.key = prf.blocks(k0, c0 + advance, kb)[:32]
-    gen.ctr = c0 + advance + kb
+    k, c = gen.key, gen.ctr
+    reader_key = prf.blocks(k, c, kb)[:32]
+    gen.key = prf.blocks(k, (c + kb) % (1 << 128), kb)[:32]
+    gen.ctr = (c + 2 * kb) % (1 << 128)
     # the reader, outside the lock
     out = []
-    k, c = k0, c0
+    k, c = reader_key, READER_FIRST_BLOCK
     for i, p in enumerate(pieces):
         nb = -(-p // prf.block)
         out.append(prf.blocks(k, c, nb)[:p])
@@ -144,7 +153,6 @@ def fortuna_concurrent_read(gen, n):
         if i + 1 < len(pieces):
             k = prf.blocks(k, c, kb)[:32]
             c += kb
-    assert c == c0 + advance
     return b"".join(out)
 
 
