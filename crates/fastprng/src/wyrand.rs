@@ -253,6 +253,14 @@ impl PerCpuWyRand {
                 return WyRand::mix(s);
             }
         }
+        self.next_u64_locked()
+    }
+
+    /// The try-lock path, out of line so that the rseq path stays small enough to inline
+    /// into the caller's loop with no register spills.
+    #[cold]
+    #[inline(never)]
+    fn next_u64_locked(&self) -> u64 {
         self.locked
             .with_locked(self.home_slot(), WyRand::next_raw)
             .unwrap_or_else(|| self.locked.overflow_step())
