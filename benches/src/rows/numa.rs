@@ -10,7 +10,7 @@ use std::sync::{Mutex, PoisonError};
 
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use rand_core::{Rng, SeedableRng};
-use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_pool::numa::{NodePools, Rounds, Topology};
 
 use crate::{MakeError, Row, Unit, Worker};
 
@@ -38,6 +38,14 @@ fn spin<const LEN: usize>(stop: &AtomicBool, mut f: impl FnMut(&mut [u8])) -> u6
 
 fn detected<const LEN: usize>() -> Result<Worker, MakeError> {
     let p = NodePools::new(Topology::detect())?;
+    Ok(Box::new(move |_, stop| {
+        spin::<LEN>(stop, |b| p.fill_bytes(b))
+    }))
+}
+
+/// The pools with rand's rounds (`NodePools::with_rounds(Rounds::ChaCha12)`).
+fn detected_chacha12<const LEN: usize>() -> Result<Worker, MakeError> {
+    let p = NodePools::new(Topology::detect())?.with_rounds(Rounds::ChaCha12);
     Ok(Box::new(move |_, stop| {
         spin::<LEN>(stop, |b| p.fill_bytes(b))
     }))
@@ -153,6 +161,12 @@ pub fn rows() -> Vec<Row> {
         ),
         row(
             GROUP_32,
+            "scalrand NodePools, ChaCha12 output (with_rounds)",
+            false,
+            detected_chacha12::<32>,
+        ),
+        row(
+            GROUP_32,
             "scalrand::fill_bytes (crypto facade)",
             false,
             facade::<32>,
@@ -195,6 +209,12 @@ pub fn rows() -> Vec<Row> {
             "scalrand NodePools (detected topology)",
             false,
             detected::<4096>,
+        ),
+        row(
+            GROUP_4K,
+            "scalrand NodePools, ChaCha12 output (with_rounds)",
+            false,
+            detected_chacha12::<4096>,
         ),
         row(
             GROUP_4K,
