@@ -217,12 +217,20 @@ fn an_earlier_atfork_child_handler_draws_fresh_bytes() {
 
 fn child_differs_from_parent(how: ForkFn, fill: &dyn Fn(&mut [u8])) {
     let _ = read(fill); // the parent has used the state before forking
-    let (parent, child) = in_child(how, || read(fill), || read(fill));
+    // The child's buffer is allocated before the fork: after a raw `SYS_fork` glibc's malloc
+    // may be locked by a thread the child does not have, so the child must not allocate.
+    let in_child_read = |mut buf: Vec<u8>| {
+        move || {
+            fill(&mut buf);
+            buf
+        }
+    };
+    let (parent, child) = in_child(how, in_child_read(vec![0u8; N]), || read(fill));
     let child = child.expect("the child answered");
     // Without fork detection the child would have returned exactly the parent's next read.
     assert_ne!(child, parent, "child repeated the parent's bytes");
     // A second child differs from the first, and from the parent.
-    let (parent2, child2) = in_child(how, || read(fill), || read(fill));
+    let (parent2, child2) = in_child(how, in_child_read(vec![0u8; N]), || read(fill));
     let child2 = child2.expect("the child answered");
     assert_ne!(child2, child);
     assert_ne!(child2, parent2);
@@ -274,13 +282,14 @@ fn control_equal_state_equal_bytes() {
 // ---- (3) a child that never reads holds nothing of the parent's key -------------------
 
 /// Reads `r` from this process's memory.
-fn dump(r: core::ops::Range<usize>) -> Vec<u8> {
-    (r.start..r.end)
+/// Appends the bytes of `r` to `out` (which has the capacity: no allocation).
+fn dump_into(r: core::ops::Range<usize>, out: &mut Vec<u8>) {
+    for a in r {
         // SAFETY: `memory_ranges_for_tests` returns the live `Fortuna` value and its state
         // allocation (a wipe-on-fork page, zero-filled by the kernel in a child, or a heap
         // block), both readable for the test's whole run; volatile byte reads of them.
-        .map(|a| unsafe { core::ptr::read_volatile(a as *const u8) })
-        .collect()
+        out.push(unsafe { core::ptr::read_volatile(a as *const u8) });
+    }
 }
 
 /// Whether key `w` decrypts `block` to a plausible counter (upper 64 bits zero): true for
@@ -302,11 +311,14 @@ fn a_child_that_never_reads_holds_no_parent_key() {
         let [a, b] = f.memory_ranges_for_tests();
         // The child scans its copy of the Fortuna's memory (it never reads); the parent reads
         // its next output right after the fork.
+        // Allocated before the fork: the child of a raw `SYS_fork` must not allocate.
+        let mut m = Vec::with_capacity(a.len() + b.len());
+        let (ca, cb) = (a.clone(), b.clone());
         let (out, child) = in_child(
             raw_fork,
-            || {
-                let mut m = dump(a.clone());
-                m.extend(dump(b.clone()));
+            move || {
+                dump_into(ca, &mut m);
+                dump_into(cb, &mut m);
                 m
             },
             || {
@@ -350,8 +362,9 @@ fn a_child_that_never_reads_holds_no_parent_key() {
             }
         }
         // Control: the same scan of the parent's own memory finds its (new) key.
-        let mut mine = dump(a.clone());
-        mine.extend(dump(b.clone()));
+        let mut mine = Vec::new();
+        dump_into(a.clone(), &mut mine);
+        dump_into(b.clone(), &mut mine);
         let mut next = [0u8; 16];
         if mode == ReadMode::Locked {
             f.fill_bytes(&mut next);
