@@ -7,6 +7,7 @@
 pub(crate) const SHIFT: u32 = 7;
 
 /// Never available here.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn offset() -> Option<isize> {
     None
@@ -31,6 +32,7 @@ no_step!(step_plus, step_plusplus, step_starstar);
 ///
 /// # Safety
 /// None needed; it touches nothing.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 pub(crate) unsafe fn step_wyrand(
     _off: isize,

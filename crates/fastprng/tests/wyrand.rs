@@ -1,6 +1,7 @@
 //! `WyRand` against an independent implementation (the `fastrand` crate's wyrand), and
 //! `PerCpuWyRand`'s single-store rseq step against the Rust engine on a pinned CPU, plus exact
 //! accounting of every output under contention.
+#![cfg(feature = "std")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::collections::HashMap;

@@ -170,21 +170,20 @@ mod mapped {
 
 impl<T: ZeroValid> Drop for WipeOnFork<T> {
     fn drop(&mut self) {
-        if self.mapped_bytes == 0 {
-            // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[T]>` in `new`; rebuilt once.
-            drop(unsafe {
-                alloc::boxed::Box::from_raw(core::ptr::slice_from_raw_parts_mut(
-                    self.ptr.as_ptr(),
-                    self.len,
-                ))
-            });
+        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        if self.mapped_bytes != 0 {
+            // SAFETY: a non-zero `mapped_bytes` means `mapped::new` made this mapping.
+            unsafe { mapped::free(self.ptr, self.len, self.mapped_bytes) };
             return;
         }
-        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-        // SAFETY: a non-zero `mapped_bytes` means `mapped::new` made this mapping.
-        unsafe {
-            mapped::free(self.ptr, self.len, self.mapped_bytes)
-        };
+        // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[T]>` in `new` (only `mapped::new`
+        // sets `mapped_bytes`, handled above); rebuilt once, here.
+        drop(unsafe {
+            alloc::boxed::Box::from_raw(core::ptr::slice_from_raw_parts_mut(
+                self.ptr.as_ptr(),
+                self.len,
+            ))
+        });
     }
 }
 
