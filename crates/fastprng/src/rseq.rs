@@ -53,6 +53,9 @@
 /// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
 pub(crate) const SHIFT: u32 = 7;
 
+/// The assembly runs on this target, so the slot layout must match `SHIFT`.
+pub(crate) const ACTIVE: bool = true;
+
 /// glibc's `__rseq_offset` when this process's threads have a registered rseq area.
 #[inline(always)]
 pub(crate) fn offset() -> Option<isize> {
