@@ -262,7 +262,10 @@ impl FreeArea {
     pub(crate) fn pageblock_range(&self, i: u32) -> (u32, u32) {
         let pfn = self.start_pfn + u64::from(i);
         let s = (pfn & !(PAGEBLOCK_NR_PAGES - 1)).max(self.start_pfn);
-        let e = ((pfn | (PAGEBLOCK_NR_PAGES - 1)) + 1).min(self.end_pfn());
+        // Saturating: a zone may end at the top of the PFN space (the fuzzer's zones do).
+        let e = (pfn | (PAGEBLOCK_NR_PAGES - 1))
+            .saturating_add(1)
+            .min(self.end_pfn());
         ((s - self.start_pfn) as u32, (e - self.start_pfn) as u32)
     }
 
