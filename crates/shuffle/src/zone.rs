@@ -344,7 +344,11 @@ impl<R: Rng> Zone<R> {
                 self.area.set_pageblock_mt(i, mt);
                 self.move_freepages_block(i, mt);
             }
-            pfn += PAGEBLOCK_NR_PAGES;
+            // A zone may end at the top of the PFN space (the fuzzer's zones do).
+            let Some(next) = pfn.checked_add(PAGEBLOCK_NR_PAGES) else {
+                break;
+            };
+            pfn = next;
         }
     }
 
