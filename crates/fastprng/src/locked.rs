@@ -6,6 +6,8 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crossbeam_utils::CachePadded;
+
+use crate::{Error, MAX_CPUS};
 use scalrand_os::primitive::{AtomicUsize, Ordering, spin_wait};
 use scalrand_os::{Lock, LockGuard};
 
@@ -15,6 +17,9 @@ pub const BUSY_SWEEPS: u32 = 256;
 
 /// What a try-lock slot holds.
 pub(crate) trait SlotRng: Clone + Send {
+    /// A generator made from two overflow-stream words, for a caller that found every slot
+    /// busy (`with_current`).
+    fn spare(a: u64, b: u64) -> Self;
     /// Replaces a state that a thread stopped halfway through a step could have left invalid
     /// (taking over a slot orphaned by a fork); `salt` differs per process image.
     fn repair(&mut self, salt: u64);
@@ -34,6 +39,48 @@ impl<R: SlotRng> LockedSlots<R> {
                 .map(|r| CachePadded::new(Lock::new(r)))
                 .collect(),
             overflow: CachePadded::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// `Ok` for a slot count `PerCpu`-like types accept.
+    pub(crate) fn check_cpus(cpus: usize) -> Result<(), Error> {
+        if cpus == 0 {
+            return Err(Error::NoSlots);
+        }
+        if cpus > MAX_CPUS {
+            return Err(Error::TooManySlots { requested: cpus });
+        }
+        Ok(())
+    }
+
+    /// The slot to start from: the calling thread's CPU's (slot 0 without an answer).
+    #[inline]
+    pub(crate) fn home(&self) -> usize {
+        scalrand_os::cpu::current().unwrap_or(0) % self.slots.len()
+    }
+
+    /// `with_cpu` of the per-CPU types: slot `cpu`'s state, or the next free one.
+    pub(crate) fn with_cpu<T>(&self, cpu: usize, f: impl FnOnce(&mut R) -> T) -> Result<T, Error> {
+        let cpus = self.slots.len();
+        if cpu >= cpus {
+            return Err(Error::CpuOutOfRange { cpu, cpus });
+        }
+        self.with_locked(cpu, f).ok_or(Error::SlotsBusy)
+    }
+
+    /// `with_current` of the per-CPU types: the calling CPU's state, or (every slot busy) a
+    /// spare generator seeded from the overflow stream. Never fails, never spins unboundedly.
+    #[inline]
+    pub(crate) fn with_current<T>(&self, f: impl FnOnce(&mut R) -> T) -> T {
+        let mut f = Some(f);
+        let done = self
+            .with_locked(self.home(), |r| f.take().map(|f| f(r)))
+            .flatten();
+        match (done, f.take()) {
+            (Some(t), _) => t,
+            (None, Some(f)) => f(&mut R::spare(self.overflow_step(), self.overflow_step())),
+            // `f` runs at most once: `with_locked` returned `None` without calling it.
+            (None, None) => taken_twice(),
         }
     }
 
@@ -95,5 +142,14 @@ impl<R: SlotRng> LockedSlots<R> {
             .rotate_left(32)
             .wrapping_add(w.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         crate::xoroshiro::splitmix64(&mut x)
+    }
+}
+
+/// Unreachable: `with_locked` either ran the closure (and returned `Some`) or did not.
+#[cold]
+fn taken_twice() -> ! {
+    #[allow(clippy::panic)]
+    {
+        panic!("with_current's closure is taken at most once")
     }
 }

@@ -49,9 +49,17 @@ use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
 
 use crate::locked::{LockedSlots, SlotRng};
-use crate::{Error, MAX_CPUS, Xoroshiro128};
+use crate::{Error, Xoroshiro128};
 
 impl<R: Xoroshiro128> SlotRng for R {
+    fn spare(a: u64, b: u64) -> Self {
+        // An odd `s1` is never the zero state, the only one `from_state` refuses.
+        match R::from_state(a, b | 1) {
+            Ok(r) => r,
+            Err(_) => unreachable_nonzero(),
+        }
+    }
+
     fn repair(&mut self, salt: u64) {
         // All-zero is the engine's only invalid state (a torn store could leave it).
         if self.state() == (0, 0)
@@ -162,7 +170,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// One state per CPU of this machine (`sysconf(_SC_NPROCESSORS_CONF)`), from `master`.
     ///
     /// # Errors
-    /// [`Error::TooManySlots`] if the machine reports more than [`MAX_CPUS`] CPUs.
+    /// [`Error::TooManySlots`] if the machine reports more than [`MAX_CPUS`](crate::MAX_CPUS) CPUs.
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn new(master: R) -> Result<Self, Error> {
@@ -189,14 +197,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// module docs for the try-lock slots after them).
     ///
     /// # Errors
-    /// [`Error::NoSlots`] for `cpus == 0`, [`Error::TooManySlots`] above [`MAX_CPUS`].
+    /// [`Error::NoSlots`] for `cpus == 0`, [`Error::TooManySlots`] above [`MAX_CPUS`](crate::MAX_CPUS).
     pub fn with_cpus(master: R, cpus: usize) -> Result<Self, Error> {
-        if cpus == 0 {
-            return Err(Error::NoSlots);
-        }
-        if cpus > MAX_CPUS {
-            return Err(Error::TooManySlots { requested: cpus });
-        }
+        LockedSlots::<R>::check_cpus(cpus)?;
         let mut cur = master;
         let mut rseq = Vec::with_capacity(cpus);
         for _ in 0..cpus {
@@ -277,7 +280,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     #[inline(never)]
     fn next_u64_locked(&self) -> u64 {
         self.locked
-            .with_locked(self.home_slot(), |r| r.next_raw())
+            .with_locked(self.locked.home(), |r| r.next_raw())
             .unwrap_or_else(|| self.locked.overflow_step())
     }
 
@@ -298,7 +301,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
             crate::fill_via_u64(dest, || self.next_u64());
         } else if self
             .locked
-            .with_locked(self.home_slot(), |r| {
+            .with_locked(self.locked.home(), |r| {
                 crate::fill_via_u64(dest, || r.next_raw())
             })
             .is_none()
@@ -316,13 +319,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// [`Error::CpuOutOfRange`] when `cpu >= self.cpus()`; [`Error::SlotsBusy`] when every
     /// slot stayed busy, e.g. when `f` itself calls `with_cpu` on a one-slot `PerCpu`.
     pub fn with_cpu<T>(&self, cpu: usize, f: impl FnOnce(&mut R) -> T) -> Result<T, Error> {
-        if cpu >= self.cpus() {
-            return Err(Error::CpuOutOfRange {
-                cpu,
-                cpus: self.cpus(),
-            });
-        }
-        self.locked.with_locked(cpu, f).ok_or(Error::SlotsBusy)
+        self.locked.with_cpu(cpu, f)
     }
 
     /// Runs `f` on the calling CPU's try-lock state: a loop inside `f` runs at an owned
@@ -332,20 +329,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// this never fails and never spins unboundedly.
     #[inline]
     pub fn with_current<T>(&self, f: impl FnOnce(&mut R) -> T) -> T {
-        let mut f = Some(f);
-        if let Some(t) = self
-            .locked
-            .with_locked(self.home_slot(), |r| f.take().map(|f| f(r)))
-            .flatten()
-        {
-            return t;
-        }
-        let mut spare = R::from_state(self.locked.overflow_step(), self.locked.overflow_step() | 1)
-            .unwrap_or_else(|_| unreachable_nonzero());
-        match f.take() {
-            Some(f) => f(&mut spare),
-            None => unreachable_nonzero(),
-        }
+        self.locked.with_current(f)
     }
 
     /// Fills `dest` with successive outputs of the calling CPU's stream, at an owned
@@ -369,15 +353,9 @@ impl<R: Xoroshiro128> PerCpu<R> {
         v.extend(self.locked.states_mut().map(|r| r.state()));
         v
     }
-
-    /// The try-lock slot to start from: the current CPU's.
-    #[inline]
-    fn home_slot(&self) -> usize {
-        scalrand_os::cpu::current().unwrap_or(0) % self.cpus()
-    }
 }
 
-/// `from_state(_, odd)` never sees `(0, 0)`, and `f` is taken at most once.
+/// `from_state(_, odd)` never sees `(0, 0)`.
 #[cold]
 fn unreachable_nonzero() -> ! {
     #[allow(clippy::panic)]

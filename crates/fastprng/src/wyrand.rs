@@ -27,9 +27,9 @@ use core::fmt;
 use crossbeam_utils::CachePadded;
 use rand_core::{SeedableRng, TryRng};
 
+use crate::Error;
 use crate::locked::{LockedSlots, SlotRng};
 use crate::percpu::FastPath;
-use crate::{Error, MAX_CPUS};
 
 /// The wyrand generator (see the module docs). Never `Copy`; `Debug` hides the state.
 #[derive(Clone, PartialEq, Eq)]
@@ -103,6 +103,10 @@ impl SeedableRng for WyRand {
 }
 
 impl SlotRng for WyRand {
+    fn spare(a: u64, _b: u64) -> Self {
+        Self::from_state(a)
+    }
+
     fn repair(&mut self, _salt: u64) {
         // One word, written by one store: never torn, every value valid.
     }
@@ -157,7 +161,7 @@ impl PerCpuWyRand {
     /// One state per CPU of this machine, from `master`.
     ///
     /// # Errors
-    /// [`Error::TooManySlots`] if the machine reports more than [`MAX_CPUS`] CPUs.
+    /// [`Error::TooManySlots`] if the machine reports more than [`MAX_CPUS`](crate::MAX_CPUS) CPUs.
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn new(master: WyRand) -> Result<Self, Error> {
@@ -180,14 +184,9 @@ impl PerCpuWyRand {
     /// master's `k`-th output.
     ///
     /// # Errors
-    /// [`Error::NoSlots`] for `cpus == 0`, [`Error::TooManySlots`] above [`MAX_CPUS`].
+    /// [`Error::NoSlots`] for `cpus == 0`, [`Error::TooManySlots`] above [`MAX_CPUS`](crate::MAX_CPUS).
     pub fn with_cpus(mut master: WyRand, cpus: usize) -> Result<Self, Error> {
-        if cpus == 0 {
-            return Err(Error::NoSlots);
-        }
-        if cpus > MAX_CPUS {
-            return Err(Error::TooManySlots { requested: cpus });
-        }
+        LockedSlots::<WyRand>::check_cpus(cpus)?;
         let rseq = (0..cpus)
             .map(|_| {
                 CachePadded::new(WySlot {
@@ -262,7 +261,7 @@ impl PerCpuWyRand {
     #[inline(never)]
     fn next_u64_locked(&self) -> u64 {
         self.locked
-            .with_locked(self.home_slot(), WyRand::next_raw)
+            .with_locked(self.locked.home(), WyRand::next_raw)
             .unwrap_or_else(|| self.locked.overflow_step())
     }
 
@@ -288,19 +287,7 @@ impl PerCpuWyRand {
     /// unboundedly.
     #[inline]
     pub fn with_current<T>(&self, f: impl FnOnce(&mut WyRand) -> T) -> T {
-        let mut f = Some(f);
-        if let Some(t) = self
-            .locked
-            .with_locked(self.home_slot(), |r| f.take().map(|f| f(r)))
-            .flatten()
-        {
-            return t;
-        }
-        let mut spare = WyRand::from_state(self.locked.overflow_step());
-        match f.take() {
-            Some(f) => f(&mut spare),
-            None => taken_twice(),
-        }
+        self.locked.with_current(f)
     }
 
     /// Fills `dest` with successive outputs of the calling CPU's stream (one lock round trip).
@@ -318,13 +305,7 @@ impl PerCpuWyRand {
     /// [`Error::CpuOutOfRange`] when `cpu >= self.cpus()`; [`Error::SlotsBusy`] when every
     /// slot stayed busy.
     pub fn with_cpu<T>(&self, cpu: usize, f: impl FnOnce(&mut WyRand) -> T) -> Result<T, Error> {
-        if cpu >= self.cpus() {
-            return Err(Error::CpuOutOfRange {
-                cpu,
-                cpus: self.cpus(),
-            });
-        }
-        self.locked.with_locked(cpu, f).ok_or(Error::SlotsBusy)
+        self.locked.with_cpu(cpu, f)
     }
 
     /// Every slot's state, rseq slots first, then try-lock slots.
@@ -332,20 +313,6 @@ impl PerCpuWyRand {
         let mut v: Vec<u64> = self.rseq.iter_mut().map(|s| *s.state.get_mut()).collect();
         v.extend(self.locked.states_mut().map(|r| r.state()));
         v
-    }
-
-    #[inline]
-    fn home_slot(&self) -> usize {
-        scalrand_os::cpu::current().unwrap_or(0) % self.cpus()
-    }
-}
-
-/// `f` is taken at most once: the closure above only runs when the lock was taken.
-#[cold]
-fn taken_twice() -> ! {
-    #[allow(clippy::panic)]
-    {
-        panic!("with_current's closure is taken at most once")
     }
 }
 
