@@ -132,6 +132,11 @@ impl<R: SlotRng> LockedSlots<R> {
         })
     }
 
+    /// How many overflow-stream words were drawn so far (the counter is the Weyl index).
+    pub(crate) fn overflow_draws(&self) -> u64 {
+        self.overflow.load(Ordering::Relaxed) as u64
+    }
+
     /// One step of the overflow stream: SplitMix64 (Steele, Lea, Flood, "Fast splittable
     /// pseudorandom number generators", OOPSLA 2014) over a per-instance atomic Weyl counter,
     /// salted with the instance's address. Lock-free; only taken when every slot stays busy.

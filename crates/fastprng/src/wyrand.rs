@@ -232,6 +232,14 @@ impl PerCpuWyRand {
             .load(core::sync::atomic::Ordering::Relaxed) as u64
     }
 
+    /// How many words of the overflow stream this instance has drawn: callers that found
+    /// every try-lock slot busy for [`BUSY_SWEEPS`](crate::BUSY_SWEEPS) sweeps (one word per
+    /// such `next_u64`, two per such `with_current`). A diagnostic, like `rseq_restarts`: a
+    /// growing count means more threads than slots with holders preempted, or re-entrant use.
+    pub fn overflow_draws(&self) -> u64 {
+        self.locked.overflow_draws()
+    }
+
     /// The next `u64` of the calling CPU's stream.
     #[inline]
     pub fn next_u64(&self) -> u64 {

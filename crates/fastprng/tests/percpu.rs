@@ -10,7 +10,8 @@ use rand_core::{Rng, SeedableRng};
 mod common;
 
 use scalrand_fastprng::{
-    FastPath, PerCpu, Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar,
+    Error, FastPath, PerCpu, Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus,
+    Xoroshiro128StarStar,
 };
 
 /// The states `with_cpus` must produce: master jumped 1, 2, ..., 2n times.
@@ -139,7 +140,12 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
                         // Mix all three entry points.
                         match (i + t) % 3 {
                             0 => v.push(p.next_u64()),
-                            1 => v.push(p.with_cpu(t % p.cpus(), |r| r.next_u64()).unwrap()),
+                            // `SlotsBusy` (every slot busy for BUSY_SWEEPS sweeps) hands
+                            // out nothing.
+                            1 => match p.with_cpu(t % p.cpus(), |r| r.next_u64()) {
+                                Ok(x) => v.push(x),
+                                Err(e) => assert_eq!(e, Error::SlotsBusy),
+                            },
                             _ => {
                                 let mut b = [0u8; 8];
                                 p.fill_bytes(&mut b);
@@ -160,6 +166,7 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
         }
     }
     let total: usize = outputs.iter().map(Vec::len).sum();
+    let draws = p.overflow_draws();
     let initial = jumped_states(&master, p.cpus());
     let finals = p.slot_states();
     let mut accounted = 0usize;
@@ -181,11 +188,19 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
         }
         accounted += steps;
     }
+    // The rest came from the overflow stream, one word per `next_u64`/8-byte `fill_bytes`
+    // that found every slot busy for BUSY_SWEEPS sweeps (a preempted holder under a
+    // sanitizer makes that happen); nothing else may be left over.
+    let extra = total - accounted;
+    eprintln!("{accounted} outputs from slots, {extra} from {draws} overflow draws");
     assert_eq!(
-        accounted, total,
-        "every output comes from exactly one slot step"
+        extra as u64, draws,
+        "every output comes from exactly one slot step or one overflow draw"
     );
-    assert!(seen.values().all(|&c| c == 0));
+    assert!(
+        seen.values().all(|&c| c <= 1),
+        "an overflow output repeated"
+    );
 }
 
 /// A signal or a preemption that lands inside a restartable sequence aborts it: the storm of

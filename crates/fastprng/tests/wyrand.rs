@@ -81,21 +81,41 @@ fn exact_accounting(p: PerCpuWyRand, master: u64) {
             .collect();
         hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
+    let draws = p.overflow_draws();
     let mut p = p;
     let finals = p.slot_states();
     let mut m = WyRand::from_state(master);
-    let mut expected: HashMap<u64, usize> = HashMap::new();
+    let mut got: HashMap<u64, usize> = HashMap::new();
+    for &x in &outs {
+        *got.entry(x).or_default() += 1;
+    }
+    let mut from_slots = 0usize;
     for fin in finals {
         let mut r = WyRand::from_state(m.next_raw());
         while r.state() != fin {
-            *expected.entry(r.next_raw()).or_default() += 1;
+            let x = r.next_raw();
+            let c = got
+                .get_mut(&x)
+                .filter(|c| **c > 0)
+                .expect("a slot output was never handed out, or handed out twice");
+            *c -= 1;
+            from_slots += 1;
+            assert!(
+                from_slots <= outs.len(),
+                "a slot stepped more than calls made"
+            );
         }
     }
-    let mut got: HashMap<u64, usize> = HashMap::new();
-    for x in outs {
-        *got.entry(x).or_default() += 1;
-    }
-    assert_eq!(got, expected);
+    // What is left came from the overflow stream (callers that found every slot busy for
+    // BUSY_SWEEPS sweeps, as a preempted holder under a sanitizer makes happen): one word per
+    // `next_u64`, two words per `fill_u64` of three. Nothing else may be left over.
+    let extra = outs.len() - from_slots;
+    eprintln!("{from_slots} outputs from slots, {extra} from {draws} overflow draws");
+    assert!(
+        extra <= 2 * draws as usize && (extra == 0) == (draws == 0),
+        "{extra} outputs not from any slot, {draws} overflow draws"
+    );
+    assert!(got.values().all(|&c| c <= 1), "an overflow output repeated");
 }
 
 #[test]
