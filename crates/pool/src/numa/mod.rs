@@ -88,9 +88,11 @@
 //! memory: on Linux ≥ 4.14 the kernel hands a fork child those pages zeroed, so the parent's
 //! keys and its unread output are gone from the child before any of the child's code runs,
 //! whether or not the child ever reads ([`NodePools::keys_wipe_on_fork`] says whether that
-//! holds here). Every read first compares [`scalrand_os::fork::generation`] (a wipe-on-fork
-//! word: it changes in every child however it was forked, raw `SYS_fork` and other
-//! libraries' atfork handlers included) with the generation the keys belong to. In a child
+//! holds here). A child's zeroed slots are stale, so its first read of each takes the slot's
+//! refresh path, which compares [`scalrand_os::fork::generation`] (a wipe-on-fork word: it
+//! changes in every child however it was forked, raw `SYS_fork` and other libraries' atfork
+//! handlers included) with the generation the keys belong to before it derives a key; where
+//! the OS offers no wipe-on-fork memory, every read makes that comparison first. In a child
 //! they differ: before answering, the child erases every slot (already zero where the kernel
 //! wiped it), mixes 32 fresh OS bytes, its pid and its generation into the input pool (which
 //! is ordinary, inherited memory: the secret the child's keys come from) and reseeds every

@@ -17,6 +17,10 @@ use super::schedule::{ReseedPolicy, Schedule};
 use super::slot::{MAX_PROBES, Slot};
 use super::topology::{NumaError, Topology};
 
+/// The owner tag of every slot lock when slots are wipe-on-fork memory (any nonzero value:
+/// see `NodePools::slot_lock_tag`).
+const WIPED_SLOT_TAG: usize = 1;
+
 /// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
 /// in the module docs). Loom models no fork and its atomics are not plain words, so loom
 /// builds use the ordinary heap.
@@ -54,6 +58,9 @@ pub struct NodePools {
     pub(crate) schedule: Schedule,
     /// The fork generation the keys belong to.
     fork_gen: AtomicUsize,
+    /// Slots and nodes are wipe-on-fork memory (`keys_wipe_on_fork`): a child finds every
+    /// slot stale, so reads check for a fork only on the stale path (see `slot_lock_tag`).
+    pub(crate) wiped: bool,
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
     pub(crate) os_reseed: bool,
     /// The rounds of the output keystream (batches and large reads).
@@ -143,6 +150,10 @@ impl NodePools {
         seed.zeroize();
         input.pending_bits = 0;
         input.next_node = 0;
+        #[cfg(not(scalrand_loom))]
+        let wiped = slots.wipes_on_fork() && nodes.wipes_on_fork();
+        #[cfg(scalrand_loom)]
+        let wiped = false;
         Ok(Self {
             topology,
             slot_of_cpu: map.slot_of_cpu.into_boxed_slice(),
@@ -152,6 +163,7 @@ impl NodePools {
             input: CachePadded::new(Lock::new(*input)),
             schedule: Schedule::new(ReseedPolicy::MANUAL, Box::new(scalrand_os::NoClock)),
             fork_gen: AtomicUsize::new(scalrand_os::fork::generation()),
+            wiped,
             os_reseed: false,
             rounds: Rounds::ChaCha20,
         })
@@ -185,10 +197,7 @@ impl NodePools {
     /// (`MADV_WIPEONFORK`, Linux ≥ 4.14). Where it does not, the child still erases them
     /// itself before its first answer (see "Fork safety" in the module docs).
     pub fn keys_wipe_on_fork(&self) -> bool {
-        #[cfg(not(scalrand_loom))]
-        return self.slots.wipes_on_fork() && self.nodes.wipes_on_fork();
-        #[cfg(scalrand_loom)]
-        return false;
+        self.wiped
     }
 
     /// Counters of every node pool, node by node.
@@ -215,7 +224,7 @@ impl NodePools {
     /// keyed them. Two loads and a compare on the fast path. Returns the lock tag of this
     /// process image.
     #[inline]
-    fn check_fork(&self) -> usize {
+    pub(crate) fn check_fork(&self) -> usize {
         let g = scalrand_os::fork::generation();
         if g != self.fork_gen.load(Ordering::Acquire) {
             self.rekey_after_fork(g);
@@ -226,6 +235,20 @@ impl NodePools {
         }
     }
 
+    /// The read path's fork check and slot-lock tag. With wipe-on-fork memory it costs
+    /// nothing: a fork child finds every slot zeroed, so its first read of any slot takes the
+    /// stale path, which runs [`check_fork`](Self::check_fork) before it derives a key (see
+    /// `refresh_if_stale`), and a slot lock never outlives the process image that took it
+    /// (the child's copy of the lock word is zero), so slot locks need no owner tag and are
+    /// never taken over. Without wipe-on-fork memory, every read checks the generation first.
+    #[inline]
+    fn slot_lock_tag(&self) -> usize {
+        if self.wiped {
+            WIPED_SLOT_TAG
+        } else {
+            self.check_fork()
+        }
+    }
     /// In a fork child, before the first answer: erase every slot key and batch (already zero
     /// where the kernel wiped them), then reseed every node from the input pool mixed with 32
     /// fresh OS bytes, the child's pid and its fork generation, so the child never answers
@@ -242,14 +265,19 @@ impl NodePools {
             fresh[32..40].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
         }
         fresh[40..48].copy_from_slice(&(g as u64).to_le_bytes());
-        // Lock order: input, then slots, then nodes (as everywhere: nothing takes the input
-        // lock while holding a slot or node lock).
+        // Lock order: input, then slots, then nodes. Without wipe-on-fork memory nothing takes
+        // the input lock while holding a slot or node lock; with it, a child's first read
+        // takes it while holding its own (zeroed) slot, and nothing here waits for a slot.
         let input = self.input.lock();
         if self.fork_gen.load(Ordering::Acquire) == g {
             return; // another thread of this child did it
         }
-        for slot in self.slots.iter() {
-            slot.state.lock().with(|s| s.wipe());
+        if !self.wiped {
+            // The kernel did not wipe them: slot locks carry owner tags here, and `lock`
+            // takes over one a parent's thread held at the fork.
+            for slot in self.slots.iter() {
+                slot.state.lock().with(|s| s.wipe());
+            }
         }
         self.reseed_locked(input, &fresh);
         fresh.zeroize();
@@ -278,6 +306,7 @@ impl NodePools {
     /// [`NodePools::fill_bytes`] assumes CPU 0) and for modelling a big machine on a small
     /// one. A CPU outside the topology uses slot `cpu % slots` (documented remap, see the
     /// bad-input table).
+    #[inline]
     pub fn fill_bytes_on_cpu(&self, cpu: usize, dest: &mut [u8]) {
         let _ = self.fill_traced(cpu, dest);
     }
@@ -297,11 +326,12 @@ impl NodePools {
     /// Routing: the home slot, then up to [`MAX_PROBES`] slots after it (a busy slot means
     /// another thread on that CPU, or a preempted one); if all are busy, a one-read key
     /// straight from the home slot's node.
+    #[inline]
     pub(crate) fn fill_traced(&self, cpu: usize, dest: &mut [u8]) -> Option<(usize, usize)> {
         if dest.is_empty() {
             return None;
         }
-        let tag = self.check_fork();
+        let tag = self.slot_lock_tag();
         let n = self.slots.len();
         let home = self.home_slot(cpu);
         let mut idx = home;
@@ -321,6 +351,7 @@ impl NodePools {
     /// the lock.
     #[cold]
     fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> (usize, usize) {
+        let _ = self.check_fork();
         let mut key = [0u8; KEY_LEN];
         let generation = self.nodes[node].derive(&mut key);
         fill_erasing(&mut key, dest, self.rounds);

@@ -86,7 +86,27 @@ impl SlotState {
     }
 
     /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.
+    #[inline]
     pub(crate) fn take(&mut self, dest: &mut [u8], rounds: Rounds) {
+        let left = self.left as usize;
+        if dest.len() <= left {
+            // The common case: one piece of the current batch.
+            let pos = BATCH_LEN - left;
+            move_and_wipe(&mut self.batch[pos..pos + dest.len()], dest);
+            // dest.len() <= left, which fits in u32.
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                self.left -= dest.len() as u32;
+            }
+        } else {
+            self.take_across_refills(dest, rounds);
+        }
+    }
+
+    /// `take` for a request the current batch cannot cover.
+    #[cold]
+    #[inline(never)]
+    fn take_across_refills(&mut self, dest: &mut [u8], rounds: Rounds) {
         let mut off = 0;
         while off < dest.len() {
             if self.left == 0 {
@@ -94,15 +114,53 @@ impl SlotState {
             }
             let pos = BATCH_LEN - self.left as usize;
             let n = (dest.len() - off).min(self.left as usize);
-            let src = &mut self.batch[pos..pos + n];
-            dest[off..off + n].copy_from_slice(src);
-            src.fill(0);
+            move_and_wipe(&mut self.batch[pos..pos + n], &mut dest[off..off + n]);
             // n <= left, which fits in u32.
             #[allow(clippy::cast_possible_truncation)]
             {
                 self.left -= n as u32;
             }
             off += n;
+        }
+    }
+}
+
+/// Copies `src` into `dest` (same length) and zeroes `src`. Reads of up to 64 bytes, the
+/// common case of a CSPRNG (keys, nonces, tokens), use two overlapping fixed-size moves
+/// inline instead of calls to `memcpy` and `memset`, which cost as much as the rest of a
+/// 32-byte read put together.
+#[inline]
+fn move_and_wipe(src: &mut [u8], dest: &mut [u8]) {
+    fn pair<const K: usize>(src: &mut [u8], dest: &mut [u8]) {
+        // Two K-byte pieces at both ends, overlapping when len < 2K (K <= len <= 2K).
+        let last = src.len() - K;
+        let head: [u8; K] = read_at(src, 0);
+        let tail: [u8; K] = read_at(src, last);
+        dest[..K].copy_from_slice(&head);
+        dest[last..].copy_from_slice(&tail);
+        src[..K].copy_from_slice(&[0; K]);
+        src[last..].copy_from_slice(&[0; K]);
+    }
+    fn read_at<const K: usize>(s: &[u8], at: usize) -> [u8; K] {
+        let mut out = [0u8; K];
+        out.copy_from_slice(&s[at..at + K]);
+        out
+    }
+    debug_assert_eq!(src.len(), dest.len());
+    match src.len() {
+        0 => {}
+        1..=7 => {
+            for (d, s) in dest.iter_mut().zip(src.iter_mut()) {
+                *d = *s;
+                *s = 0;
+            }
+        }
+        8..=16 => pair::<8>(src, dest),
+        17..=32 => pair::<16>(src, dest),
+        33..=64 => pair::<32>(src, dest),
+        _ => {
+            dest.copy_from_slice(src);
+            src.fill(0);
         }
     }
 }
@@ -208,6 +266,15 @@ impl NodePools {
         let node = self.slot_node[idx] as usize;
         let current = self.nodes[node].generation.load(Ordering::Acquire);
         if s.src_gen == 0 || s.src_node as usize != node || s.src_gen != current {
+            // With wipe-on-fork memory a fork child's first read of this slot comes here (its
+            // slots and nodes are zero): rekey the nodes before deriving from one. Lock order:
+            // this takes the input lock while holding a slot lock, which is sound because in
+            // this mode nothing that holds the input lock waits for a slot lock
+            // (`rekey_after_fork` leaves the kernel-wiped slots alone). Without wipe-on-fork
+            // memory the read checked before taking the slot (`slot_lock_tag`).
+            if self.wiped {
+                let _ = self.check_fork();
+            }
             let generation = self.nodes[node].derive(&mut s.key);
             // Node indices are below MAX_NODES.
             #[allow(clippy::cast_possible_truncation)]
@@ -235,6 +302,51 @@ mod tests {
         keystream(&[9; 32], 0, &mut ks, Rounds::ChaCha20);
         assert_eq!(a[..], ks[32..72]);
         assert_eq!(s.key[..], ks[..32]);
+    }
+
+    #[test]
+    fn move_and_wipe_copies_and_zeroes_every_length() {
+        // Every branch of the small-copy switch (0, 1..=7, pairs of 8, 16 and 32, longer),
+        // at every offset parity, against a byte-by-byte reference.
+        for len in 0..=80usize {
+            for off in 0..3usize {
+                let mut src: alloc::vec::Vec<u8> = (0..len + off).map(|i| i as u8 ^ 0xa5).collect();
+                let want = src[off..].to_vec();
+                let mut dest = alloc::vec![0x11u8; len];
+                move_and_wipe(&mut src[off..], &mut dest);
+                assert_eq!(dest, want, "len {len} off {off}");
+                assert!(src[off..].iter().all(|&b| b == 0), "len {len} off {off}");
+                assert!(
+                    src[..off]
+                        .iter()
+                        .enumerate()
+                        .all(|(i, &b)| b == i as u8 ^ 0xa5)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn take_serves_the_keystream_in_order_for_every_small_length() {
+        // Successive reads of lengths 1, 2, 3, ... walk the batch (and across refills) in
+        // order: the concatenation equals the keystream of the successive slot keys.
+        let mut s = SlotState::new();
+        s.key = [3; 32];
+        let mut got = alloc::vec::Vec::new();
+        for len in 1..=70usize {
+            let mut b = alloc::vec![0u8; len];
+            s.take(&mut b, Rounds::ChaCha12);
+            got.extend_from_slice(&b);
+        }
+        let mut want = alloc::vec::Vec::new();
+        let mut key = [3u8; 32];
+        while want.len() < got.len() {
+            let mut ks = [0u8; BATCH_LEN];
+            keystream(&key, 0, &mut ks, Rounds::ChaCha12);
+            key.copy_from_slice(&ks[..KEY_LEN]);
+            want.extend_from_slice(&ks[KEY_LEN..]);
+        }
+        assert_eq!(got[..], want[..got.len()]);
     }
 
     #[test]
