@@ -56,6 +56,19 @@ pub fn generation() -> usize {
     imp::generation()
 }
 
+/// Runs `f` with every signal that can be blocked blocked on the calling thread, and returns
+/// its result (the old signal mask is restored when `f` returns or unwinds).
+///
+/// A signal handler may call `fork()`; if one interrupts a thread between reading
+/// [`generation`] and acting on it, the rest of that thread's work runs in the child with the
+/// parent's value. Code that *publishes* something valid for one process image only (a cache
+/// that skips later generation checks) runs the check and the publication in here, so both
+/// happen in the same image. Two system calls (`pthread_sigmask`): for cold paths only. On
+/// targets without signals (no `std`, not Unix, miri, loom) it just runs `f`.
+pub fn signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    imp::signals_blocked(f)
+}
+
 /// How forks are detected in this process (probes on first call).
 pub fn detection() -> Detection {
     imp::detection()
@@ -177,6 +190,28 @@ mod imp {
         }
     }
 
+    pub(super) fn signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+        struct Restore(Option<libc::sigset_t>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                if let Some(old) = &self.0 {
+                    // SAFETY: `old` is the mask `pthread_sigmask` returned below.
+                    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut()) };
+                }
+            }
+        }
+        // SAFETY: `sigset_t` is plain data; `sigfillset` initialises `all` before it is used,
+        // and `pthread_sigmask` writes the old mask into `old` before it is read (only when it
+        // returned 0).
+        let _restore = unsafe {
+            let mut all: libc::sigset_t = core::mem::zeroed();
+            let mut old: libc::sigset_t = core::mem::zeroed();
+            libc::sigfillset(&mut all);
+            Restore((libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0).then_some(old))
+        };
+        f()
+    }
+
     fn by_pid() -> usize {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as usize;
@@ -228,5 +263,36 @@ mod imp {
 
     pub(super) fn detection() -> Detection {
         Detection::None
+    }
+
+    pub(super) fn signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+        f()
+    }
+}
+
+#[cfg(all(test, feature = "std", unix, not(miri), not(scalrand_loom)))]
+mod tests {
+    /// Whether `SIGUSR1` is blocked on this thread now.
+    fn usr1_blocked() -> bool {
+        // SAFETY: `cur` is plain data written by `pthread_sigmask` (a null new mask only
+        // queries) before `sigismember` reads it.
+        unsafe {
+            let mut cur: libc::sigset_t = core::mem::zeroed();
+            assert_eq!(
+                libc::pthread_sigmask(libc::SIG_BLOCK, core::ptr::null(), &mut cur),
+                0
+            );
+            libc::sigismember(&cur, libc::SIGUSR1) == 1
+        }
+    }
+
+    #[test]
+    fn signals_blocked_blocks_inside_and_restores_after_return_and_unwind() {
+        assert!(!usr1_blocked());
+        assert_eq!(super::signals_blocked(|| (usr1_blocked(), 7)), (true, 7));
+        assert!(!usr1_blocked(), "the old mask is back");
+        let r = std::panic::catch_unwind(|| super::signals_blocked(|| panic!("inside")));
+        assert!(r.is_err());
+        assert!(!usr1_blocked(), "the old mask is back after an unwind");
     }
 }
