@@ -70,6 +70,13 @@ impl<T: ZeroValid> WipeOnFork<T> {
         if let Some(m) = mapped::new(len, &mut init) {
             return m;
         }
+        Self::on_heap(len, init)
+    }
+
+    /// `len` elements on the ordinary heap, never wiped: what [`new`](Self::new) falls back to
+    /// where the OS cannot wipe memory in a fork child. Public so that users of this type can
+    /// run (and test) their fallback path on any machine.
+    pub fn on_heap(len: usize, init: impl FnMut(usize) -> T) -> Self {
         let heap: alloc::boxed::Box<[T]> = (0..len).map(init).collect();
         let len = heap.len();
         let ptr = core::ptr::NonNull::from(alloc::boxed::Box::leak(heap)).cast::<T>();

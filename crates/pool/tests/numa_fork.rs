@@ -45,6 +45,19 @@ fn fork_once(pools: &NodePools) -> ([u8; 32], [u8; 32]) {
 #[test]
 fn no_child_repeats_its_parent() {
     let pools = NodePools::new(Topology::detect()).unwrap();
+    no_child_repeats(&pools);
+}
+
+/// The same on keys in ordinary heap memory, the path systems without `MADV_WIPEONFORK` take:
+/// every read checks the fork generation, and the child erases every slot itself.
+#[test]
+fn no_child_repeats_its_parent_without_wipe_on_fork_memory() {
+    let pools = NodePools::__new_on_heap(Topology::detect()).unwrap();
+    assert!(!pools.keys_wipe_on_fork());
+    no_child_repeats(&pools);
+}
+
+fn no_child_repeats(pools: &NodePools) {
     // Warm every path the child will copy: a keyed slot with a half-used batch.
     let mut warm = [0u8; 32];
     pools.fill_bytes(&mut warm);
@@ -52,7 +65,7 @@ fn no_child_repeats_its_parent() {
     let mut children = HashSet::new();
     parent.insert(warm);
     for _ in 0..FORKS {
-        let (p, c) = fork_once(&pools);
+        let (p, c) = fork_once(pools);
         parent.insert(p);
         children.insert(c);
     }
@@ -139,6 +152,27 @@ fn raw_sys_fork_child_does_not_repeat_its_parent() {
     assert_ne!(
         parent, child,
         "SYS_fork ran no atfork handler and the child repeated"
+    );
+}
+
+/// The raw-`SYS_fork` case on keys in ordinary heap memory (see
+/// `no_child_repeats_its_parent_without_wipe_on_fork_memory`): the child's copy of slot 0 still
+/// holds the parent's key and unread batch, and the per-read fork check must erase them first.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn raw_sys_fork_child_does_not_repeat_its_parent_without_wipe_on_fork_memory() {
+    let pools = NodePools::__new_on_heap(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
+    assert!(!pools.keys_wipe_on_fork());
+    let mut warm = [0u8; 8];
+    pools.fill_bytes_on_cpu(0, &mut warm);
+    let (parent, child) = fork_with(raw_fork, &pools, || {
+        let mut b = [0u8; 32];
+        pools.fill_bytes_on_cpu(0, &mut b);
+        b
+    });
+    assert_ne!(
+        parent, child,
+        "the child answered from its copy of the parent's slot"
     );
 }
 

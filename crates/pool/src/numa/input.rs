@@ -139,10 +139,15 @@ impl Unseeded {
     /// # Errors
     /// `Err(self)`, unchanged, while fewer than [`INIT_BITS`] bits were credited.
     pub fn try_seed(self) -> Result<NodePools, Self> {
+        self.try_seed_in(false)
+    }
+
+    /// `try_seed`, with keys on the ordinary heap when `heap` (the fork tests' fallback).
+    pub(crate) fn try_seed_in(self, heap: bool) -> Result<NodePools, Self> {
         if self.input.credited_bits < INIT_BITS {
             return Err(self);
         }
-        match NodePools::build(self.topology, self.input) {
+        match NodePools::build(self.topology, self.input, heap) {
             Ok(p) => Ok(p),
             // `new` validated the topology; `build` fails on nothing else.
             Err((topology, input)) => Err(Self { topology, input }),

@@ -29,12 +29,21 @@ type Secret<T> = scalrand_os::wipe::WipeOnFork<T>;
 #[cfg(scalrand_loom)]
 type Secret<T> = Box<[T]>;
 
+/// `heap`: ordinary heap memory even where the OS could wipe it (the fallback, for tests).
 #[cfg(not(scalrand_loom))]
-fn secret<T: scalrand_os::wipe::ZeroValid>(len: usize, init: impl FnMut(usize) -> T) -> Secret<T> {
-    scalrand_os::wipe::WipeOnFork::new(len, init)
+fn secret<T: scalrand_os::wipe::ZeroValid>(
+    len: usize,
+    heap: bool,
+    init: impl FnMut(usize) -> T,
+) -> Secret<T> {
+    if heap {
+        scalrand_os::wipe::WipeOnFork::on_heap(len, init)
+    } else {
+        scalrand_os::wipe::WipeOnFork::new(len, init)
+    }
 }
 #[cfg(scalrand_loom)]
-fn secret<T>(len: usize, init: impl FnMut(usize) -> T) -> Secret<T> {
+fn secret<T>(len: usize, _heap: bool, init: impl FnMut(usize) -> T) -> Secret<T> {
     (0..len).map(init).collect()
 }
 
@@ -102,9 +111,23 @@ impl NodePools {
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn new(topology: Topology) -> Result<Self, NumaError> {
+        Self::new_in(topology, false)
+    }
+
+    /// Test hook (`doc(hidden)`, not API): [`new`](Self::new) with keys on the ordinary heap
+    /// even where the OS could wipe them, so that the fork tests run the path other systems
+    /// take (a per-read fork check, and the child erasing every slot itself).
+    #[doc(hidden)]
+    #[cfg(feature = "std")]
+    pub fn __new_on_heap(topology: Topology) -> Result<Self, NumaError> {
+        Self::new_in(topology, true)
+    }
+
+    #[cfg(feature = "std")]
+    fn new_in(topology: Topology, heap: bool) -> Result<Self, NumaError> {
         let mut seed = [0u8; 32];
         scalrand_os::entropy::fill(&mut seed)?;
-        let pools = Self::from_seed(topology, &seed);
+        let pools = Self::from_seed_in(topology, &seed, heap);
         seed.zeroize();
         let mut pools =
             pools?.with_reseed_policy(ReseedPolicy::LINUX_LIKE, scalrand_os::MonotonicClock::new());
@@ -121,10 +144,14 @@ impl NodePools {
     /// # Errors
     /// A bad topology (see the bad-input table in [`super`]).
     pub fn from_seed(topology: Topology, seed: &[u8; 32]) -> Result<Self, NumaError> {
+        Self::from_seed_in(topology, seed, false)
+    }
+
+    fn from_seed_in(topology: Topology, seed: &[u8; 32], heap: bool) -> Result<Self, NumaError> {
         let mut u = Self::unseeded(topology)?;
         u.add_entropy(seed, 256);
-        // 256 credited bits are at least INIT_BITS, so `try_seed` succeeds.
-        u.try_seed().map_err(|_| NumaError::NotSeeded)
+        // 256 credited bits are at least INIT_BITS, so `try_seed_in` succeeds.
+        u.try_seed_in(heap).map_err(|_| NumaError::NotSeeded)
     }
 
     /// Builds the pools from an input pool credited with at least [`INIT_BITS`]; gives both
@@ -132,13 +159,18 @@ impl NodePools {
     pub(crate) fn build(
         topology: Topology,
         mut input: Box<InputPool>,
+        heap: bool,
     ) -> Result<Self, (Topology, Box<InputPool>)> {
         debug_assert!(input.credited_bits >= INIT_BITS);
         let Ok(map) = topology.cpu_map() else {
             return Err((topology, input));
         };
-        let slots = secret(map.node_of_slot.len(), |_| CachePadded::new(Slot::new()));
-        let nodes = secret(topology.node_count(), |_| CachePadded::new(NodePool::new()));
+        let slots = secret(map.node_of_slot.len(), heap, |_| {
+            CachePadded::new(Slot::new())
+        });
+        let nodes = secret(topology.node_count(), heap, |_| {
+            CachePadded::new(NodePool::new())
+        });
         // Node 0 takes the input pool's entropy; every other node is keyed from node 0's
         // output, each with its own bytes (the 2015 patch's `init_node_pools`).
         let mut seed = input.extract();
