@@ -1,6 +1,7 @@
 //! Per-NUMA ChaCha20 pools (`scalrand_pool::numa`) and the crypto facade against their
 //! baselines, side by side:
-//! * single thread, 32-byte and 4 KiB reads: `NodePools`, `scalrand::fill_bytes`,
+//! * single thread, 32-byte and 4 KiB reads: `NodePools` (ChaCha20, and the ChaCha12 and
+//!   ChaCha8 output choices of `with_rounds`), `scalrand::fill_bytes`,
 //!   `Mutex<ChaCha20Rng>`, rand's `ThreadRng`, `getrandom::fill`, raw ChaCha20 keystream;
 //! * 1 and 2 threads (all the cores this machine has), aggregate throughput of one shared
 //!   generator, same rows;
@@ -35,11 +36,25 @@ type Shared = Box<dyn Fn(usize, &mut [u8]) + Send + Sync>;
 
 fn shared_rows() -> Vec<(&'static str, Shared)> {
     let pools = NodePools::new(Topology::detect()).expect("OS entropy");
+    let pools12 = NodePools::new(Topology::detect())
+        .expect("OS entropy")
+        .with_rounds(Rounds::ChaCha12);
+    let pools8 = NodePools::new(Topology::detect())
+        .expect("OS entropy")
+        .with_rounds(Rounds::ChaCha8);
     let mutex = Mutex::new(rand_chacha::ChaCha20Rng::from_seed([7; 32]));
     vec![
         (
             "NodePools",
             Box::new(move |_, b: &mut [u8]| pools.fill_bytes(b)) as Shared,
+        ),
+        (
+            "NodePools ChaCha12 (with_rounds)",
+            Box::new(move |_, b: &mut [u8]| pools12.fill_bytes(b)),
+        ),
+        (
+            "NodePools ChaCha8 (with_rounds)",
+            Box::new(move |_, b: &mut [u8]| pools8.fill_bytes(b)),
         ),
         (
             "scalrand::fill_bytes",
