@@ -128,6 +128,7 @@ impl Step {
                 // Every publishable crate packages and its tarball builds on its own (cargo
                 // resolves the workspace's unpublished crates through a local overlay
                 // registry).
+                forget_overlay_sources()?;
                 let mut c = cargo(name, ["package", "--allow-dirty", "--workspace"]);
                 for pkg in UNPUBLISHED {
                     c = c.args(["--exclude", pkg]);
@@ -139,6 +140,39 @@ impl Step {
 }
 
 /// The steps `--only` and `--skip` leave, in CI's order.
+/// Removes the sources cargo extracted from earlier `cargo package` overlay registries. Cargo
+/// extracts each overlay crate into `$CARGO_HOME/registry/src/<overlay hash>/<name>-<version>`
+/// and reuses that directory while the version is unchanged, so a second run on one machine
+/// would verify against the first run's sources (a fresh CI machine has none).
+fn forget_overlay_sources() -> Result {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(&src) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        // The real registries' directories are named after their index host; overlays are
+        // named by a bare hash (`-<hex>`).
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(crates) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for krate in crates.flatten() {
+            if krate.file_name().to_string_lossy().starts_with("scalrand") {
+                std::fs::remove_dir_all(krate.path())
+                    .map_err(|e| format!("removing {}: {e}", krate.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn selected(flags: &flags::Ci) -> Vec<Step> {
     Step::all()
         .iter()
