@@ -57,8 +57,17 @@
 //!   thread-local load) picks a slot. A slot holds a ChaCha20 key taken from its node's key and the node
 //!   generation it was taken under; when the node's generation moves on (a reseed), the slot's
 //!   next reader takes a new key before it answers. Only that refresh touches the node lock.
-//! - **Cipher**: ChaCha20 throughout ([`Rounds`] names the reduced-round variants; the pools
-//!   use [`Rounds::ChaCha20`]). Bulk keystream ([`keystream`]: slot batches, large reads) runs
+//! - **Small reads without a lock** (Linux x86_64 with glibc's rseq, keys in wipe-on-fork
+//!   memory): reads of up to 64 bytes from [`NodePools::fill_bytes`] take a second set of
+//!   per-CPU slots, indexed by CPU number, read and advanced in restartable sequences instead
+//!   of under the slot's try-lock: no atomic instruction per read. Each slot double-buffers
+//!   its batch; a refill writes the idle buffer under the slot's lock and publishes it with
+//!   one store in a sequence on that CPU. The protocol and why it never hands a byte out twice
+//!   are in the source (`rseq.rs`); `tests/numa_rseq.rs` checks it against the locked path's
+//!   bytes and under a storm of signals, preemption and migration. Elsewhere (and for a CPU
+//!   outside the topology) every read takes the locked slots.
+//! - **Cipher**: ChaCha20, except the output keystream when a host chooses reduced rounds with
+//!   [`NodePools::with_rounds`] (key derivations stay ChaCha20). Bulk keystream ([`keystream`]: slot batches, large reads) runs
 //!   16 blocks per pass on AVX-512F where the CPU has it (detected once, at run time) and on
 //!   the `chacha20` crate's core elsewhere; `--cfg scalrand_chacha_soft` forces the latter.
 //!
@@ -76,6 +85,7 @@
 //! | other nodes at boot | `K_i` reseeded with `FKE(K_0)` output, one step per node |
 //! | slot refresh | `K_slot = FKE(K_node)` output (the node key moves on) |
 //! | small read (≤ 256 B) | from the batch; refill: `b = B(K_slot, 0..16)`, `K_slot = b[0..32]`, batch `= b[32..1024]`; bytes are zeroed as handed out |
+//! | small read (≤ 64 B), rseq path | the same, in whole 8-byte words: a read takes `⌈len/8⌉` words of the batch, and one that does not fit in what is left skips the rest (zeroed at the refill) |
 //! | large read | `k = FKE(K_slot)` output (under the slot lock); unlocked: output `= B(k, 0), B(k, 1), …`; beyond 1 MiB, block 0 becomes the next chunk's `k` and each chunk starts at block 1 |
 //!
 //! Forward secrecy: every read moves the slot key forward (a small read's bytes come from a
@@ -129,6 +139,25 @@ mod chacha;
 mod input;
 mod node;
 mod pools;
+#[cfg(all(
+    feature = "std",
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu",
+    not(miri),
+    not(scalrand_loom)
+))]
+mod rseq;
+#[cfg(not(all(
+    feature = "std",
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu",
+    not(miri),
+    not(scalrand_loom)
+)))]
+#[path = "rseq_none.rs"]
+mod rseq;
 mod schedule;
 mod slot;
 mod topology;

@@ -19,7 +19,7 @@ use super::topology::{NumaError, Topology};
 
 /// The owner tag of every slot lock when slots are wipe-on-fork memory (any nonzero value:
 /// see `NodePools::slot_lock_tag`).
-const WIPED_SLOT_TAG: usize = 1;
+pub(crate) const WIPED_SLOT_TAG: usize = 1;
 
 /// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
 /// in the module docs). Loom models no fork and its atomics are not plain words, so loom
@@ -74,6 +74,9 @@ pub struct NodePools {
     pub(crate) os_reseed: bool,
     /// The rounds of the output keystream (batches and large reads).
     pub(crate) rounds: Rounds,
+    /// Per-CPU slots read in restartable sequences, for small reads (where rseq and
+    /// wipe-on-fork memory exist; see `rseq.rs`).
+    rseq: Option<super::rseq::RseqSlots>,
 }
 
 /// Counters of one node pool, from [`NodePools::node_stats`]. In a fork child they start
@@ -186,6 +189,20 @@ impl NodePools {
         let wiped = slots.wipes_on_fork() && nodes.wipes_on_fork();
         #[cfg(scalrand_loom)]
         let wiped = false;
+        let rseq = if wiped && !heap {
+            let node_of_cpu: Box<[u32]> = (0..map.slot_of_cpu.len())
+                .map(|cpu| {
+                    let slot = match map.slot_of_cpu[cpu] {
+                        s if s != u32::MAX => s as usize,
+                        _ => cpu % map.node_of_slot.len(),
+                    };
+                    map.node_of_slot[slot]
+                })
+                .collect();
+            super::rseq::RseqSlots::new(node_of_cpu)
+        } else {
+            None
+        };
         Ok(Self {
             topology,
             slot_of_cpu: map.slot_of_cpu.into_boxed_slice(),
@@ -196,6 +213,7 @@ impl NodePools {
             schedule: Schedule::new(ReseedPolicy::MANUAL, Box::new(scalrand_os::NoClock)),
             fork_gen: AtomicUsize::new(scalrand_os::fork::generation()),
             wiped,
+            rseq,
             os_reseed: false,
             rounds: Rounds::ChaCha20,
         })
@@ -246,6 +264,9 @@ impl NodePools {
             .collect();
         for (s, &node) in self.slots.iter().zip(self.slot_node.iter()) {
             v[node as usize].reads += s.reads.load(Ordering::Relaxed);
+        }
+        for (node, reads) in self.rseq.iter().flat_map(|r| r.reads()) {
+            v[node as usize].reads += reads;
         }
         v
     }
@@ -322,6 +343,13 @@ impl NodePools {
     /// thread runs on. Never fails, never blocks.
     #[inline]
     pub fn fill_bytes(&self, dest: &mut [u8]) {
+        if let Some(r) = &self.rseq
+            && !dest.is_empty()
+            && dest.len() <= super::rseq::MAX_LEN
+            && self.rseq_fill(r, dest)
+        {
+            return;
+        }
         self.fill_bytes_on_cpu(scalrand_os::cpu::current().unwrap_or(0), dest);
     }
 
@@ -405,10 +433,10 @@ impl NodePools {
     }
 
     /// Test hook (`doc(hidden)`, not API): the address ranges of the memory that holds keys
-    /// and unread output (slots and nodes), for the fork tests' memory scans.
+    /// and unread output (slots, nodes and the rseq slots), for memory scans in tests.
     #[doc(hidden)]
-    pub fn __secret_memory(&self) -> [(*const u8, usize); 2] {
-        [
+    pub fn __secret_memory(&self) -> Vec<(*const u8, usize)> {
+        let mut v = alloc::vec![
             (
                 self.slots.as_ptr().cast::<u8>(),
                 core::mem::size_of_val(&*self.slots),
@@ -417,7 +445,16 @@ impl NodePools {
                 self.nodes.as_ptr().cast::<u8>(),
                 core::mem::size_of_val(&*self.nodes),
             ),
-        ]
+        ];
+        v.extend(self.rseq.as_ref().map(super::rseq::RseqSlots::memory));
+        v
+    }
+
+    /// Test hook (`doc(hidden)`, not API): reads served by the restartable-sequence path so
+    /// far, or `None` where that path is off (no rseq, no wipe-on-fork memory, or this target).
+    #[doc(hidden)]
+    pub fn __rseq_reads(&self) -> Option<usize> {
+        self.rseq.as_ref().map(|r| r.reads().map(|(_, n)| n).sum())
     }
 }
 

@@ -1,0 +1,610 @@
+//! Small reads without the slot lock: per-CPU batches read in restartable sequences (Linux,
+//! x86_64, glibc ≥ 2.35 registering rseq for every thread; keys in wipe-on-fork memory).
+//!
+//! The locked read path (`slot.rs`) pays one `lock cmpxchg` per read, about a third of a
+//! 32-byte read's cost beside the cipher. Here the reader instead runs two short restartable
+//! sequences (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable sequences system
+//! call"; `scalrand_fastprng`'s `rseq` module explains the guarantee in detail: a section
+//! either runs start to end on one CPU with no other thread of that CPU in between, or is
+//! abandoned at the first preemption, migration or signal, and restarted from the top). The
+//! sections' descriptors and abort handlers follow glibc's x86 conventions, as in
+//! `scalrand_fastprng`; the abort handler only jumps back to re-arm the section.
+//!
+//! # The slot
+//! One [`RseqSlot`] per CPU number, 64-byte aligned: a control word `[epoch:32 | reads:16 |
+//! pos:16]`, the generation and node its key came from, a lock, the key, and two 1 KiB
+//! buffers. Buffer `epoch & 1` is **active**: readers hand out its bytes from `pos` on. The
+//! other is scratch for the next refill. Epoch 0 means "never keyed" (the zero state a fork
+//! child finds in wipe-on-fork memory).
+//!
+//! # Sections
+//! - **take** (`take`): read `cpu_id`, the control word; bail out if the epoch is 0, the
+//!   node's generation moved, or fewer than `8k` bytes are left; copy `k` words from the active
+//!   buffer at `pos` into the caller's buffer; **commit** `pos + 8k, reads + 1` with one store.
+//!   An abort before the commit leaves the slot as it was (the copy went to the caller's own
+//!   memory and is redone).
+//! - **wipe** (`wipe`): on the same CPU and while the epoch is still the one taken from, zero
+//!   those `k` words. The stores are idempotent, so an abort and restart is harmless; a refill
+//!   in between changes the epoch and has already zeroed the whole old buffer. If the thread
+//!   migrated, the caller zeroes them under the slot lock instead (see `NodePools::rseq_fill`).
+//! - **commit a refill** (`publish`): a refiller holds the slot's lock, writes the scratch buffer
+//!   and the new key with ordinary stores, then, in a section on that slot's CPU, checks the
+//!   epoch it started from and stores the new control word (epoch + 1, pos 32, reads 0).
+//!   Readers never read the scratch buffer, and only a lock holder writes it, so the ordinary
+//!   stores race with nothing; the commit is a single store inside a section, so no reader on
+//!   that CPU is between its load of the control word and its own commit when it lands (that
+//!   reader would have been preempted by the refiller, and aborted).
+//!
+//! Readers on other CPUs never touch the slot (a migrated thread is aborted and reads its new
+//! CPU's slot). So every byte is handed out at most once, and is zeroed when handed out (or,
+//! after a migration, just after), as the locked path does.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+use alloc::boxed::Box;
+
+use super::NodePools;
+use super::chacha::{KEY_LEN, keystream};
+use super::pools::WIPED_SLOT_TAG;
+use super::slot::BATCH_LEN;
+use scalrand_os::Lock;
+use scalrand_os::wipe::WipeOnFork;
+use zeroize::Zeroize;
+
+/// Bytes of one slot: a 128-byte header and two batches.
+pub(crate) const SLOT_BYTES: usize = 128 + 2 * BATCH_LEN;
+/// Reads up to this many bytes take the rseq path (8 words).
+pub(crate) const MAX_LEN: usize = 64;
+
+const WORD: usize = 0;
+const SRC_GEN: usize = 8;
+const NODE_GEN: usize = 16;
+const BUFS: usize = 128;
+
+/// One CPU's rseq slot (see the module docs).
+#[repr(C, align(64))]
+pub(crate) struct RseqSlot {
+    /// `[epoch:32 | reads:16 | pos:16]`; written only by commits inside sections on this
+    /// slot's CPU.
+    pub(crate) word: UnsafeCell<u64>,
+    /// The node generation the key came from (0: none).
+    pub(crate) src_gen: AtomicUsize,
+    /// The node's generation word (null until the first refill).
+    pub(crate) node_gen: AtomicPtr<AtomicUsize>,
+    /// Held by refills and by the migration fallback of `wipe`.
+    pub(crate) lock: Lock<()>,
+    /// Reads of earlier epochs, added at each refill (the current epoch's are in `word`).
+    pub(crate) reads: AtomicUsize,
+    /// Refills since the reseed schedule was last checked (lock held).
+    pub(crate) refills: UnsafeCell<u32>,
+    _pad: [u8; 64 - 44],
+    /// The slot key (lock held).
+    pub(crate) key: UnsafeCell<[u8; 32]>,
+    _pad2: [u8; 32],
+    pub(crate) bufs: UnsafeCell<[[u8; BATCH_LEN]; 2]>,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<RseqSlot>() == SLOT_BYTES);
+    assert!(core::mem::offset_of!(RseqSlot, word) == WORD);
+    assert!(core::mem::offset_of!(RseqSlot, src_gen) == SRC_GEN);
+    assert!(core::mem::offset_of!(RseqSlot, node_gen) == NODE_GEN);
+    assert!(core::mem::offset_of!(RseqSlot, refills) == 40);
+    assert!(core::mem::offset_of!(RseqSlot, key) == 64);
+    assert!(core::mem::offset_of!(RseqSlot, bufs) == BUFS);
+};
+
+// SAFETY: every field is valid at all-zero bytes: integers and byte arrays, atomics at 0, a
+// null pointer, a free lock (word 0). Zero means epoch 0, "never keyed" (module docs).
+unsafe impl scalrand_os::wipe::ZeroValid for RseqSlot {}
+
+// SAFETY: `word` is written only by the commit stores of the sections (on the slot's CPU, one
+// thread at a time: the rseq protocol) and read by sections and by `AtomicU64` loads; `key`,
+// `refills` and the scratch buffer are touched only with `lock` held; the active buffer is
+// read by `take` and zeroed by `wipe` (on the slot's CPU) or under the lock, on bytes that no
+// reader will read again (module docs).
+unsafe impl Sync for RseqSlot {}
+
+impl RseqSlot {
+    /// The control word, read from any CPU.
+    pub(crate) fn word(&self) -> u64 {
+        // SAFETY: `word` is an aligned u64 that is only written by single 8-byte stores;
+        // reading it through an atomic view is a relaxed atomic load.
+        unsafe { AtomicU64::from_ptr(self.word.get()) }.load(Ordering::Relaxed)
+    }
+}
+
+/// The epoch of a control word.
+pub(crate) fn epoch(w: u64) -> u32 {
+    (w >> 32) as u32
+}
+
+/// The read count of a control word.
+pub(crate) fn reads(w: u64) -> usize {
+    ((w >> 16) & 0xffff) as usize
+}
+
+/// The read position of a control word.
+pub(crate) fn pos(w: u64) -> usize {
+    (w & 0xffff) as usize
+}
+
+/// glibc's `__rseq_offset`, if this process's threads have rseq areas.
+pub(crate) fn offset() -> Option<isize> {
+    scalrand_os::cpu::rseq_offset()
+}
+
+/// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out` and commits
+/// them as read. Returns the slot's address and the control word before the commit, or `None`
+/// (no rseq CPU number, a CPU beyond `n` slots, epoch 0, a new node generation, or fewer than
+/// `8k` bytes left).
+///
+/// # Safety
+/// `off` is [`offset`]'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
+/// only through these functions and the rules of the module docs; `out` is valid for `k`
+/// word writes; `1 <= k <= 8`.
+#[inline(always)]
+pub(crate) unsafe fn take(
+    off: isize,
+    base: *mut u8,
+    n: u32,
+    k: u64,
+    out: *mut u64,
+) -> Option<(*mut u8, u64)> {
+    let ok: u64;
+    let slot: u64;
+    let w: u64;
+    // SAFETY: the caller upholds the contract; the block touches the calling thread's rseq
+    // area, slot `cpu_id < n`'s control word, generation fields and active buffer (reads), and
+    // `out`. The node-generation pointer is non-null whenever the epoch is nonzero (a refill
+    // sets it before its commit) and points at a node that lives as long as the slots.
+    unsafe {
+        core::arch::asm!(
+            ".pushsection __rseq_cs, \"aw\"",
+            ".balign 32",
+            "3:",
+            ".long 0, 0",
+            ".quad 4f, (5f - 4f), 6f",
+            ".popsection",
+            ".pushsection __rseq_failure, \"ax\"",
+            ".byte 0x0f, 0xb9, 0x3d",
+            ".long 0x53053053",
+            "6:",
+            "jmp 7f",
+            ".popsection",
+            "7:",
+            "lea {t}, [rip + 3b]",
+            "mov qword ptr fs:[{off} + 8], {t}",
+            "4:",
+            "mov {slot:e}, dword ptr fs:[{off} + 4]",
+            "cmp {slot:e}, {n:e}",
+            "jae 8f",
+            "imul {slot}, {slot}, {size}",
+            "add {slot}, {base}",
+            "mov {w}, qword ptr [{slot}]",
+            "mov {t}, {w}",
+            "shr {t}, 32",
+            "jz 8f",
+            "mov {x}, qword ptr [{slot} + {node_gen}]",
+            "mov {x}, qword ptr [{x}]",
+            "cmp {x}, qword ptr [{slot} + {src_gen}]",
+            "jne 8f",
+            "movzx {p:e}, {w:x}",
+            "lea {x}, [{p} + 8*{k}]",
+            "cmp {x}, {batch}",
+            "ja 8f",
+            "and {t}, 1",
+            "shl {t}, 10",
+            "add {t}, {slot}",
+            "add {t}, {p}",
+            "xor {p:e}, {p:e}",
+            "2:",
+            "mov {x}, qword ptr [{t} + 8*{p} + {bufs}]",
+            "mov qword ptr [{out} + 8*{p}], {x}",
+            "inc {p}",
+            "cmp {p}, {k}",
+            "jb 2b",
+            "lea {x}, [{w} + 8*{k} + 0x10000]",
+            "mov qword ptr [{slot}], {x}",
+            "5:",
+            "mov {ok:e}, 1",
+            "jmp 9f",
+            "8:",
+            "xor {ok:e}, {ok:e}",
+            "9:",
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            k = in(reg) k,
+            out = in(reg) out,
+            size = const SLOT_BYTES,
+            node_gen = const NODE_GEN,
+            src_gen = const SRC_GEN,
+            batch = const BATCH_LEN,
+            bufs = const BUFS,
+            slot = out(reg) slot,
+            w = out(reg) w,
+            t = out(reg) _,
+            p = out(reg) _,
+            x = out(reg) _,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    (ok != 0).then_some((slot as *mut u8, w))
+}
+
+/// **wipe**: zeroes the `k` words that `take` handed out of `slot` (whose control word was
+/// `w` before that commit). `true` when they are zero now (zeroed here, or by a refill that
+/// changed the epoch); `false` when the thread is no longer on that slot's CPU (the caller
+/// then zeroes them under the slot lock).
+///
+/// # Safety
+/// As [`take`], with `slot` and `w` from a successful `take` with the same `k`.
+#[inline(always)]
+pub(crate) unsafe fn wipe(
+    off: isize,
+    base: *mut u8,
+    n: u32,
+    k: u64,
+    slot: *mut u8,
+    w: u64,
+) -> bool {
+    let ok: u64;
+    // SAFETY: as in `take`; the stores hit `k` words of the slot's active buffer that `take`
+    // committed as read (no reader reads them again) and only while its epoch is unchanged.
+    unsafe {
+        core::arch::asm!(
+            ".pushsection __rseq_cs, \"aw\"",
+            ".balign 32",
+            "3:",
+            ".long 0, 0",
+            ".quad 4f, (5f - 4f), 6f",
+            ".popsection",
+            ".pushsection __rseq_failure, \"ax\"",
+            ".byte 0x0f, 0xb9, 0x3d",
+            ".long 0x53053053",
+            "6:",
+            "jmp 7f",
+            ".popsection",
+            "7:",
+            "lea {t}, [rip + 3b]",
+            "mov qword ptr fs:[{off} + 8], {t}",
+            "4:",
+            "mov {c:e}, dword ptr fs:[{off} + 4]",
+            "cmp {c:e}, {n:e}",
+            "jae 8f",
+            "imul {c}, {c}, {size}",
+            "add {c}, {base}",
+            "cmp {c}, {slot}",
+            "jne 8f",
+            "mov {c}, qword ptr [{slot}]",
+            "shr {c}, 32",
+            "mov {t}, {w}",
+            "shr {t}, 32",
+            "cmp {c}, {t}",
+            "jne 5f",
+            "and {t}, 1",
+            "shl {t}, 10",
+            "add {t}, {slot}",
+            "movzx {c:e}, {w:x}",
+            "add {t}, {c}",
+            "xor {c:e}, {c:e}",
+            "2:",
+            "mov qword ptr [{t} + 8*{c} + {bufs}], 0",
+            "inc {c}",
+            "cmp {c}, {k}",
+            "jb 2b",
+            "5:",
+            "mov {ok:e}, 1",
+            "jmp 9f",
+            "8:",
+            "xor {ok:e}, {ok:e}",
+            "9:",
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            k = in(reg) k,
+            slot = in(reg) slot,
+            w = in(reg) w,
+            size = const SLOT_BYTES,
+            bufs = const BUFS,
+            c = out(reg) _,
+            t = out(reg) _,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    ok != 0
+}
+
+/// **commit a refill**: on `slot`'s CPU, if its epoch is still `from`, stores `new` as its
+/// control word. Returns the control word it replaced, or `None` (another CPU, or the epoch
+/// moved).
+///
+/// # Safety
+/// As [`take`]; `slot` is one of the `n` slots at `base`, whose lock the caller holds, with
+/// the scratch buffer of epoch `from + 1` and the key written.
+#[inline(always)]
+pub(crate) unsafe fn publish(
+    off: isize,
+    base: *mut u8,
+    n: u32,
+    slot: *mut u8,
+    from: u64,
+    new: u64,
+) -> Option<u64> {
+    let ok: u64;
+    let old: u64;
+    // SAFETY: as in `take`; the one store is the commit of the slot's control word.
+    unsafe {
+        core::arch::asm!(
+            ".pushsection __rseq_cs, \"aw\"",
+            ".balign 32",
+            "3:",
+            ".long 0, 0",
+            ".quad 4f, (5f - 4f), 6f",
+            ".popsection",
+            ".pushsection __rseq_failure, \"ax\"",
+            ".byte 0x0f, 0xb9, 0x3d",
+            ".long 0x53053053",
+            "6:",
+            "jmp 7f",
+            ".popsection",
+            "7:",
+            "lea {t}, [rip + 3b]",
+            "mov qword ptr fs:[{off} + 8], {t}",
+            "4:",
+            "mov {c:e}, dword ptr fs:[{off} + 4]",
+            "cmp {c:e}, {n:e}",
+            "jae 8f",
+            "imul {c}, {c}, {size}",
+            "add {c}, {base}",
+            "cmp {c}, {slot}",
+            "jne 8f",
+            "mov {old}, qword ptr [{slot}]",
+            "mov {t}, {old}",
+            "shr {t}, 32",
+            "cmp {t}, {from}",
+            "jne 8f",
+            "mov qword ptr [{slot}], {new}",
+            "5:",
+            "mov {ok:e}, 1",
+            "jmp 9f",
+            "8:",
+            "xor {ok:e}, {ok:e}",
+            "9:",
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            slot = in(reg) slot,
+            from = in(reg) from,
+            new = in(reg) new,
+            size = const SLOT_BYTES,
+            c = out(reg) _,
+            t = out(reg) _,
+            old = out(reg) old,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    (ok != 0).then_some(old)
+}
+
+impl Drop for RseqSlot {
+    fn drop(&mut self) {
+        self.key.get_mut().zeroize();
+        for b in self.bufs.get_mut() {
+            b.zeroize();
+        }
+    }
+}
+
+/// Refills between two looks at the reseed schedule (about 16 KiB of output per slot).
+const REFILLS_PER_CHECK: u32 = 16;
+
+/// The per-CPU rseq slots of one `NodePools`, indexed by CPU number.
+pub(crate) struct RseqSlots {
+    mem: WipeOnFork<RseqSlot>,
+    off: isize,
+    /// The node each CPU's slot takes its key from (ordinary memory: configuration).
+    node_of_cpu: Box<[u32]>,
+}
+
+impl RseqSlots {
+    /// Slots for CPUs `0..node_of_cpu.len()`, or `None` where this path cannot run: no rseq
+    /// registration, or memory the OS does not wipe in a fork child (the path relies on a
+    /// child finding epoch 0).
+    pub(crate) fn new(node_of_cpu: Box<[u32]>) -> Option<Self> {
+        let off = offset()?;
+        if node_of_cpu.is_empty() || u32::try_from(node_of_cpu.len()).is_err() {
+            return None;
+        }
+        let mem = WipeOnFork::new(node_of_cpu.len(), |_| RseqSlot {
+            word: UnsafeCell::new(0),
+            src_gen: AtomicUsize::new(0),
+            node_gen: AtomicPtr::new(core::ptr::null_mut()),
+            lock: Lock::new(()),
+            reads: AtomicUsize::new(0),
+            refills: UnsafeCell::new(0),
+            _pad: [0; 64 - 44],
+            key: UnsafeCell::new([0; 32]),
+            _pad2: [0; 32],
+            bufs: UnsafeCell::new([[0; BATCH_LEN]; 2]),
+        });
+        mem.wipes_on_fork().then_some(Self {
+            mem,
+            off,
+            node_of_cpu,
+        })
+    }
+
+    fn base(&self) -> *mut u8 {
+        self.mem.as_ptr().cast_mut().cast()
+    }
+
+    fn n(&self) -> u32 {
+        // `new` checked that the length fits.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            self.mem.len() as u32
+        }
+    }
+
+    /// Where the slots are (for `__secret_memory`).
+    pub(crate) fn memory(&self) -> (*const u8, usize) {
+        (self.mem.as_ptr().cast(), core::mem::size_of_val(&*self.mem))
+    }
+
+    /// Reads served so far, per CPU number (for `node_stats`).
+    pub(crate) fn reads(&self) -> impl Iterator<Item = (u32, usize)> + '_ {
+        self.mem
+            .iter()
+            .zip(self.node_of_cpu.iter())
+            .map(|(s, &node)| (node, s.reads.load(Ordering::Relaxed) + reads(s.word())))
+    }
+}
+
+impl NodePools {
+    /// Fills `dest` (1 to [`MAX_LEN`] bytes) from the calling CPU's rseq slot; `false` when
+    /// the read must take the locked path instead (see the module docs).
+    #[inline]
+    pub(crate) fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
+        debug_assert!(!dest.is_empty() && dest.len() <= MAX_LEN);
+        let k = dest.len().div_ceil(8) as u64;
+        let mut tmp = [0u64; MAX_LEN / 8];
+        // Whole words go straight into `dest` (x86 is little-endian, so the bytes are the
+        // batch's bytes in order); other lengths go through `tmp`.
+        let direct = dest.len().is_multiple_of(8);
+        let out: *mut u64 = if direct {
+            dest.as_mut_ptr().cast()
+        } else {
+            tmp.as_mut_ptr()
+        };
+        for _ in 0..3 {
+            // SAFETY: `off` is `offset()`'s value and `base`/`n` describe `r`'s slots, used
+            // only as the module docs say; `out` is valid for `k <= 8` (unaligned) word writes:
+            // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
+            let taken = unsafe { take(r.off, r.base(), r.n(), k, out) };
+            if let Some((slot, w)) = taken {
+                if !direct {
+                    for (c, word) in dest.chunks_mut(8).zip(tmp.iter()) {
+                        c.copy_from_slice(&word.to_le_bytes()[..c.len()]);
+                    }
+                    tmp.zeroize();
+                }
+                // SAFETY: `slot` and `w` come from the `take` above, with the same `k`.
+                if !unsafe { wipe(r.off, r.base(), r.n(), k, slot, w) } {
+                    wipe_locked(slot, w, k);
+                }
+                return true;
+            }
+            if !self.rseq_refill(r) {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Refills the calling CPU's rseq slot (see "commit a refill" in the module docs). `false`
+    /// when the read should take the locked path: no usable CPU number, another thread is
+    /// refilling this slot, or the thread left the CPU before the commit.
+    #[cold]
+    #[inline(never)]
+    fn rseq_refill(&self, r: &RseqSlots) -> bool {
+        let Some(cpu) = scalrand_os::cpu::current() else {
+            return false;
+        };
+        let (Some(slot), Some(&node)) = (r.mem.get(cpu), r.node_of_cpu.get(cpu)) else {
+            return false;
+        };
+        let Some(guard) = slot.lock.try_lock_tagged(WIPED_SLOT_TAG) else {
+            return false;
+        };
+        // A fork child's slots are zero (epoch 0): rekey the nodes before deriving from one.
+        let _ = self.check_fork();
+        let node = &self.nodes[node as usize];
+        let from = epoch(slot.word());
+        // SAFETY: the key, the refill counter and the scratch buffer (index `to & 1`, which
+        // no reader reads while the epoch is `from`) are only touched with the lock held.
+        let key = unsafe { &mut *slot.key.get() };
+        if from == 0
+            || slot.src_gen.load(Ordering::Relaxed) != node.generation.load(Ordering::Acquire)
+        {
+            let generation = node.derive(key);
+            slot.node_gen.store(
+                core::ptr::from_ref(&node.generation).cast_mut(),
+                Ordering::Relaxed,
+            );
+            slot.src_gen.store(generation, Ordering::Relaxed);
+        }
+        // Epoch 0 is reserved for "never keyed"; the parity (the active buffer) alternates.
+        let to = if from == u32::MAX { 2 } else { from + 1 };
+        let bufs = slot.bufs.get().cast::<[u8; BATCH_LEN]>();
+        // SAFETY: as above.
+        let scratch = unsafe { &mut *bufs.add((to & 1) as usize) };
+        keystream(key, 0, scratch, self.rounds);
+        key.copy_from_slice(&scratch[..KEY_LEN]);
+        scratch[..KEY_LEN].fill(0);
+        let new = (u64::from(to) << 32) | KEY_LEN as u64;
+        let slot_ptr = core::ptr::from_ref(slot).cast_mut().cast::<u8>();
+        // SAFETY: `slot` is one of `r`'s slots, its lock is held, its scratch buffer and key
+        // are written.
+        match unsafe { publish(r.off, r.base(), r.n(), slot_ptr, u64::from(from), new) } {
+            Some(old) => {
+                slot.reads.fetch_add(reads(old), Ordering::Relaxed);
+                // SAFETY: the old active buffer: after the commit no reader reads it, and the
+                // next writer of it is the next refill, which needs the lock we hold. Plain
+                // stores (`zeroize`'s byte-wise volatile ones cost as much as the keystream):
+                // the buffer is shared memory that is read again, so they are not dead.
+                unsafe { core::ptr::write_bytes(bufs.add((from & 1) as usize), 0, 1) };
+                // SAFETY: lock held.
+                let refills = unsafe { &mut *slot.refills.get() };
+                *refills += 1;
+                let due = *refills >= REFILLS_PER_CHECK;
+                if due {
+                    *refills = 0;
+                }
+                drop(guard);
+                if due {
+                    self.check_schedule(REFILLS_PER_CHECK as usize * (BATCH_LEN - KEY_LEN));
+                }
+                true
+            }
+            None => {
+                // Left the CPU before the commit: drop the batch; a zero generation makes
+                // the next reader on that CPU refill (its batch may be of an older key).
+                scratch.zeroize();
+                slot.src_gen.store(0, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+}
+
+/// `wipe` for a thread that left the slot's CPU: zeroes the `k` words under the slot lock,
+/// if no refill has zeroed the whole buffer since (the epoch of `w` is still current).
+#[cold]
+#[inline(never)]
+fn wipe_locked(slot: *mut u8, w: u64, k: u64) {
+    // SAFETY: `slot` points to a live `RseqSlot` (from `take`; slots live as long as the
+    // pools the caller borrows).
+    let s = unsafe { &*slot.cast::<RseqSlot>() };
+    let mut attempt = 0;
+    let guard = loop {
+        if let Some(g) = s.lock.try_lock_tagged(WIPED_SLOT_TAG) {
+            break g;
+        }
+        attempt += 1;
+        scalrand_os::primitive::spin_wait(attempt);
+    };
+    if epoch(s.word()) == epoch(w) {
+        let at = BUFS + (epoch(w) as usize & 1) * BATCH_LEN + pos(w);
+        // SAFETY: the words were committed as read by `take`, so no reader reads them again,
+        // and no refill rewrites their buffer while we hold the lock; `at + 8k` stays within
+        // the slot because `take` checked `pos + 8k <= BATCH_LEN`.
+        unsafe { core::ptr::write_bytes(slot.add(at), 0, 8 * k as usize) };
+    }
+    drop(guard);
+}

@@ -1,0 +1,196 @@
+//! The restartable-sequence read path of `NodePools` (small reads on Linux x86_64 with glibc's
+//! rseq): same bytes as the locked path, nothing handed out twice or left in memory, under
+//! preemption, migration and a storm of signals.
+#![cfg(all(
+    feature = "std",
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu",
+    not(miri)
+))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use scalrand_pool::numa::{NodePools, Rounds, Topology};
+
+fn pin_to(cpu: usize) -> bool {
+    // SAFETY: `set` is a zeroed cpu_set_t filled by CPU_SET; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+fn current_cpu() -> usize {
+    // SAFETY: no preconditions.
+    unsafe { libc::sched_getcpu() as usize }
+}
+
+/// One node of every configured CPU (not `available_parallelism`, which a pinned thread
+/// sees as 1).
+fn pools(seed: u8, rounds: Rounds) -> NodePools {
+    // SAFETY: no preconditions.
+    let cpus = usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }).unwrap();
+    let topo = Topology::from_nodes(vec![(0..cpus).collect()]);
+    NodePools::from_seed(topo, &[seed; 32])
+        .unwrap()
+        .with_rounds(rounds)
+}
+
+/// On one pinned CPU, reads through the rseq path return exactly the bytes the locked path
+/// returns from an identically seeded instance: the same slot key (the node's first
+/// derivation), the same batch layout (the first 32 bytes of each batch become the next key),
+/// across refills. Read lengths that divide a batch's 992 output bytes (8, 16, 32), because the
+/// two paths differ at a batch's end: a read that does not fit in what is left takes the rest
+/// and continues in the next batch on the locked path, and skips the rest (zeroed at the
+/// refill) on the rseq path.
+#[test]
+fn the_rseq_path_gives_the_locked_paths_bytes() {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let cpu = current_cpu();
+            assert!(pin_to(cpu));
+            for rounds in [Rounds::ChaCha20, Rounds::ChaCha12, Rounds::ChaCha8] {
+                let fast = pools(5, rounds);
+                let Some(before) = fast.__rseq_reads() else {
+                    eprintln!("no rseq path on this machine: nothing to compare");
+                    return;
+                };
+                let locked = pools(5, rounds);
+                // Past several 992-byte batches at each length.
+                for i in 0..600usize {
+                    let len = [8, 16, 32][i / 200];
+                    let mut a = vec![0u8; len];
+                    let mut b = vec![0u8; len];
+                    fast.fill_bytes(&mut a);
+                    locked.fill_bytes_on_cpu(cpu, &mut b);
+                    assert_eq!(a, b, "{rounds:?} read {i} ({len} bytes)");
+                }
+                assert_eq!(
+                    fast.__rseq_reads(),
+                    Some(before + 600),
+                    "every read took the rseq path"
+                );
+            }
+        });
+    });
+}
+
+/// A read leaves no copy of what it handed out in the pools' memory: the path zeroes the
+/// bytes it hands out (and the old batch at each refill).
+#[test]
+fn handed_out_bytes_are_gone_from_the_pools_memory() {
+    let p = pools(6, Rounds::ChaCha20);
+    if p.__rseq_reads().is_none() {
+        return;
+    }
+    let mut outs = Vec::new();
+    for len in [8usize, 16, 24, 32, 40, 64, 13, 1] {
+        for _ in 0..40 {
+            let mut b = vec![0u8; len];
+            p.fill_bytes(&mut b);
+            outs.push(b);
+        }
+    }
+    for (ptr, len) in p.__secret_memory() {
+        // SAFETY: the ranges are live memory of `p`, which no other thread uses now.
+        let mem = unsafe { std::slice::from_raw_parts(ptr, len) };
+        for o in outs.iter().filter(|o| o.len() >= 8) {
+            assert!(
+                !mem.windows(o.len()).any(|w| w == o.as_slice()),
+                "a handed-out read is still in the pools' memory"
+            );
+        }
+    }
+}
+
+extern "C" fn on_signal(_: libc::c_int) {}
+
+/// Workers on one CPU (preempting each other), one that hops between CPUs (migrating
+/// mid-section) and a thread sending signals to all of them as fast as it can: every 8-byte
+/// word handed out is distinct (a word read twice would repeat), none is zero (a zeroed
+/// word handed out), and the pools count every read.
+#[test]
+fn signals_preemption_and_migration_never_repeat_a_word() {
+    let p = pools(7, Rounds::ChaCha8);
+    let Some(before) = p.__rseq_reads() else {
+        return;
+    };
+    // SAFETY: installs a handler that does nothing, for SIGUSR1.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+    }
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let stop = AtomicBool::new(false);
+    let reads = AtomicUsize::new(0);
+    let tids: std::sync::Mutex<Vec<libc::pthread_t>> = std::sync::Mutex::new(Vec::new());
+    let words: Vec<u64> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let (p, stop, reads, tids) = (&p, &stop, &reads, &tids);
+                s.spawn(move || {
+                    // SAFETY: no preconditions.
+                    tids.lock().unwrap().push(unsafe { libc::pthread_self() });
+                    if w < 3 {
+                        assert!(pin_to(0));
+                    }
+                    let mut out = Vec::new();
+                    let mut i = 0usize;
+                    while !stop.load(Ordering::Relaxed) {
+                        if w == 3 && i.is_multiple_of(64) {
+                            pin_to((i / 64) % cpus);
+                        }
+                        let len = [8usize, 32, 24, 64, 16][i % 5];
+                        let mut b = [0u8; 64];
+                        p.fill_bytes(&mut b[..len]);
+                        out.extend(
+                            b[..len]
+                                .chunks(8)
+                                .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+                        );
+                        i += 1;
+                    }
+                    reads.fetch_add(i, Ordering::Relaxed);
+                    out
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        let mut sent = 0u64;
+        while start.elapsed() < Duration::from_millis(1500) {
+            for &t in tids.lock().unwrap().iter() {
+                // SAFETY: the workers live until `stop`; SIGUSR1 has a handler.
+                unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
+                sent += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        eprintln!("{sent} signals sent");
+        workers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(words.len() > 10_000, "the workers ran");
+    assert!(!words.contains(&0), "a zeroed word was handed out");
+    let distinct: HashSet<u64> = words.iter().copied().collect();
+    assert_eq!(distinct.len(), words.len(), "a word was handed out twice");
+    let total = reads.load(Ordering::Relaxed);
+    let via_rseq = p.__rseq_reads().unwrap() - before;
+    eprintln!("{total} reads, {via_rseq} through the rseq path");
+    assert!(via_rseq > total / 2, "most reads took the rseq path");
+    // Slot reads are counted; the few that found every probed locked slot busy too took a
+    // one-read key from the node, which `node_stats` does not count as a slot read.
+    let counted: usize = p.node_stats().iter().map(|n| n.reads).sum();
+    assert!(
+        counted <= total && counted >= via_rseq,
+        "{counted} counted of {total}"
+    );
+}
