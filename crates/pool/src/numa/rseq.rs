@@ -135,6 +135,24 @@ pub(crate) fn offset() -> Option<isize> {
     scalrand_os::cpu::rseq_offset()
 }
 
+/// The calling thread's rseq `cpu_id`; `None` when the thread has no registration (the
+/// kernel's -1 or glibc's -2).
+#[inline(always)]
+fn rseq_cpu(off: isize) -> Option<usize> {
+    let cpu: u32;
+    // SAFETY: reads 4 bytes of the calling thread's own rseq area (`cpu_id` at offset 4),
+    // which glibc keeps mapped for the thread's lifetime at `fs:[__rseq_offset]`.
+    unsafe {
+        core::arch::asm!(
+            "mov {c:e}, dword ptr fs:[{off} + 4]",
+            off = in(reg) off,
+            c = out(reg) cpu,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    i32::try_from(cpu).ok().map(|c| c as usize)
+}
+
 /// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out` and commits
 /// them as read. Returns the slot's address and the control word before the commit, or `None`
 /// (no rseq CPU number, a CPU beyond `n` slots, epoch 0, a new node generation, or fewer than
@@ -513,7 +531,10 @@ impl NodePools {
     #[cold]
     #[inline(never)]
     fn rseq_refill(&self, r: &RseqSlots) -> bool {
-        let Some(cpu) = scalrand_os::cpu::current() else {
+        // The rseq area's own CPU number, not `cpu::current` (which falls back to
+        // `sched_getcpu`): a thread without an rseq registration could never publish, and
+        // would pay a refill on every read.
+        let Some(cpu) = rseq_cpu(r.off) else {
             return false;
         };
         let (Some(slot), Some(&node)) = (r.mem.get(cpu), r.node_of_cpu.get(cpu)) else {
