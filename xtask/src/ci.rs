@@ -140,11 +140,18 @@ impl Step {
 }
 
 /// The steps `--only` and `--skip` leave, in CI's order.
-/// Removes the sources cargo extracted from earlier `cargo package` overlay registries. Cargo
-/// extracts each overlay crate into `$CARGO_HOME/registry/src/<overlay hash>/<name>-<version>`
-/// and reuses that directory while the version is unchanged, so a second run on one machine
-/// would verify against the first run's sources (a fresh CI machine has none).
+/// Removes what earlier `cargo package` runs left of the workspace's crates as registry
+/// crates: the sources cargo extracted from the overlay registry
+/// (`$CARGO_HOME/registry/src/<overlay hash>/<name>-<version>`) and the build directory that
+/// compiled them (cargo treats a registry crate of one version as immutable and reuses both).
+/// Without this a second run on one machine verifies against the first run's code; a fresh
+/// CI machine has neither.
 fn forget_overlay_sources() -> Result {
+    let built = crate::project_root().join("target").join("package-check");
+    if built.exists() {
+        std::fs::remove_dir_all(&built)
+            .map_err(|e| format!("removing {}: {e}", built.display()))?;
+    }
     let home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
