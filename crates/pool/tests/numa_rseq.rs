@@ -194,3 +194,63 @@ fn signals_preemption_and_migration_never_repeat_a_word() {
         "{counted} counted of {total}"
     );
 }
+
+/// Unregisters the calling thread's rseq area (glibc registered it with 32 bytes and its x86
+/// signature); afterwards the kernel leaves `cpu_id` at -1. `false` if the kernel refused.
+fn unregister_rseq() -> bool {
+    // SAFETY: dlsym with NUL-terminated names; glibc defines both symbols as constants.
+    let off = unsafe {
+        let p = libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr());
+        if p.is_null() {
+            return false;
+        }
+        *p.cast::<isize>()
+    };
+    let tp: usize;
+    // SAFETY: reads the thread pointer (the TCB's self pointer at fs:0 on x86_64 glibc).
+    unsafe { std::arch::asm!("mov {}, qword ptr fs:0", out(reg) tp, options(nostack, readonly)) };
+    let area = tp.wrapping_add_signed(off) as *mut libc::c_void;
+    // SAFETY: unregisters this thread's own area with the parameters glibc registered it with
+    // (the kernel checks them); nothing here uses rseq critical sections afterwards except
+    // through `cpu_id`, which now reads -1.
+    unsafe { libc::syscall(libc::SYS_rseq, area, 32u32, 1i32, 0x5305_3053u32) == 0 }
+}
+
+/// A thread without an rseq registration reads through the locked slots: every read works
+/// and is distinct, none takes the rseq path, and none pays a refill it could never publish
+/// (node key derivations stay flat: without the check, each read would derive a new key).
+#[test]
+fn a_thread_without_rseq_takes_the_locked_path_without_refilling() {
+    let p = pools(8, Rounds::ChaCha20);
+    let Some(before) = p.__rseq_reads() else {
+        return;
+    };
+    let derivations =
+        |p: &NodePools| -> usize { p.node_stats().iter().map(|n| n.key_derivations).sum() };
+    let d0 = derivations(&p);
+    let outs: Vec<[u8; 32]> = std::thread::scope(|s| {
+        s.spawn(|| {
+            if !unregister_rseq() {
+                eprintln!("the kernel refused to unregister rseq: nothing to check");
+                return Vec::new();
+            }
+            (0..2000)
+                .map(|_| {
+                    let mut b = [0u8; 32];
+                    p.fill_bytes(&mut b);
+                    b
+                })
+                .collect()
+        })
+        .join()
+        .unwrap()
+    });
+    if outs.is_empty() {
+        return;
+    }
+    let distinct: HashSet<[u8; 32]> = outs.iter().copied().collect();
+    assert_eq!(distinct.len(), outs.len());
+    assert_eq!(p.__rseq_reads(), Some(before), "no read took the rseq path");
+    let d = derivations(&p) - d0;
+    assert!(d <= 4, "{d} key derivations for 2000 locked reads");
+}
