@@ -84,25 +84,9 @@ macro_rules! rseq_step {
             // restartable-sequence protocol the module docs argue. It uses no stack.
             unsafe {
                 core::arch::asm!(
-                    ".pushsection __rseq_cs, \"aw\"",
-                    ".balign 32",
-                    "3:",
-                    ".long 0, 0",
-                    ".quad 4f, (5f - 4f), 6f",
-                    ".popsection",
-                    ".pushsection __rseq_failure, \"ax\"",
-                    ".byte 0x0f, 0xb9, 0x3d",
-                    ".long 0x53053053",
-                    "6:",
-                    // Count the abort in slot 0's `restarts` word (atomically: threads of any
-                    // CPU may abort at once), then re-arm and start over.
-                    "lock inc qword ptr [{base} + 8]",
-                    "jmp 7f",
-                    ".popsection",
-                    "7:",
-                    "lea {t}, [rip + 3b]",
-                    "mov qword ptr fs:[{off} + 8], {t}",
-                    "4:",
+                    // The abort handler counts the abort in slot 0's `restarts` word (atomically:
+                    // threads of any CPU may abort at once), then re-arms and starts over.
+                    scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + 8]"),
                     "mov {slot:e}, dword ptr fs:[{off} + 4]",
                     "cmp {slot:e}, {n:e}",
                     "jae 8f",
@@ -191,23 +175,7 @@ pub(crate) unsafe fn step_wyrand(off: isize, base: *mut u8, cpus: u32, inc: u64)
     // sequence protocol of the module docs. It uses no stack.
     unsafe {
         core::arch::asm!(
-            ".pushsection __rseq_cs, \"aw\"",
-            ".balign 32",
-            "3:",
-            ".long 0, 0",
-            ".quad 4f, (5f - 4f), 6f",
-            ".popsection",
-            ".pushsection __rseq_failure, \"ax\"",
-            ".byte 0x0f, 0xb9, 0x3d",
-            ".long 0x53053053",
-            "6:",
-            "lock inc qword ptr [{base} + 8]",
-            "jmp 7f",
-            ".popsection",
-            "7:",
-            "lea {t}, [rip + 3b]",
-            "mov qword ptr fs:[{off} + 8], {t}",
-            "4:",
+            scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + 8]"),
             "mov {slot:e}, dword ptr fs:[{off} + 4]",
             "cmp {slot:e}, {n:e}",
             "jae 8f",

@@ -14,6 +14,26 @@
 /// to pick a slot, never as a proof of exclusivity.
 #[inline]
 pub fn current() -> Option<usize> {
+    if let Some(c) = rseq_cpu() {
+        return Some(c);
+    }
+    #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+    {
+        // SAFETY: sched_getcpu has no preconditions.
+        let c = unsafe { libc::sched_getcpu() };
+        usize::try_from(c).ok()
+    }
+    #[cfg(not(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom))))]
+    None
+}
+
+/// The `cpu_id` of the calling thread's rseq area: `Some` only where this thread has a
+/// registered area (Linux x86_64, glibc ≥ 2.35), with no fallback. Restartable sequences run
+/// on this number (the kernel aborts them when it changes), so code about to run one asks
+/// here rather than [`current`], which falls back to `sched_getcpu` for a thread without an
+/// area.
+#[inline]
+pub fn rseq_cpu() -> Option<usize> {
     #[cfg(all(
         feature = "std",
         target_os = "linux",
@@ -34,19 +54,46 @@ pub fn current() -> Option<usize> {
                 options(nostack, readonly, preserves_flags),
             );
         }
-        // -1 (uninitialised) and -2 (registration failed) are negative as i32.
-        if let Ok(c) = i32::try_from(cpu) {
-            return Some(c as usize);
-        }
+        // -1 (uninitialised or unregistered) and -2 (registration failed) are negative as i32.
+        return i32::try_from(cpu).ok().map(|c| c as usize);
     }
-    #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-    {
-        // SAFETY: sched_getcpu has no preconditions.
-        let c = unsafe { libc::sched_getcpu() };
-        usize::try_from(c).ok()
-    }
-    #[cfg(not(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom))))]
     None
+}
+
+/// The shared opening of scalrand's x86_64 restartable sequences, as one `asm!` template
+/// string (not API: `scalrand-fastprng` and `scalrand-pool` use it).
+///
+/// It emits the section's descriptor (label `3`: `start_ip` = label `4`, length up to label
+/// `5`, `abort_ip` = label `6`) into `__rseq_cs`; the abort handler into `__rseq_failure`,
+/// after glibc's x86 signature `0x53053053` as the operand of a `ud1` (the kernel checks the
+/// four bytes before `abort_ip`), running the given instructions and jumping back to label
+/// `7`; then at `7` it arms the section by storing the descriptor's address into the area's
+/// `rseq_cs` field, and opens the section at `4`. The `asm!` block must name the rseq offset
+/// `off` and a scratch register `t`, and end the section with label `5`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __rseq_prologue {
+    ($($abort:literal),* $(,)?) => {
+        concat!(
+            ".pushsection __rseq_cs, \"aw\"\n",
+            ".balign 32\n",
+            "3:\n",
+            ".long 0, 0\n",
+            ".quad 4f, (5f - 4f), 6f\n",
+            ".popsection\n",
+            ".pushsection __rseq_failure, \"ax\"\n",
+            ".byte 0x0f, 0xb9, 0x3d\n",
+            ".long 0x53053053\n",
+            "6:\n",
+            $($abort, "\n",)*
+            "jmp 7f\n",
+            ".popsection\n",
+            "7:\n",
+            "lea {t}, [rip + 3b]\n",
+            "mov qword ptr fs:[{off} + 8], {t}\n",
+            "4:",
+        )
+    };
 }
 
 /// The number of CPUs the system may bring online (at least 1): `sysconf(_SC_NPROCESSORS_CONF)`.

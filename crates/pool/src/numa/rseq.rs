@@ -6,9 +6,10 @@
 //! sequences (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable sequences system
 //! call"; `scalrand_fastprng`'s `rseq` module explains the guarantee in detail: a section
 //! either runs start to end on one CPU with no other thread of that CPU in between, or is
-//! abandoned at the first preemption, migration or signal, and restarted from the top). The
-//! sections' descriptors and abort handlers follow glibc's x86 conventions, as in
-//! `scalrand_fastprng`; the abort handler only jumps back to re-arm the section.
+//! abandoned at the first preemption, migration or signal, and restarted from the top). Each
+//! section opens with `scalrand_os::__rseq_prologue!` (its descriptor, glibc's x86 abort
+//! signature, and the arming store), as `scalrand_fastprng`'s do; here the abort handler only
+//! jumps back to re-arm the section.
 //!
 //! # The slot
 //! One [`RseqSlot`] per CPU number, 64-byte aligned: a control word `[epoch:32 | reads:16 |
@@ -130,36 +131,13 @@ pub(crate) fn pos(w: u64) -> usize {
     (w & 0xffff) as usize
 }
 
-/// glibc's `__rseq_offset`, if this process's threads have rseq areas.
-pub(crate) fn offset() -> Option<isize> {
-    scalrand_os::cpu::rseq_offset()
-}
-
-/// The calling thread's rseq `cpu_id`; `None` when the thread has no registration (the
-/// kernel's -1 or glibc's -2).
-#[inline(always)]
-fn rseq_cpu(off: isize) -> Option<usize> {
-    let cpu: u32;
-    // SAFETY: reads 4 bytes of the calling thread's own rseq area (`cpu_id` at offset 4),
-    // which glibc keeps mapped for the thread's lifetime at `fs:[__rseq_offset]`.
-    unsafe {
-        core::arch::asm!(
-            "mov {c:e}, dword ptr fs:[{off} + 4]",
-            off = in(reg) off,
-            c = out(reg) cpu,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    i32::try_from(cpu).ok().map(|c| c as usize)
-}
-
 /// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out` and commits
 /// them as read. Returns the slot's address and the control word before the commit, or `None`
 /// (no rseq CPU number, a CPU beyond `n` slots, epoch 0, a new node generation, or fewer than
 /// `8k` bytes left).
 ///
 /// # Safety
-/// `off` is [`offset`]'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
+/// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
 /// only through these functions and the rules of the module docs; `out` is valid for `k`
 /// word writes; `1 <= k <= 8`.
 #[inline(always)]
@@ -179,22 +157,7 @@ pub(crate) unsafe fn take(
     // sets it before its commit) and points at a node that lives as long as the slots.
     unsafe {
         core::arch::asm!(
-            ".pushsection __rseq_cs, \"aw\"",
-            ".balign 32",
-            "3:",
-            ".long 0, 0",
-            ".quad 4f, (5f - 4f), 6f",
-            ".popsection",
-            ".pushsection __rseq_failure, \"ax\"",
-            ".byte 0x0f, 0xb9, 0x3d",
-            ".long 0x53053053",
-            "6:",
-            "jmp 7f",
-            ".popsection",
-            "7:",
-            "lea {t}, [rip + 3b]",
-            "mov qword ptr fs:[{off} + 8], {t}",
-            "4:",
+            scalrand_os::__rseq_prologue!(),
             "mov {slot:e}, dword ptr fs:[{off} + 4]",
             "cmp {slot:e}, {n:e}",
             "jae 8f",
@@ -274,22 +237,7 @@ pub(crate) unsafe fn wipe(
     // committed as read (no reader reads them again) and only while its epoch is unchanged.
     unsafe {
         core::arch::asm!(
-            ".pushsection __rseq_cs, \"aw\"",
-            ".balign 32",
-            "3:",
-            ".long 0, 0",
-            ".quad 4f, (5f - 4f), 6f",
-            ".popsection",
-            ".pushsection __rseq_failure, \"ax\"",
-            ".byte 0x0f, 0xb9, 0x3d",
-            ".long 0x53053053",
-            "6:",
-            "jmp 7f",
-            ".popsection",
-            "7:",
-            "lea {t}, [rip + 3b]",
-            "mov qword ptr fs:[{off} + 8], {t}",
-            "4:",
+            scalrand_os::__rseq_prologue!(),
             "mov {c:e}, dword ptr fs:[{off} + 4]",
             "cmp {c:e}, {n:e}",
             "jae 8f",
@@ -358,22 +306,7 @@ pub(crate) unsafe fn publish(
     // SAFETY: as in `take`; the one store is the commit of the slot's control word.
     unsafe {
         core::arch::asm!(
-            ".pushsection __rseq_cs, \"aw\"",
-            ".balign 32",
-            "3:",
-            ".long 0, 0",
-            ".quad 4f, (5f - 4f), 6f",
-            ".popsection",
-            ".pushsection __rseq_failure, \"ax\"",
-            ".byte 0x0f, 0xb9, 0x3d",
-            ".long 0x53053053",
-            "6:",
-            "jmp 7f",
-            ".popsection",
-            "7:",
-            "lea {t}, [rip + 3b]",
-            "mov qword ptr fs:[{off} + 8], {t}",
-            "4:",
+            scalrand_os::__rseq_prologue!(),
             "mov {c:e}, dword ptr fs:[{off} + 4]",
             "cmp {c:e}, {n:e}",
             "jae 8f",
@@ -435,7 +368,7 @@ impl RseqSlots {
     /// registration, or memory the OS does not wipe in a fork child (the path relies on a
     /// child finding epoch 0).
     pub(crate) fn new(node_of_cpu: Box<[u32]>) -> Option<Self> {
-        let off = offset()?;
+        let off = scalrand_os::cpu::rseq_offset()?;
         if node_of_cpu.is_empty() || u32::try_from(node_of_cpu.len()).is_err() {
             return None;
         }
@@ -501,7 +434,7 @@ impl NodePools {
             tmp.as_mut_ptr()
         };
         for _ in 0..3 {
-            // SAFETY: `off` is `offset()`'s value and `base`/`n` describe `r`'s slots, used
+            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe `r`'s slots, used
             // only as the module docs say; `out` is valid for `k <= 8` (unaligned) word writes:
             // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
             let taken = unsafe { take(r.off, r.base(), r.n(), k, out) };
@@ -534,7 +467,7 @@ impl NodePools {
         // The rseq area's own CPU number, not `cpu::current` (which falls back to
         // `sched_getcpu`): a thread without an rseq registration could never publish, and
         // would pay a refill on every read.
-        let Some(cpu) = rseq_cpu(r.off) else {
+        let Some(cpu) = scalrand_os::cpu::rseq_cpu() else {
             return false;
         };
         let (Some(slot), Some(&node)) = (r.mem.get(cpu), r.node_of_cpu.get(cpu)) else {
