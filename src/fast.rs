@@ -17,24 +17,31 @@
 //! tokens and nonces use [`crate::fill_bytes`] (the ChaCha20 node pools) instead.
 //!
 //! # Fork
-//! A `fork()`ed child gets a new generator, seeded from fresh OS entropy on its first call:
-//! the global records the [fork generation](scalrand_os::fork::generation) it was built in,
-//! and a child (however it was forked: `fork()`, a raw `SYS_fork`, from inside another
-//! library's atfork handler) sees a different one and builds its own. So parent and child
-//! never continue the same streams (with a copied state they would, as `fastrand`'s
-//! thread-local or a copied `SmallRng` do). Calls reach the generator through one word of
-//! wipe-on-fork memory that the kernel zeroes in every child, so on Linux ≥ 4.14 the check
-//! costs nothing per call; elsewhere each call compares the generation. A `&'static` handle from [`global`] taken *before*
-//! the fork keeps pointing at the pre-fork generator, which stays valid (it is never freed);
-//! take a new one in the child. Nothing is locked while the global is built, so a fork in
-//! the middle of the first call leaves a child that simply builds it again.
+//! A `fork()`ed child gets new streams, seeded from fresh OS entropy on its first call, so
+//! parent and child never continue the same streams (with a copied state they would, as
+//! `fastrand`'s thread-local or a copied `SmallRng` do), however the child was forked:
+//! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
+//!
+//! - [`next_u64`], [`next_u32`] and [`fill_bytes`] of up to 64 bytes run on a
+//!   [`StaticWyRand`]: per-CPU states in wipe-on-fork memory, which the kernel hands every
+//!   child zeroed; a zero state is seeded on first use from a master state that is wiped the
+//!   same way. No check runs per call.
+//! - Where that cannot serve (no glibc rseq registration, a kernel before 4.14, another OS),
+//!   and for [`with`], [`fill_u64`] and longer fills, the calls use the [`global`]
+//!   [`PerCpuWyRand`], which records the [fork generation](scalrand_os::fork::generation) it
+//!   was built in; a child sees a different one and builds its own. Calls reach it through
+//!   one word of wipe-on-fork memory where the OS has it, and compare the generation
+//!   otherwise. A `&'static` handle from [`global`] taken *before* the fork keeps pointing
+//!   at the pre-fork generator, which stays valid (it is never freed); take a new one in the
+//!   child. Nothing is locked while either is built, so a fork in the middle of the first
+//!   call leaves a child that simply builds it again.
 //!
 //! # Cost
 //! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
-//! slot: no lock and no atomic read-modify-write. Elsewhere it is one uncontended
-//! compare-exchange on a cache-padded per-CPU slot. For many numbers at once, [`with`] and
-//! [`fill_u64`] take the current CPU's slot once and run at an owned generator's speed.
-//! `BENCHMARKS.md` has the measured ratios.
+//! slot: no lock, no atomic read-modify-write, and for [`next_u64`] no pointer to follow.
+//! Elsewhere it is one uncontended compare-exchange on a cache-padded per-CPU slot. For many
+//! numbers at once, [`with`] and [`fill_u64`] take the current CPU's slot once and run at an
+//! owned generator's speed. `BENCHMARKS.md` has the measured ratios.
 //!
 //! ```
 //! let a = scalrand::fast::next_u64();
@@ -49,7 +56,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::boxed::Box;
 
-use scalrand_fastprng::{PerCpuWyRand, WyRand};
+use scalrand_fastprng::{PerCpuWyRand, StaticWyRand, WyRand};
 
 use rand_core::SeedableRng;
 
@@ -223,22 +230,57 @@ fn weak_seed() -> u64 {
     t ^ (core::ptr::from_ref(&local) as u64).rotate_left(32) ^ u64::from(std::process::id())
 }
 
+/// The per-call generator of [`next_u64`] (see "Fork" in the module docs).
+static FAST: StaticWyRand = StaticWyRand::new();
+
 /// A uniformly distributed `u64` from the calling CPU's stream. Not cryptographic.
 #[inline]
 pub fn next_u64() -> u64 {
+    match FAST.try_next_u64() {
+        Some(x) => x,
+        None => next_u64_global(),
+    }
+}
+
+/// [`next_u64`] where [`FAST`] cannot serve: out of line, so the hot path stays small enough
+/// to inline into a caller's loop.
+#[cold]
+#[inline(never)]
+fn next_u64_global() -> u64 {
     global().next_u64()
 }
 
-/// A uniformly distributed `u32` from the calling CPU's stream. Not cryptographic.
+/// A uniformly distributed `u32` from the calling CPU's stream (the low half of a
+/// [`next_u64`]). Not cryptographic.
 #[inline]
 pub fn next_u32() -> u32 {
-    global().next_u32()
+    next_u64() as u32
 }
 
-/// Fills `dest` with uniformly distributed bytes. Not cryptographic.
+/// Fills `dest` with uniformly distributed bytes (little-endian output words). Not
+/// cryptographic.
 #[inline]
 pub fn fill_bytes(dest: &mut [u8]) {
-    global().fill_bytes(dest)
+    if dest.len() <= 64 {
+        let mut chunks = dest.chunks_exact_mut(8);
+        for chunk in &mut chunks {
+            chunk.copy_from_slice(&next_u64().to_le_bytes());
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            let n = rest.len();
+            rest.copy_from_slice(&next_u64().to_le_bytes()[..n]);
+        }
+    } else {
+        global().fill_bytes(dest)
+    }
+}
+
+/// Whether [`next_u64`] runs on the wipe-on-fork per-CPU slots in this process (after a first
+/// call). For tests.
+#[doc(hidden)]
+pub fn __static_slots_mapped() -> bool {
+    FAST.is_mapped()
 }
 
 /// Runs `f` with the calling CPU's generator: a loop inside `f` runs at an owned generator's
@@ -278,6 +320,22 @@ mod tests {
         // 1000 random bytes hold about 4 zeros; 50 or more would mean a broken fill.
         assert!(buf.iter().filter(|&&x| x == 0).count() < 50);
         let _ = super::next_u32();
+    }
+
+    /// Where glibc registers rseq (and the kernel wipes on fork), `next_u64` runs on the
+    /// static per-CPU slots, not on the global.
+    #[cfg(all(
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_env = "gnu",
+        not(miri)
+    ))]
+    #[test]
+    fn next_u64_uses_the_static_slots_where_rseq_runs() {
+        let _ = super::next_u64();
+        if scalrand_os::cpu::rseq_cpu().is_some() {
+            assert!(super::__static_slots_mapped());
+        }
     }
 
     #[test]

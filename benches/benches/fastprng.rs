@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand_core::{Rng, SeedableRng};
-use scalrand_fastprng::{PerCpu, PerCpuWyRand, WyRand, Xoroshiro128PlusPlus};
+use scalrand_fastprng::{PerCpu, PerCpuWyRand, StaticWyRand, WyRand, Xoroshiro128PlusPlus};
 
 thread_local! {
     static TL: RefCell<rand_xoshiro::Xoroshiro128PlusPlus> =
@@ -42,6 +42,10 @@ fn next_u64(c: &mut Criterion) {
     let w = PerCpuWyRand::new(WyRand::from_state(5)).unwrap();
     g.bench_function("PerCpuWyRand (rseq)", |b| {
         b.iter(|| black_box(w.next_u64()))
+    });
+    static STATIC_WY: StaticWyRand = StaticWyRand::new();
+    g.bench_function("StaticWyRand (rseq)", |b| {
+        b.iter(|| black_box(STATIC_WY.try_next_u64()))
     });
     g.bench_function("thread-local rand_xoshiro", |b| {
         b.iter(|| black_box(TL.with(|r| r.borrow_mut().next_u64())))

@@ -18,6 +18,8 @@ mod error;
 mod locked;
 #[cfg(feature = "alloc")]
 mod percpu;
+#[cfg(all(feature = "std", not(scalrand_loom)))]
+mod static_wy;
 #[cfg(feature = "alloc")]
 mod wyrand;
 mod xoroshiro;
@@ -48,10 +50,12 @@ pub use error::Error;
 /// The most CPU slots a `PerCpu` supports (the rseq path compares `cpu_id` as a `u32`).
 pub const MAX_CPUS: usize = 1 << 20;
 #[cfg(feature = "alloc")]
-#[cfg(feature = "alloc")]
 pub use locked::BUSY_SWEEPS;
 #[cfg(feature = "alloc")]
 pub use percpu::{FastPath, PerCpu};
+#[cfg(all(feature = "std", not(scalrand_loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use static_wy::StaticWyRand;
 #[cfg(feature = "alloc")]
 pub use wyrand::{PerCpuWyRand, WyRand};
 pub use xoroshiro::{Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};

@@ -204,3 +204,80 @@ pub(crate) unsafe fn step_wyrand(off: isize, base: *mut u8, cpus: u32, inc: u64)
     }
     (ok != 0).then_some(out)
 }
+
+/// What [`step_wyrand_seeded`] found.
+pub(crate) enum Seeded {
+    /// The slot's new state (the caller mixes it into the output).
+    Advanced(u64),
+    /// The slot's state is 0 (never seeded, or wiped in a fork child): the address of the
+    /// slot's state word, which the section did not write.
+    Unseeded(*mut u8),
+    /// The thread's `cpu_id` is not below `cpus` (unregistered thread, a CPU number beyond the
+    /// slots, or `cpus == 0`): nothing was read.
+    NoSlot,
+}
+
+/// [`step_wyrand`] for slots where state 0 means "not seeded": a section that loads 0 leaves
+/// without storing and says so. Any other state advances by `inc` and commits with one store,
+/// the section's last instruction, exactly as in `step_wyrand`.
+///
+/// A seeder may therefore set a state with an atomic compare-exchange from 0 from any CPU:
+/// a section only stores after loading a nonzero state, and a slot goes from nonzero to 0 only
+/// by a commit on its own CPU (which aborts every other section of that CPU) or in a fork
+/// child's wiped copy, so no section in flight can overwrite a seed.
+///
+/// # Safety
+/// `off` must be `offset()`'s value; when `cpus > 0`, `base` must point to `cpus` slots of
+/// `1 << SHIFT` bytes each, 8-byte aligned, laid out as `[state, restarts, ..]`, whose `state`
+/// words are written only by this function and by compare-exchanges from 0, and whose
+/// `restarts` word is only ever accessed atomically. With `cpus == 0`, `base` is not read.
+#[inline(always)]
+pub(crate) unsafe fn step_wyrand_seeded(off: isize, base: *mut u8, cpus: u32, inc: u64) -> Seeded {
+    let status: u32;
+    let out: u64;
+    // SAFETY: the caller upholds the contract above; the block touches only the calling
+    // thread's rseq area (fs-relative) and slot `cpu_id` < `cpus` (none when `cpus == 0`: the
+    // unsigned compare fails first), under the restartable-sequence protocol of the module
+    // docs. The abort handler touches `[base + 8]` only after a section started, which
+    // happens only when `cpu_id < cpus`, so `base` is valid then. It uses no stack.
+    unsafe {
+        core::arch::asm!(
+            scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + 8]"),
+            "mov {slot:e}, dword ptr fs:[{off} + 4]",
+            "cmp {slot:e}, {n:e}",
+            "jae 8f",
+            "shl {slot}, {shift}",
+            "add {slot}, {base}",
+            "mov {s}, qword ptr [{slot}]",
+            "test {s}, {s}",
+            "jz 2f",
+            "add {s}, {inc}",
+            "mov qword ptr [{slot}], {s}",
+            "5:",
+            "mov {status:e}, 1",
+            "jmp 9f",
+            "2:",
+            "mov {s}, {slot}",
+            "mov {status:e}, 2",
+            "jmp 9f",
+            "8:",
+            "xor {status:e}, {status:e}",
+            "9:",
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(cpus),
+            inc = in(reg) inc,
+            shift = const SHIFT,
+            slot = out(reg) _,
+            t = out(reg) _,
+            s = out(reg) out,
+            status = out(reg) status,
+            options(nostack),
+        );
+    }
+    match status {
+        1 => Seeded::Advanced(out),
+        2 => Seeded::Unseeded(out as *mut u8),
+        _ => Seeded::NoSlot,
+    }
+}

@@ -46,3 +46,29 @@ pub(crate) unsafe fn step_wyrand(
 ) -> Option<u64> {
     None
 }
+
+/// What `step_wyrand_seeded` found (only `NoSlot` here).
+#[allow(dead_code)]
+pub(crate) enum Seeded {
+    /// As on the rseq targets.
+    Advanced(u64),
+    /// As on the rseq targets.
+    Unseeded(*mut u8),
+    /// Always, here.
+    NoSlot,
+}
+
+/// Never serves: there is no restartable sequence on this target.
+///
+/// # Safety
+/// None needed; it touches nothing.
+#[allow(dead_code)]
+#[inline(always)]
+pub(crate) unsafe fn step_wyrand_seeded(
+    _off: isize,
+    _base: *mut u8,
+    _cpus: u32,
+    _inc: u64,
+) -> Seeded {
+    Seeded::NoSlot
+}
