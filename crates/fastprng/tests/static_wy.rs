@@ -5,6 +5,7 @@
 //! the committed state); and a child forked by `fork()` or by a raw `SYS_fork` (no atfork
 //! handler runs) on the same CPU does not continue its parent's stream.
 #![cfg(all(
+    feature = "std",
     target_os = "linux",
     target_arch = "x86_64",
     target_env = "gnu",
