@@ -350,6 +350,13 @@ impl NodePools {
         {
             return;
         }
+        self.fill_bytes_locked(dest);
+    }
+
+    /// [`NodePools::fill_bytes`] through the locked slots: out of line, so that the rseq path
+    /// above inlines into a caller's loop.
+    #[inline(never)]
+    fn fill_bytes_locked(&self, dest: &mut [u8]) {
         self.fill_bytes_on_cpu(scalrand_os::cpu::current().unwrap_or(0), dest);
     }
 

@@ -420,22 +420,52 @@ impl RseqSlots {
 impl NodePools {
     /// Fills `dest` (1 to [`MAX_LEN`] bytes) from the calling CPU's rseq slot; `false` when
     /// the read must take the locked path instead (see the module docs).
+    ///
+    /// Only the common case is inline: whole words, taken and wiped on the first try. Other
+    /// lengths, refills and retries are in `rseq_fill_slow`, so that this path stays small
+    /// enough to inline into a caller's loop.
     #[inline]
     pub(crate) fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
         debug_assert!(!dest.is_empty() && dest.len() <= MAX_LEN);
+        if dest.len().is_multiple_of(8) {
+            let k = (dest.len() / 8) as u64;
+            let out: *mut u64 = dest.as_mut_ptr().cast();
+            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe `r`'s slots,
+            // used only as the module docs say; `dest` holds `8k` bytes, written as `k`
+            // unaligned words (x86 is little-endian, so the bytes are the batch's bytes in
+            // order).
+            let taken = unsafe { take(r.off, r.base(), r.n(), k, out) };
+            if let Some((slot, w)) = taken {
+                Self::rseq_wipe(r, k, slot, w);
+                return true;
+            }
+        }
+        self.rseq_fill_slow(r, dest)
+    }
+
+    /// Zeroes the `k` words a `take` handed out of `slot` (control word `w` before it).
+    #[inline(always)]
+    fn rseq_wipe(r: &RseqSlots, k: u64, slot: *mut u8, w: u64) {
+        // SAFETY: `slot` and `w` come from a successful `take` with the same `k`, on `r`.
+        if !unsafe { wipe(r.off, r.base(), r.n(), k, slot, w) } {
+            wipe_locked(slot, w, k);
+        }
+    }
+
+    /// `rseq_fill` for lengths that are not whole words, and after a `take` that found no
+    /// batch to read: refill and try again, at most three times.
+    #[inline(never)]
+    fn rseq_fill_slow(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
         let k = dest.len().div_ceil(8) as u64;
         let mut tmp = [0u64; MAX_LEN / 8];
-        // Whole words go straight into `dest` (x86 is little-endian, so the bytes are the
-        // batch's bytes in order); other lengths go through `tmp`.
         let direct = dest.len().is_multiple_of(8);
         let out: *mut u64 = if direct {
             dest.as_mut_ptr().cast()
         } else {
             tmp.as_mut_ptr()
         };
-        for _ in 0..3 {
-            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe `r`'s slots, used
-            // only as the module docs say; `out` is valid for `k <= 8` (unaligned) word writes:
+        for attempt in 0..4 {
+            // SAFETY: as in `rseq_fill`; `out` is valid for `k <= 8` (unaligned) word writes:
             // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
             let taken = unsafe { take(r.off, r.base(), r.n(), k, out) };
             if let Some((slot, w)) = taken {
@@ -445,13 +475,10 @@ impl NodePools {
                     }
                     tmp.zeroize();
                 }
-                // SAFETY: `slot` and `w` come from the `take` above, with the same `k`.
-                if !unsafe { wipe(r.off, r.base(), r.n(), k, slot, w) } {
-                    wipe_locked(slot, w, k);
-                }
+                Self::rseq_wipe(r, k, slot, w);
                 return true;
             }
-            if !self.rseq_refill(r) {
+            if attempt == 3 || !self.rseq_refill(r) {
                 return false;
             }
         }
