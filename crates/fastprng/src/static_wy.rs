@@ -10,9 +10,9 @@
 //! parent's streams only in the parent; the child's first call on each CPU seeds that slot
 //! from a master state, itself wiped in the child and drawn afresh from the OS.
 //!
-//! The hot path reads two words of the `static` (the slots' address and count) and the
-//! thread's rseq area, steps the slot with one store, and mixes outside the section: no atomic
-//! read-modify-write, no fork check, no pointer to follow.
+//! The hot path reads three words of the `static` (the slots' address, their count and glibc's
+//! `__rseq_offset`) and the thread's rseq area, steps the slot with one store, and mixes
+//! outside the section: no atomic read-modify-write, no fork check, no pointer to follow.
 //!
 //! It serves only where the restartable sequence runs (Linux x86_64 with glibc's rseq
 //! registration) and the kernel honours `MADV_WIPEONFORK` (Linux ≥ 4.14), and only threads
