@@ -2,8 +2,8 @@
 //! x86_64, glibc ≥ 2.35 registering rseq for every thread; keys in wipe-on-fork memory).
 //!
 //! The locked read path (`slot.rs`) pays one `lock cmpxchg` per read, about a third of a
-//! 32-byte read's cost beside the cipher. Here the reader instead runs two short restartable
-//! sequences (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable sequences system
+//! 32-byte read's cost beside the cipher. Here the reader instead runs one short restartable
+//! sequence (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable sequences system
 //! call"; `scalrand_fastprng`'s `rseq` module explains the guarantee in detail: a section
 //! either runs start to end on one CPU with no other thread of that CPU in between, or is
 //! abandoned at the first preemption, migration or signal, and restarted from the top). Each
@@ -21,13 +21,17 @@
 //! # Sections
 //! - **take** (`take`): read `cpu_id`, the control word; bail out if the epoch is 0, the
 //!   node's generation moved, or fewer than `8k` bytes are left; copy `k` words from the active
-//!   buffer at `pos` into the caller's buffer; **commit** `pos + 8k, reads + 1` with one store.
-//!   An abort before the commit leaves the slot as it was (the copy went to the caller's own
-//!   memory and is redone).
-//! - **wipe** (`wipe`): on the same CPU and while the epoch is still the one taken from, zero
-//!   those `k` words. The stores are idempotent, so an abort and restart is harmless; a refill
-//!   in between changes the epoch and has already zeroed the whole old buffer. If the thread
-//!   migrated, the caller zeroes them under the slot lock instead (see `NodePools::rseq_fill`).
+//!   buffer at `pos` into the caller's buffer, **zeroing each word in the batch right after
+//!   copying it**; **commit** `pos + 8k, reads + 1` with one store. No other reader reads
+//!   those words before the commit (a reader on this CPU would abort the section first) or
+//!   after it (they are behind `pos`), so the zero stores race with nothing.
+//! - **skip** (`skip`): an abort between a zero store and the commit leaves zero words at
+//!   `pos` whose bytes only the aborted reader's own buffer received (its restart overwrites
+//!   them with the next words). A take that finds a zero word at `pos` reads nothing; the
+//!   reader commits that word as read in a section of its own and takes again. So a handed-out
+//!   word is zero in the batch by the time its read commits, and no word is handed out twice;
+//!   the price is that a keystream word that is 0 by chance (probability 2^-64 per word) is
+//!   never handed out.
 //! - **commit a refill** (`publish`): a refiller holds the slot's lock, writes the scratch buffer
 //!   and the new key with ordinary stores, then, in a section on that slot's CPU, checks the
 //!   epoch it started from and stores the new control word (epoch + 1, pos 32, reads 0).
@@ -37,8 +41,8 @@
 //!   reader would have been preempted by the refiller, and aborted).
 //!
 //! Readers on other CPUs never touch the slot (a migrated thread is aborted and reads its new
-//! CPU's slot). So every byte is handed out at most once, and is zeroed when handed out (or,
-//! after a migration, just after), as the locked path does.
+//! CPU's slot). So every byte is handed out at most once, and is zeroed in the batch before
+//! its read returns, as the locked path does.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -73,7 +77,7 @@ pub(crate) struct RseqSlot {
     pub(crate) src_gen: AtomicUsize,
     /// The node's generation word (null until the first refill).
     pub(crate) node_gen: AtomicPtr<AtomicUsize>,
-    /// Held by refills and by the migration fallback of `wipe`.
+    /// Held by refills.
     pub(crate) lock: Lock<()>,
     /// Reads of earlier epochs, added at each refill (the current epoch's are in `word`).
     pub(crate) reads: AtomicUsize,
@@ -103,8 +107,8 @@ unsafe impl scalrand_os::wipe::ZeroValid for RseqSlot {}
 // SAFETY: `word` is written only by the commit stores of the sections (on the slot's CPU, one
 // thread at a time: the rseq protocol) and read by sections and by `AtomicU64` loads; `key`,
 // `refills` and the scratch buffer are touched only with `lock` held; the active buffer is
-// read by `take` and zeroed by `wipe` (on the slot's CPU) or under the lock, on bytes that no
-// reader will read again (module docs).
+// read and zeroed by `take` (on the slot's CPU, before the commit that hands the words out)
+// and read by `skip` (module docs).
 unsafe impl Sync for RseqSlot {}
 
 impl RseqSlot {
@@ -126,35 +130,37 @@ pub(crate) fn reads(w: u64) -> usize {
     ((w >> 16) & 0xffff) as usize
 }
 
-/// The read position of a control word.
-pub(crate) fn pos(w: u64) -> usize {
-    (w & 0xffff) as usize
+/// What [`take`] did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Taken {
+    /// `k` words copied out, zeroed in the batch and committed as read.
+    Done,
+    /// The word at `pos` is zero: an earlier take was aborted after zeroing some of its words
+    /// (they were handed to that reader's own buffer, which its restart overwrites). [`skip`]
+    /// steps over them.
+    Zero,
+    /// Nothing read: no rseq CPU number, a CPU beyond the slots, epoch 0, a new node
+    /// generation, or fewer than `8k` bytes left.
+    No,
 }
 
-/// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out` and commits
-/// them as read. Returns the slot's address and the control word before the commit, or `None`
-/// (no rseq CPU number, a CPU beyond `n` slots, epoch 0, a new node generation, or fewer than
-/// `8k` bytes left).
+/// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out`, zeroing
+/// each in the batch right after copying it, and commits them as read (see the module docs).
 ///
 /// # Safety
 /// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
 /// only through these functions and the rules of the module docs; `out` is valid for `k`
 /// word writes; `1 <= k <= 8`.
 #[inline(always)]
-pub(crate) unsafe fn take(
-    off: isize,
-    base: *mut u8,
-    n: u32,
-    k: u64,
-    out: *mut u64,
-) -> Option<(*mut u8, u64)> {
-    let ok: u64;
-    let slot: u64;
-    let w: u64;
+pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u64) -> Taken {
+    let status: u64;
     // SAFETY: the caller upholds the contract; the block touches the calling thread's rseq
-    // area, slot `cpu_id < n`'s control word, generation fields and active buffer (reads), and
-    // `out`. The node-generation pointer is non-null whenever the epoch is nonzero (a refill
-    // sets it before its commit) and points at a node that lives as long as the slots.
+    // area, slot `cpu_id < n`'s control word, generation fields and active buffer, and `out`.
+    // The node-generation pointer is non-null whenever the epoch is nonzero (a refill sets it
+    // before its commit) and points at a node that lives as long as the slots. The batch
+    // stores hit words at `pos..pos + k` of the active buffer, which no other reader reads
+    // before this section's commit (any reader on this CPU would abort it first) and none
+    // after it (they are behind `pos`).
     unsafe {
         core::arch::asm!(
             scalrand_os::__rseq_prologue!(),
@@ -179,20 +185,26 @@ pub(crate) unsafe fn take(
             "shl {t}, 10",
             "add {t}, {slot}",
             "add {t}, {p}",
+            "cmp qword ptr [{t} + {bufs}], 0",
+            "je 2f",
             "xor {p:e}, {p:e}",
-            "2:",
+            "22:",
             "mov {x}, qword ptr [{t} + 8*{p} + {bufs}]",
             "mov qword ptr [{out} + 8*{p}], {x}",
+            "mov qword ptr [{t} + 8*{p} + {bufs}], 0",
             "inc {p}",
             "cmp {p}, {k}",
-            "jb 2b",
+            "jb 22b",
             "lea {x}, [{w} + 8*{k} + 0x10000]",
             "mov qword ptr [{slot}], {x}",
             "5:",
-            "mov {ok:e}, 1",
+            "mov {status:e}, 1",
+            "jmp 9f",
+            "2:",
+            "mov {status:e}, 2",
             "jmp 9f",
             "8:",
-            "xor {ok:e}, {ok:e}",
+            "xor {status:e}, {status:e}",
             "9:",
             off = in(reg) off,
             base = in(reg) base,
@@ -204,64 +216,56 @@ pub(crate) unsafe fn take(
             src_gen = const SRC_GEN,
             batch = const BATCH_LEN,
             bufs = const BUFS,
-            slot = out(reg) slot,
-            w = out(reg) w,
+            slot = out(reg) _,
+            w = out(reg) _,
             t = out(reg) _,
             p = out(reg) _,
             x = out(reg) _,
-            ok = out(reg) ok,
+            status = out(reg) status,
             options(nostack),
         );
     }
-    (ok != 0).then_some((slot as *mut u8, w))
+    match status {
+        1 => Taken::Done,
+        2 => Taken::Zero,
+        _ => Taken::No,
+    }
 }
 
-/// **wipe**: zeroes the `k` words that `take` handed out of `slot` (whose control word was
-/// `w` before that commit). `true` when they are zero now (zeroed here, or by a refill that
-/// changed the epoch); `false` when the thread is no longer on that slot's CPU (the caller
-/// then zeroes them under the slot lock).
+/// **skip**: if the word at the calling CPU's `pos` is zero (left by an aborted [`take`]),
+/// commits it as read. Returns whether it did.
 ///
 /// # Safety
-/// As [`take`], with `slot` and `w` from a successful `take` with the same `k`.
+/// As [`take`].
 #[inline(always)]
-pub(crate) unsafe fn wipe(
-    off: isize,
-    base: *mut u8,
-    n: u32,
-    k: u64,
-    slot: *mut u8,
-    w: u64,
-) -> bool {
+pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
     let ok: u64;
-    // SAFETY: as in `take`; the stores hit `k` words of the slot's active buffer that `take`
-    // committed as read (no reader reads them again) and only while its epoch is unchanged.
+    // SAFETY: as in `take`; the one store is the commit of the slot's control word, after a
+    // load of the active buffer's word at `pos`.
     unsafe {
         core::arch::asm!(
             scalrand_os::__rseq_prologue!(),
-            "mov {c:e}, dword ptr fs:[{off} + 4]",
-            "cmp {c:e}, {n:e}",
+            "mov {slot:e}, dword ptr fs:[{off} + 4]",
+            "cmp {slot:e}, {n:e}",
             "jae 8f",
-            "imul {c}, {c}, {size}",
-            "add {c}, {base}",
-            "cmp {c}, {slot}",
-            "jne 8f",
-            "mov {c}, qword ptr [{slot}]",
-            "shr {c}, 32",
+            "imul {slot}, {slot}, {size}",
+            "add {slot}, {base}",
+            "mov {w}, qword ptr [{slot}]",
             "mov {t}, {w}",
             "shr {t}, 32",
-            "cmp {c}, {t}",
-            "jne 5f",
+            "jz 8f",
+            "movzx {p:e}, {w:x}",
+            "lea {x}, [{p} + 8]",
+            "cmp {x}, {batch}",
+            "ja 8f",
             "and {t}, 1",
             "shl {t}, 10",
             "add {t}, {slot}",
-            "movzx {c:e}, {w:x}",
-            "add {t}, {c}",
-            "xor {c:e}, {c:e}",
-            "2:",
-            "mov qword ptr [{t} + 8*{c} + {bufs}], 0",
-            "inc {c}",
-            "cmp {c}, {k}",
-            "jb 2b",
+            "add {t}, {p}",
+            "cmp qword ptr [{t} + {bufs}], 0",
+            "jne 8f",
+            "lea {x}, [{w} + 8]",
+            "mov qword ptr [{slot}], {x}",
             "5:",
             "mov {ok:e}, 1",
             "jmp 9f",
@@ -271,13 +275,14 @@ pub(crate) unsafe fn wipe(
             off = in(reg) off,
             base = in(reg) base,
             n = in(reg) u64::from(n),
-            k = in(reg) k,
-            slot = in(reg) slot,
-            w = in(reg) w,
             size = const SLOT_BYTES,
+            batch = const BATCH_LEN,
             bufs = const BUFS,
-            c = out(reg) _,
+            slot = out(reg) _,
+            w = out(reg) _,
             t = out(reg) _,
+            p = out(reg) _,
+            x = out(reg) _,
             ok = out(reg) ok,
             options(nostack),
         );
@@ -421,9 +426,9 @@ impl NodePools {
     /// Fills `dest` (1 to [`MAX_LEN`] bytes) from the calling CPU's rseq slot; `false` when
     /// the read must take the locked path instead (see the module docs).
     ///
-    /// Only the common case is inline: whole words, taken and wiped on the first try. Other
-    /// lengths, refills and retries are in `rseq_fill_slow`, so that this path stays small
-    /// enough to inline into a caller's loop.
+    /// Only the common case is inline: whole words, taken on the first try. Other lengths,
+    /// refills and retries are in `rseq_fill_slow`, so that this path stays small enough to
+    /// inline into a caller's loop.
     #[inline]
     pub(crate) fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
         debug_assert!(!dest.is_empty() && dest.len() <= MAX_LEN);
@@ -434,26 +439,15 @@ impl NodePools {
             // used only as the module docs say; `dest` holds `8k` bytes, written as `k`
             // unaligned words (x86 is little-endian, so the bytes are the batch's bytes in
             // order).
-            let taken = unsafe { take(r.off, r.base(), r.n(), k, out) };
-            if let Some((slot, w)) = taken {
-                Self::rseq_wipe(r, k, slot, w);
+            if unsafe { take(r.off, r.base(), r.n(), k, out) } == Taken::Done {
                 return true;
             }
         }
         self.rseq_fill_slow(r, dest)
     }
 
-    /// Zeroes the `k` words a `take` handed out of `slot` (control word `w` before it).
-    #[inline(always)]
-    fn rseq_wipe(r: &RseqSlots, k: u64, slot: *mut u8, w: u64) {
-        // SAFETY: `slot` and `w` come from a successful `take` with the same `k`, on `r`.
-        if !unsafe { wipe(r.off, r.base(), r.n(), k, slot, w) } {
-            wipe_locked(slot, w, k);
-        }
-    }
-
-    /// `rseq_fill` for lengths that are not whole words, and after a `take` that found no
-    /// batch to read: refill and try again, at most three times.
+    /// `rseq_fill` for lengths that are not whole words, and after a `take` that did not
+    /// read: step over words an aborted take zeroed, or refill (at most three times).
     #[inline(never)]
     fn rseq_fill_slow(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
         let k = dest.len().div_ceil(8) as u64;
@@ -464,22 +458,29 @@ impl NodePools {
         } else {
             tmp.as_mut_ptr()
         };
-        for attempt in 0..4 {
+        let mut refills = 0;
+        // An aborted take leaves at most 8 zero words; 3 refills; slack for migrations.
+        for _ in 0..16 {
             // SAFETY: as in `rseq_fill`; `out` is valid for `k <= 8` (unaligned) word writes:
             // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
-            let taken = unsafe { take(r.off, r.base(), r.n(), k, out) };
-            if let Some((slot, w)) = taken {
-                if !direct {
-                    for (c, word) in dest.chunks_mut(8).zip(tmp.iter()) {
-                        c.copy_from_slice(&word.to_le_bytes()[..c.len()]);
+            match unsafe { take(r.off, r.base(), r.n(), k, out) } {
+                Taken::Done => {
+                    if !direct {
+                        for (c, word) in dest.chunks_mut(8).zip(tmp.iter()) {
+                            c.copy_from_slice(&word.to_le_bytes()[..c.len()]);
+                        }
+                        tmp.zeroize();
                     }
-                    tmp.zeroize();
+                    return true;
                 }
-                Self::rseq_wipe(r, k, slot, w);
-                return true;
-            }
-            if attempt == 3 || !self.rseq_refill(r) {
-                return false;
+                // SAFETY: as above.
+                Taken::Zero => drop(unsafe { skip(r.off, r.base(), r.n()) }),
+                Taken::No => {
+                    if refills == 3 || !self.rseq_refill(r) {
+                        return false;
+                    }
+                    refills += 1;
+                }
             }
         }
         false
@@ -562,30 +563,4 @@ impl NodePools {
             }
         }
     }
-}
-
-/// `wipe` for a thread that left the slot's CPU: zeroes the `k` words under the slot lock,
-/// if no refill has zeroed the whole buffer since (the epoch of `w` is still current).
-#[cold]
-#[inline(never)]
-fn wipe_locked(slot: *mut u8, w: u64, k: u64) {
-    // SAFETY: `slot` points to a live `RseqSlot` (from `take`; slots live as long as the
-    // pools the caller borrows).
-    let s = unsafe { &*slot.cast::<RseqSlot>() };
-    let mut attempt = 0;
-    let guard = loop {
-        if let Some(g) = s.lock.try_lock_tagged(WIPED_SLOT_TAG) {
-            break g;
-        }
-        attempt += 1;
-        scalrand_os::primitive::spin_wait(attempt);
-    };
-    if epoch(s.word()) == epoch(w) {
-        let at = BUFS + (epoch(w) as usize & 1) * BATCH_LEN + pos(w);
-        // SAFETY: the words were committed as read by `take`, so no reader reads them again,
-        // and no refill rewrites their buffer while we hold the lock; `at + 8k` stays within
-        // the slot because `take` checked `pos + 8k <= BATCH_LEN`.
-        unsafe { core::ptr::write_bytes(slot.add(at), 0, 8 * k as usize) };
-    }
-    drop(guard);
 }
