@@ -139,7 +139,6 @@ impl Step {
     }
 }
 
-/// The steps `--only` and `--skip` leave, in CI's order.
 /// Removes what earlier `cargo package` runs left of the workspace's crates as registry
 /// crates: the sources cargo extracted from the overlay registry
 /// (`$CARGO_HOME/registry/src/<overlay hash>/<name>-<version>`) and the build directory that
@@ -180,6 +179,7 @@ fn forget_overlay_sources() -> Result {
     Ok(())
 }
 
+/// The steps `--only` and `--skip` leave, in CI's order.
 fn selected(flags: &flags::Ci) -> Vec<Step> {
     Step::all()
         .iter()

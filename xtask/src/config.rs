@@ -30,7 +30,7 @@ pub const MIRI: &[(&str, &[&str])] = &[
             "wyrand",
         ],
     ),
-    // The node pools' hand-rolled try-lock and slot code (the crate's `unsafe`).
+    // The node pools' slot code on `scalrand_os::Lock` (the crate's `unsafe`).
     ("scalrand-pool", &["--lib", "numa::tests"]),
 ];
 

@@ -121,6 +121,37 @@ impl fmt::Debug for ManualClock {
     }
 }
 
+/// The system's monotonic time, as a plain function (`monotonic_now as fn() -> Duration` is a
+/// [`Clock`]): `CLOCK_MONOTONIC` on Unix (time since an arbitrary fixed point, usually boot),
+/// `std::time::Instant` since the first call elsewhere.
+///
+/// On Unix it keeps no state, so nothing about it can be left half-initialised by a `fork`
+/// that interrupts another thread's first call (a `OnceLock` origin could be, and would hang
+/// the child's first reading).
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub fn monotonic_now() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every Unix
+        // libc targets. On failure `ts` stays zero, which a `Clock` user tolerates (no time
+        // passes, so time-based triggers wait for the next good reading).
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+        let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
+        Duration::new(secs, 0).saturating_add(Duration::from_nanos(u64::from(nanos)))
+    }
+    #[cfg(not(unix))]
+    {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        ORIGIN.get_or_init(std::time::Instant::now).elapsed()
+    }
+}
+
 /// `std::time::Instant` since the clock was made.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
@@ -173,6 +204,22 @@ mod tests {
         assert_eq!(
             (f.now(), f.now()),
             (Duration::from_nanos(1), Duration::from_nanos(2))
+        );
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn monotonic_now_advances_with_instant() {
+        let (t0, i0) = (monotonic_now(), std::time::Instant::now());
+        std::thread::sleep(Duration::from_millis(20));
+        let (t1, i1) = (monotonic_now(), std::time::Instant::now());
+        assert!(t1 >= t0);
+        let (ours, theirs) = (t1 - t0, i1 - i0);
+        assert!(ours >= Duration::from_millis(19), "{ours:?}");
+        // Both read the same kernel clock; allow scheduling noise between the two reads.
+        assert!(
+            ours <= theirs + Duration::from_millis(50),
+            "{ours:?} vs {theirs:?}"
         );
     }
 }

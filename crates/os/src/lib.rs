@@ -16,8 +16,8 @@ pub mod primitive;
 #[cfg(feature = "alloc")]
 pub mod wipe;
 
-#[cfg(feature = "std")]
-pub use clock::MonotonicClock;
 pub use clock::{Clock, FnClock, ManualClock, NoClock};
+#[cfg(feature = "std")]
+pub use clock::{MonotonicClock, monotonic_now};
 pub use entropy::EntropyError;
 pub use lock::{Lock, LockGuard};

@@ -211,6 +211,58 @@ fn an_earlier_atfork_handler_that_draws_gets_fresh_bytes() {
     );
 }
 
+static SIG_POOLS: std::sync::atomic::AtomicPtr<NodePools> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+static mut SIG_DRAW: [u8; 32] = [0; 32];
+
+extern "C" fn draw_on_sigusr1(_: libc::c_int) {
+    let p = SIG_POOLS.load(std::sync::atomic::Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: `SIG_POOLS` is non-null only while the test keeps the pools alive; it runs in
+        // the single-threaded child, where this handler is `SIG_DRAW`'s one writer.
+        unsafe { (*p).fill_bytes_on_cpu(0, &mut *std::ptr::addr_of_mut!(SIG_DRAW)) };
+    }
+}
+
+/// The child's first read comes from a signal handler, before any code of the child's own
+/// (and, with a raw `SYS_fork`, with no atfork handler ever running): the handler is
+/// installed in the parent and the child raises the signal as its first act. Detection that
+/// needs the child to run something first (an atfork handler, a check in the normal read
+/// path's caller) would hand the handler its parent's bytes; a wipe-on-fork key cannot.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn a_signal_handler_reading_first_in_a_raw_fork_child_gets_fresh_bytes() {
+    let pools = seeded_pools();
+    // SAFETY: installs a handler that only reads from pools the test keeps alive (see
+    // `draw_on_sigusr1`); SIGUSR1 is raised only by this test's child.
+    let old = unsafe {
+        libc::signal(
+            libc::SIGUSR1,
+            draw_on_sigusr1 as *const () as libc::sighandler_t,
+        )
+    };
+    assert_ne!(old, libc::SIG_ERR);
+    SIG_POOLS.store(
+        std::ptr::from_ref(&pools).cast_mut(),
+        std::sync::atomic::Ordering::Release,
+    );
+    let (parent, child) = fork_with(raw_fork, &pools, || {
+        // SAFETY: a signal a process sends itself is delivered before kill(2) returns (the
+        // child's one thread has it unblocked), so the handler has run when `SIG_DRAW` is read.
+        // Not raise(3): after a raw SYS_fork glibc's cached thread id is the parent's.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGUSR1);
+            SIG_DRAW
+        }
+    });
+    SIG_POOLS.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+    assert_ne!(child, [0u8; 32], "the handler drew");
+    assert_ne!(
+        parent, child,
+        "a read from a signal handler in the child repeated the parent"
+    );
+}
+
 /// Counts occurrences of `needle` in every readable private mapping of this process, except
 /// at `skip` (the buffer holding the needle itself). Allocation-free: it runs in a fork child
 /// of a multithreaded process.

@@ -8,14 +8,14 @@
 //! |---|---|---|---|
 //! | [`V5_2`](KernelVersion::V5_2) | 5.2 – 5.6 | a coin each (`add_to_free_area_random`) | **head** |
 //! | [`V5_7`](KernelVersion::V5_7) | 5.7 – 5.9 | a coin each (`shuffle_pick_tail`) | **tail** |
-//! | [`V5_10`](KernelVersion::V5_10) | 5.10 and later | tail, no coin (`FPI_TO_TAIL`) | tail |
+//! | [`V5_10`](KernelVersion::V5_10) | 5.10 and later (see below for 5.14+) | tail, no coin (`FPI_TO_TAIL`) | tail |
 //!
 //! * **5.2 – 5.6**, `mm/shuffle.c: add_to_free_area_random()` (v5.2): one bit of a 64-bit
 //!   `get_random_u64()` batch per free at order ≥ `SHUFFLE_ORDER`; `if (rand & 1)
 //!   add_to_free_area()` — a set bit puts the block at the **head**, a clear bit at the tail.
 //!   Linux 5.4 still has this function: the rewrite below was posted as patch 1/9 of
-//!   Alexander Duyck's free-page-reporting series, v16 dated 2020-01-03 (after 5.4 and 5.5
-//!   were cut), and went in with that series.
+//!   Alexander Duyck's free-page-reporting series, v16 dated 2020-01-03 (after 5.4's release
+//!   and 5.5's merge window), and went in with that series.
 //! * **5.7 – 5.9**, "mm: adjust shuffle code to allow for future coalescing" (Alexander
 //!   Duyck): `__free_one_page()` asks `shuffle_pick_tail()`, which returns `rand & 1` — a set
 //!   bit now means **tail**. Same batch, opposite direction.
@@ -35,6 +35,13 @@
 //! `batch = clamp(managed_pages / 1024, .., 1 MiB of pages) / 4`, rounded to
 //! `rounddown_pow_of_two(batch * 3 / 2) - 1`, and `high = 6 × batch`; a 64 GiB zone gets
 //! batch 63, high 378.
+//!
+//! **Kernels from 5.14 on** run the 5.10 shuffle and placement rules, which is what `--kernel
+//! 5.14` or `6.x` selects, but their per-CPU lists differ from this model's: commit
+//! 44042b449872 ("mm/page_alloc: allow high-order pages to be stored on the per-cpu lists",
+//! Mel Gorman, 5.14) keeps orders up to `PAGE_ALLOC_COSTLY_ORDER` and THP-sized blocks on them
+//! too, and later kernels size `high` dynamically. The model keeps 5.2 – 5.13's order-0 lists
+//! with fixed `high`/`batch` for every version.
 
 use crate::Error;
 use crate::free_area::PAGE_SIZE;
@@ -115,7 +122,8 @@ impl KernelVersion {
 }
 
 /// `zone_batchsize()` of v5.2 – v5.13 for a zone of `managed_pages` 4 KiB pages (0 for a
-/// zone under 6 MiB; `pageset_set_batch()` then uses high 0 and batch 1).
+/// zone under 32 MiB, 8192 pages, where `managed / 1024 / 4` rounds to at most 1 and
+/// `rounddown_pow_of_two(1) - 1 = 0`; `pageset_set_batch()` then uses high 0 and batch 1).
 pub fn zone_batchsize(managed_pages: u64) -> u32 {
     let mut batch = managed_pages / 1024;
     let cap = (1024 * 1024) / PAGE_SIZE;

@@ -21,7 +21,7 @@
 //! | per-CPU lists | 16 CPUs, kernel `high`/`batch` | `zone_batchsize`, `pageset_set_batch` (v5.2 – v5.13); 16 CPUs is this model's choice |
 //! | page-cache and anon pages | order 0, MOVABLE | `__page_cache_alloc`, `do_anonymous_page` (no THP: `transparent_hugepage=madvise`, the Ubuntu / Debian default, and a JVM without `-XX:+UseTransparentHugePages`) |
 //! | file sizes | log-uniform 4 KiB – 64 MiB | heavy-tailed sizes, most bytes in large files: Agrawal, Bolosky, Douceur, Lorch, "A Five-Year Study of File-System Metadata", FAST '07 |
-//! | process lifetimes | Pareto, α = 1 (P(L > t) = t₀/t), t₀ = 1/64 round, capped at 8 rounds | Harchol-Balter & Downey, "Exploiting Process Lifetime Distributions for Dynamic Load Balancing", SIGMETRICS '96 |
+//! | process lifetimes | Pareto, α = 1 (P(L > t) = t₀/t), t₀ = 1/64 round, capped at 16 rounds (twice the default experiment) | Harchol-Balter & Downey, "Exploiting Process Lifetime Distributions for Dynamic Load Balancing", SIGMETRICS '96 |
 //! | kernel memory per process | 1 + pages/512 UNMOVABLE pages (page tables) | one PTE page maps 512 pages (x86-64) |
 //! | slab per file | 1 RECLAIMABLE page per 5 files cached (inode ≈ 600 B + dentry 192 B) | `struct inode` / `struct dentry` sizes in `/proc/slabinfo`; freed when 5 more files are evicted |
 //!
@@ -78,7 +78,7 @@ impl ServerSpec {
             reread_prob: 0.5,
             anon_fraction: 0.3,
             process_pages: (64, 262_144.min(zone_pages / 8).max(64)),
-            process_life: ((read / 64).max(1), 8 * 2 * read),
+            process_life: ((read / 64).max(1), 16 * read),
             files_per_slab_page: 5,
             watermarks: watermarks(zone_pages),
         }

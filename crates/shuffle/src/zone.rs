@@ -281,8 +281,9 @@ impl<R: Rng> Zone<R> {
     }
 
     /// The boot / hotplug shuffle: `shuffle_zone` at every order from the policy's order up to
-    /// [`MAX_ORDER`], lowest first. With the kernel's order 10 that is one call; a lower order
-    /// follows the seed's v7 patch, where the order is `CONFIG_SHUFFLE_PAGE_ORDER` (0 ..= 10).
+    /// [`MAX_ORDER`], lowest first. With the kernel's order 10 that is one call, as in every
+    /// merged kernel (`SHUFFLE_ORDER`, commit e900a918b098); a lower order is this model's
+    /// extension for experiments, not a kernel configuration.
     fn shuffle_free_memory(&mut self) -> ShuffleStats {
         let mut total = ShuffleStats::default();
         for order in self.policy.order..=MAX_ORDER {

@@ -37,13 +37,11 @@ pub(crate) const MAX_SEED_LEN: usize = 32 * POOL_COUNT;
 /// pass one they control.
 pub use scalrand_os::Clock;
 
-/// Time since the first call in this process, from `std::time::Instant` (monotonic).
+/// The system's monotonic time (`scalrand_os::monotonic_now`, re-exported): the clock
+/// [`Fortuna::new`](super::Fortuna::new) uses.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub fn monotonic_now() -> Duration {
-    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    ORIGIN.get_or_init(std::time::Instant::now).elapsed()
-}
+pub use scalrand_os::clock::monotonic_now;
 
 /// One pool: running SHA-256 state and the number of bytes appended since it was emptied.
 #[derive(Clone)]

@@ -281,14 +281,7 @@ impl Topology {
         {
             return t;
         }
-        // SAFETY: sysconf has no preconditions.
-        let conf = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-        let par = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let n = usize::try_from(conf)
-            .unwrap_or(0)
-            .max(par)
-            .clamp(1, MAX_CPU_ID + 1);
-        Self::single_node(n)
+        Self::single_node(scalrand_os::cpu::possible().clamp(1, MAX_CPU_ID + 1))
     }
 
     /// This machine's topology as hwloc sees it: one node per hwloc `NUMANode` object, CPUs
