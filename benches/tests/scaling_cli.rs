@@ -31,6 +31,8 @@ fn help_lists_the_flags_and_examples() {
         "--json",
         "--from",
         "--quiet",
+        "--svg",
+        "--png",
         "--version",
         "Examples:",
     ] {
@@ -97,6 +99,10 @@ fn a_short_run_writes_tables_json_and_both_plots() {
         .arg("--json")
         .arg("--out")
         .arg(&redo)
+        .arg("--svg")
+        .arg(redo.join("extra.svg"))
+        .arg("--png")
+        .arg(redo.join("extra.png"))
         .output()
         .unwrap();
     assert!(
@@ -107,6 +113,15 @@ fn a_short_run_writes_tables_json_and_both_plots() {
     let printed: Report = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(printed, report);
     assert!(redo.join("scaling.png").is_file());
+    // `--svg`/`--png` draw the same picture to paths of their own.
+    assert_eq!(
+        std::fs::read(redo.join("extra.svg")).unwrap(),
+        std::fs::read(redo.join("scaling.svg")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(redo.join("extra.png")).unwrap(),
+        std::fs::read(redo.join("scaling.png")).unwrap()
+    );
 }
 
 #[test]

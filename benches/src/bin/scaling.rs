@@ -20,6 +20,8 @@ Examples:
                                                        refresh the committed tables and plots
   cargo xtask scaling --from docs/scaling.json --out target/replot
                                                        redraw a saved run without measuring
+  cargo xtask scaling --from docs/scaling.json --png plot.png
+                                                       the same, plus the PNG at plot.png
   cargo xtask scaling --list                           the rows, by group";
 
 /// Aggregate throughput of scalrand's generators and their baselines against thread count.
@@ -55,6 +57,12 @@ struct Args {
     /// Redraw the tables and plots of a saved run (a scaling.json) instead of measuring
     #[arg(long, value_name = "FILE", conflicts_with_all = ["threads", "list"])]
     from: Option<PathBuf>,
+    /// Also draw the plot as SVG at PATH (the same drawing as --out's scaling.svg)
+    #[arg(long, value_name = "PATH")]
+    svg: Option<PathBuf>,
+    /// Also draw the plot as PNG at PATH (the same drawing as --out's scaling.png)
+    #[arg(long, value_name = "PATH")]
+    png: Option<PathBuf>,
     /// No progress bar and no per-point lines on stderr
     #[arg(long, short)]
     quiet: bool,
@@ -135,7 +143,14 @@ fn run(args: &Args) -> Result<(), String> {
     } else {
         println!("\n{md}");
     }
-    write_all(&args.out, &report, &md, &json)
+    write_all(&args.out, &report, &md, &json)?;
+    if let Some(p) = &args.svg {
+        plot::write_svg(&report, p).map_err(|e| format!("cannot draw {}: {e}", p.display()))?;
+    }
+    if let Some(p) = &args.png {
+        plot::write_png(&report, p).map_err(|e| format!("cannot draw {}: {e}", p.display()))?;
+    }
+    Ok(())
 }
 
 /// Writes the four outputs into `out`.
