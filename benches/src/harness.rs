@@ -1,5 +1,5 @@
-//! Runs the scaling rows: every row at every thread count, a few times each, the median kept;
-//! the result is a [`Report`].
+//! Runs the scaling rows: every row at every thread count, a few times each (the rounds
+//! interleaved across a group's rows), the median kept; the result is a [`Report`].
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,55 +82,87 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Measures every row at every thread count and gathers the report. `progress` advances by
-/// one per point; each point's figure is printed above it on stderr, unless `quiet`. A row
-/// whose state cannot be built is reported on stderr and left out.
+/// one per measurement; each point's figure is printed on stderr once its group is done,
+/// unless `quiet`. A row whose state cannot be built is reported on stderr and left out.
+///
+/// The repeats are interleaved within a group: round 1 measures every row of the group at
+/// every thread count, then round 2 does it again, and so on, and each point keeps the median
+/// of its rounds. The rows whose ratios a group reports are so measured side by side: a burst
+/// of noise on a shared machine (a neighbour's job, the hypervisor taking a vCPU away for a
+/// few seconds) lands on one round of every row rather than on every round of one row.
 pub fn run(rows: &[Row], opts: &Options, progress: &ProgressBar, quiet: bool) -> Report {
-    progress.set_length((rows.len() * opts.threads.len()) as u64);
+    progress.set_length((rows.len() * opts.threads.len() * opts.repeat) as u64);
     let mut groups: Vec<Group> = vec![];
-    'rows: for row in rows {
-        let mut points = vec![];
-        for &t in &opts.threads {
-            progress.set_message(format!("{} / {} / {t} thr", row.group, row.name));
-            let runs: Result<Vec<f64>, MakeError> = (0..opts.repeat)
-                .map(|_| measure(row, t, opts.duration))
-                .collect();
-            progress.inc(1);
-            let v = match runs {
-                Ok(runs) => median(runs),
-                Err(e) => {
-                    progress.suspend(|| eprintln!("  {}: {}: skipped: {e}", row.group, row.name));
-                    progress.inc((opts.threads.len() - points.len() - 1) as u64);
-                    continue 'rows;
+    let mut names: Vec<&str> = vec![];
+    for row in rows {
+        if !names.contains(&row.group) {
+            names.push(row.group);
+        }
+    }
+    for name in names {
+        let members: Vec<&Row> = rows.iter().filter(|r| r.group == name).collect();
+        // runs[row][thread index]: one figure per round; `None` once the row was skipped.
+        let mut runs: Vec<Option<Vec<Vec<f64>>>> =
+            vec![Some(vec![Vec::with_capacity(opts.repeat); opts.threads.len()]); members.len()];
+        for _ in 0..opts.repeat {
+            for (row, slot) in members.iter().zip(runs.iter_mut()) {
+                for (i, &t) in opts.threads.iter().enumerate() {
+                    progress.inc(1);
+                    let Some(per_thread) = slot.as_mut() else {
+                        continue;
+                    };
+                    progress.set_message(format!("{} / {} / {t} thr", row.group, row.name));
+                    match measure(row, t, opts.duration) {
+                        Ok(v) => per_thread[i].push(v),
+                        Err(e) => {
+                            progress.suspend(|| {
+                                eprintln!("  {}: {}: skipped: {e}", row.group, row.name);
+                            });
+                            *slot = None;
+                        }
+                    }
                 }
-            };
+            }
+        }
+        let mut series = vec![];
+        for (row, slot) in members.iter().zip(runs) {
+            let Some(per_thread) = slot else { continue };
+            let points: Vec<Point> = opts
+                .threads
+                .iter()
+                .zip(per_thread)
+                .map(|(&t, v)| Point {
+                    threads: t,
+                    per_sec: median(v),
+                })
+                .collect();
             if !quiet {
                 progress.suspend(|| {
-                    eprintln!(
-                        "  {:<14} {:<40} {:>3} threads  {}",
-                        row.group,
-                        row.name,
-                        t,
-                        human(v, row.unit)
-                    );
+                    for p in &points {
+                        eprintln!(
+                            "  {:<14} {:<40} {:>3} threads  {}",
+                            row.group,
+                            row.name,
+                            p.threads,
+                            human(p.per_sec, row.unit)
+                        );
+                    }
                 });
             }
-            points.push(Point {
-                threads: t,
-                per_sec: v,
+            series.push(Series {
+                name: row.name.to_owned(),
+                baseline: row.baseline,
+                points,
             });
         }
-        let series = Series {
-            name: row.name.to_owned(),
-            baseline: row.baseline,
-            points,
-        };
-        match groups.iter_mut().find(|g| g.name == row.group) {
-            Some(g) => g.series.push(series),
-            None => groups.push(Group {
-                name: row.group.to_owned(),
-                unit: row.unit,
-                series: vec![series],
-            }),
+        if let Some(first) = members.first()
+            && !series.is_empty()
+        {
+            groups.push(Group {
+                name: name.to_owned(),
+                unit: first.unit,
+                series,
+            });
         }
     }
     progress.finish_and_clear();
@@ -153,6 +185,66 @@ mod tests {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
         assert!(median(vec![]).is_nan());
+    }
+
+    static ORDER: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+    fn worker(name: &'static str) -> Result<crate::Worker, MakeError> {
+        ORDER.lock().unwrap().push(name);
+        Ok(Box::new(|_, stop: &AtomicBool| {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                n += 1;
+                std::hint::spin_loop();
+            }
+            n
+        }))
+    }
+
+    fn row(
+        group: &'static str,
+        name: &'static str,
+        make: fn() -> Result<crate::Worker, MakeError>,
+    ) -> Row {
+        Row {
+            group,
+            name,
+            baseline: false,
+            unit: crate::Unit::Ops,
+            make,
+        }
+    }
+
+    /// The rounds of a group interleave across its rows (a, b, a, b), groups run one after the
+    /// other, and a row whose state cannot be built is left out of its group's report.
+    #[test]
+    fn rounds_interleave_within_a_group() {
+        let rows = [
+            row("g1", "a", || worker("a")),
+            row("g1", "b", || worker("b")),
+            row("g1", "broken", || {
+                Err(MakeError::from("no such thing here".to_owned()))
+            }),
+            row("g2", "c", || worker("c")),
+        ];
+        let opts = Options {
+            threads: vec![1],
+            duration: Duration::from_millis(1),
+            repeat: 3,
+        };
+        ORDER.lock().unwrap().clear();
+        let report = run(&rows, &opts, &ProgressBar::hidden(), true);
+        assert_eq!(
+            *ORDER.lock().unwrap(),
+            ["a", "b", "a", "b", "a", "b", "c", "c", "c"]
+        );
+        let names: Vec<Vec<&str>> = report
+            .groups
+            .iter()
+            .map(|g| g.series.iter().map(|s| s.name.as_str()).collect())
+            .collect();
+        assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
+        assert!(report.groups[0].series[0].points[0].per_sec > 0.0);
     }
 
     #[test]
