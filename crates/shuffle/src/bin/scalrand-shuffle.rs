@@ -160,7 +160,7 @@ struct SimulateArgs {
     #[arg(long)]
     json: bool,
     /// No progress bar.
-    #[arg(long)]
+    #[arg(long, short)]
     quiet: bool,
 }
 
