@@ -5,7 +5,8 @@
 //! Issue 13's orderings: (1) another library's `pthread_atfork` child handler, registered
 //! before scalrand's first use, draws from the Fortuna in the child; (2) a raw
 //! `syscall(SYS_fork)`, which runs no atfork handler; (3) a child that never reads still must
-//! not carry the parent's key; (4) a fork while another thread holds the generator lock.
+//! not carry the parent's key; (4) a fork while another thread holds the generator lock; (5) a
+//! signal handler that reads before anything else in a raw-fork child.
 //! Children report through a pipe and leave with `_exit`; each arms `alarm(10)` so a hang
 //! kills it (and fails the test) instead of the test run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
@@ -256,6 +257,67 @@ fn libc_fork_child_never_repeats_parent() {
         child_differs_from_parent(libc_fork, &|b| f.fill_bytes(b));
         let c = Fortuna::<ChaCha20Prf>::with_prf(mode).unwrap();
         child_differs_from_parent(libc_fork, &|b| c.fill_bytes(b));
+    }
+}
+
+// ---- (5) a signal handler that reads first in the child ------------------------------
+
+static SIG_FORTUNA: std::sync::atomic::AtomicPtr<Fortuna> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+static mut SIG_DRAW: [u8; N] = [0; N];
+
+extern "C" fn draw_on_sigusr2(_: libc::c_int) {
+    let f = SIG_FORTUNA.load(std::sync::atomic::Ordering::Acquire);
+    if !f.is_null() {
+        // SAFETY: non-null only while the test keeps the Fortuna alive; in the single-threaded
+        // child this handler is `SIG_DRAW`'s one writer.
+        unsafe { (*f).fill_bytes(&mut *std::ptr::addr_of_mut!(SIG_DRAW)) };
+    }
+}
+
+/// The child's first read happens in a signal handler that the child raises as its very first
+/// act after a raw `SYS_fork` (no atfork handler ever runs): detection that needs code of the
+/// child to run before the read would hand the handler the parent's next bytes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_handler_reading_first_in_a_raw_fork_child_gets_fresh_bytes() {
+    // SAFETY: the handler only reads from a Fortuna the test keeps alive (see above); SIGUSR2
+    // is sent only by this test's children, to themselves.
+    let old = unsafe {
+        libc::signal(
+            libc::SIGUSR2,
+            draw_on_sigusr2 as *const () as libc::sighandler_t,
+        )
+    };
+    assert_ne!(old, libc::SIG_ERR);
+    for mode in [ReadMode::Locked, ReadMode::Concurrent] {
+        let f = Fortuna::new(mode).unwrap();
+        let _ = read(&|b| f.fill_bytes(b));
+        SIG_FORTUNA.store(
+            std::ptr::from_ref(&f).cast_mut(),
+            std::sync::atomic::Ordering::Release,
+        );
+        let mut buf = vec![0u8; N];
+        let (parent, child) = in_child(
+            raw_fork,
+            move || {
+                // SAFETY: a signal a process sends itself is delivered before kill(2) returns,
+                // so the handler has filled `SIG_DRAW` when it is read; no allocation here.
+                unsafe {
+                    libc::kill(libc::getpid(), libc::SIGUSR2);
+                    buf.copy_from_slice(&*std::ptr::addr_of!(SIG_DRAW));
+                }
+                buf
+            },
+            || read(&|b| f.fill_bytes(b)),
+        );
+        SIG_FORTUNA.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+        let child = child.expect("the child answered");
+        assert_ne!(child, vec![0u8; N], "{mode:?}: the handler drew");
+        assert_ne!(
+            child, parent,
+            "{mode:?}: a read from a signal handler in the child repeated the parent"
+        );
     }
 }
 
