@@ -21,8 +21,9 @@
 //! # Sections
 //! - **take** (`take`): read `cpu_id`, the control word; bail out if the epoch is 0, the
 //!   node's generation moved, or fewer than `8k` bytes are left; copy `k` words from the active
-//!   buffer at `pos` into the caller's buffer, **zeroing each word in the batch right after
-//!   copying it**; **commit** `pos + 8k, reads + 1` with one store. No other reader reads
+//!   buffer at `pos` into the caller's buffer, **zeroing each word in the batch after loading
+//!   it** (for 2, 4 and 8 words with 16-byte moves, all loads first, then the zero stores; a
+//!   word at a time otherwise); **commit** `pos + 8k, reads + 1` with one store. No other reader reads
 //!   those words before the commit (a reader on this CPU would abort the section first) or
 //!   after it (they are behind `pos`), so the zero stores race with nothing.
 //! - **skip** (`skip`): an abort between a zero store and the commit leaves zero words at
@@ -144,24 +145,13 @@ pub(crate) enum Taken {
     No,
 }
 
-/// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out`, zeroing
-/// each in the batch right after copying it, and commits them as read (see the module docs).
-///
-/// # Safety
-/// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
-/// only through these functions and the rules of the module docs; `out` is valid for `k`
-/// word writes; `1 <= k <= 8`.
-#[inline(always)]
-pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u64) -> Taken {
-    let status: u64;
-    // SAFETY: the caller upholds the contract; the block touches the calling thread's rseq
-    // area, slot `cpu_id < n`'s control word, generation fields and active buffer, and `out`.
-    // The node-generation pointer is non-null whenever the epoch is nonzero (a refill sets it
-    // before its commit) and points at a node that lives as long as the slots. The batch
-    // stores hit words at `pos..pos + k` of the active buffer, which no other reader reads
-    // before this section's commit (any reader on this CPU would abort it first) and none
-    // after it (they are behind `pos`).
-    unsafe {
+/// The **take** section with its copy step given: `$copy` moves the `k` words at `t + bufs`
+/// into `out` and zeroes each in the batch after loading it (registers `p` and `x` are free
+/// for it); `$($ops)*` adds `k` (a register or a constant) and whatever else `$copy` uses.
+/// Evaluates to the status word (1 done, 2 a zero word at `pos`, 0 nothing read).
+macro_rules! take_section {
+    ($off:expr, $base:expr, $n:expr, $out:expr, [$($copy:literal),+ $(,)?], $($ops:tt)*) => {{
+        let status: u64;
         core::arch::asm!(
             scalrand_os::__rseq_prologue!(),
             "mov {slot:e}, dword ptr fs:[{off} + 4]",
@@ -187,14 +177,7 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
             "add {t}, {p}",
             "cmp qword ptr [{t} + {bufs}], 0",
             "je 2f",
-            "xor {p:e}, {p:e}",
-            "22:",
-            "mov {x}, qword ptr [{t} + 8*{p} + {bufs}]",
-            "mov qword ptr [{out} + 8*{p}], {x}",
-            "mov qword ptr [{t} + 8*{p} + {bufs}], 0",
-            "inc {p}",
-            "cmp {p}, {k}",
-            "jb 22b",
+            $($copy,)+
             "lea {x}, [{w} + 8*{k} + 0x10000]",
             "mov qword ptr [{slot}], {x}",
             "5:",
@@ -206,11 +189,10 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
             "8:",
             "xor {status:e}, {status:e}",
             "9:",
-            off = in(reg) off,
-            base = in(reg) base,
-            n = in(reg) u64::from(n),
-            k = in(reg) k,
-            out = in(reg) out,
+            off = in(reg) $off,
+            base = in(reg) $base,
+            n = in(reg) u64::from($n),
+            out = in(reg) $out,
             size = const SLOT_BYTES,
             node_gen = const NODE_GEN,
             src_gen = const SRC_GEN,
@@ -222,14 +204,157 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
             p = out(reg) _,
             x = out(reg) _,
             status = out(reg) status,
-            options(nostack),
+            $($ops)*
         );
-    }
+        status
+    }};
+}
+
+/// The status word of a take section as a [`Taken`].
+#[inline(always)]
+fn taken(status: u64) -> Taken {
     match status {
         1 => Taken::Done,
         2 => Taken::Zero,
         _ => Taken::No,
     }
+}
+
+/// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out`, zeroing
+/// each in the batch right after copying it, and commits them as read (see the module docs).
+/// 1, 2, 4 and 8 words (`next_u64`, 16-byte salts, 32-byte keys, 64-byte reads) take
+/// unrolled copy steps; other counts a word loop.
+///
+/// # Safety
+/// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
+/// only through these functions and the rules of the module docs; `out` is valid for `k`
+/// word writes; `1 <= k <= 8`.
+#[inline(always)]
+pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u64) -> Taken {
+    // For every block below: the caller upholds the contract; the block touches the calling
+    // thread's rseq area, slot `cpu_id < n`'s control word, generation fields and active
+    // buffer, and `out`. The node-generation pointer is non-null whenever the epoch is nonzero
+    // (a refill sets it before its commit) and points at a node that lives as long as the
+    // slots. The batch stores hit words at `pos..pos + k` of the active buffer, which no other
+    // reader reads before this section's commit (any reader on this CPU would abort it first)
+    // and none after it (they are behind `pos`); each is zeroed after its load.
+    //
+    // Unrolled copy steps for the common sizes, 16-byte moves where they fit: an abort between
+    // two zero stores leaves zero words at `pos`, which `skip` steps over one by one, as it
+    // does after the word loop below. Each `out` is valid for its `k` words (unaligned moves).
+    let status = match k {
+        // SAFETY: see above.
+        1 => unsafe {
+            take_section!(
+                off,
+                base,
+                n,
+                out,
+                [
+                    "mov {x}, qword ptr [{t} + {bufs}]",
+                    "mov qword ptr [{out}], {x}",
+                    "mov qword ptr [{t} + {bufs}], 0",
+                ],
+                k = const 1,
+                options(nostack),
+            )
+        },
+        // SAFETY: see above.
+        2 => unsafe {
+            take_section!(
+                off,
+                base,
+                n,
+                out,
+                [
+                    "movdqu {v0}, xmmword ptr [{t} + {bufs}]",
+                    "pxor {z}, {z}",
+                    "movdqu xmmword ptr [{out}], {v0}",
+                    "movdqu xmmword ptr [{t} + {bufs}], {z}",
+                ],
+                k = const 2,
+                v0 = out(xmm_reg) _,
+                z = out(xmm_reg) _,
+                options(nostack),
+            )
+        },
+        // SAFETY: see above.
+        4 => unsafe {
+            take_section!(
+                off,
+                base,
+                n,
+                out,
+                [
+                    "movdqu {v0}, xmmword ptr [{t} + {bufs}]",
+                    "movdqu {v1}, xmmword ptr [{t} + {bufs} + 16]",
+                    "pxor {z}, {z}",
+                    "movdqu xmmword ptr [{out}], {v0}",
+                    "movdqu xmmword ptr [{out} + 16], {v1}",
+                    "movdqu xmmword ptr [{t} + {bufs}], {z}",
+                    "movdqu xmmword ptr [{t} + {bufs} + 16], {z}",
+                ],
+                k = const 4,
+                v0 = out(xmm_reg) _,
+                v1 = out(xmm_reg) _,
+                z = out(xmm_reg) _,
+                options(nostack),
+            )
+        },
+        // SAFETY: see above.
+        8 => unsafe {
+            take_section!(
+                off,
+                base,
+                n,
+                out,
+                [
+                    "movdqu {v0}, xmmword ptr [{t} + {bufs}]",
+                    "movdqu {v1}, xmmword ptr [{t} + {bufs} + 16]",
+                    "movdqu {v2}, xmmword ptr [{t} + {bufs} + 32]",
+                    "movdqu {v3}, xmmword ptr [{t} + {bufs} + 48]",
+                    "pxor {z}, {z}",
+                    "movdqu xmmword ptr [{out}], {v0}",
+                    "movdqu xmmword ptr [{out} + 16], {v1}",
+                    "movdqu xmmword ptr [{out} + 32], {v2}",
+                    "movdqu xmmword ptr [{out} + 48], {v3}",
+                    "movdqu xmmword ptr [{t} + {bufs}], {z}",
+                    "movdqu xmmword ptr [{t} + {bufs} + 16], {z}",
+                    "movdqu xmmword ptr [{t} + {bufs} + 32], {z}",
+                    "movdqu xmmword ptr [{t} + {bufs} + 48], {z}",
+                ],
+                k = const 8,
+                v0 = out(xmm_reg) _,
+                v1 = out(xmm_reg) _,
+                v2 = out(xmm_reg) _,
+                v3 = out(xmm_reg) _,
+                z = out(xmm_reg) _,
+                options(nostack),
+            )
+        },
+        // SAFETY: see above; `out` is valid for `k` words.
+        _ => unsafe {
+            take_section!(
+                off,
+                base,
+                n,
+                out,
+                [
+                    "xor {p:e}, {p:e}",
+                    "22:",
+                    "mov {x}, qword ptr [{t} + 8*{p} + {bufs}]",
+                    "mov qword ptr [{out} + 8*{p}], {x}",
+                    "mov qword ptr [{t} + 8*{p} + {bufs}], 0",
+                    "inc {p}",
+                    "cmp {p}, {k}",
+                    "jb 22b",
+                ],
+                k = in(reg) k,
+                options(nostack),
+            )
+        },
+    };
+    taken(status)
 }
 
 /// **skip**: if the word at the calling CPU's `pos` is zero (left by an aborted [`take`]),
