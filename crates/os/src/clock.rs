@@ -137,8 +137,8 @@ pub fn monotonic_now() -> Duration {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every Unix
-        // libc targets. On failure `ts` stays zero, which a `Clock` user tolerates (no time
+        // SAFETY: `ts` is a valid, writable timespec, and every Unix that libc supports has
+        // CLOCK_MONOTONIC. On failure `ts` stays zero, which a `Clock` user tolerates (no time
         // passes, so time-based triggers wait for the next good reading).
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
