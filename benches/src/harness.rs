@@ -19,6 +19,9 @@ pub struct Options {
     pub duration: Duration,
     /// Measurements per point; the median is kept.
     pub repeat: usize,
+    /// Pin worker thread `i` to CPU `i mod cpus` for the measurement (thread-per-core, as a
+    /// server that pins its workers runs), instead of leaving placement to the scheduler.
+    pub pin: bool,
 }
 
 /// 1, 2, 4, ... up to all CPUs (the last one even when it is not a power of two).
@@ -48,8 +51,31 @@ pub fn cpu_model() -> Option<String> {
         .map(|(_, m)| m.trim().to_owned())
 }
 
+/// Pins the calling thread to `cpu` (Linux); `false` where that is not possible.
+fn pin_to(cpu: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `set` is a zeroed cpu_set_t, filled by CPU_SET for an index below
+        // CPU_SETSIZE, and passed with its size; pid 0 is the calling thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if cpu >= libc::CPU_SETSIZE as usize {
+                return false;
+            }
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        false
+    }
+}
+
 /// Runs one row at `threads` threads for `duration`; returns aggregate units per second.
-pub fn measure(row: &Row, threads: usize, duration: Duration) -> Result<f64, MakeError> {
+/// With `pin`, worker `i` runs pinned to CPU `i mod cpus()`.
+pub fn measure(row: &Row, threads: usize, duration: Duration, pin: bool) -> Result<f64, MakeError> {
     let worker = (row.make)()?;
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(threads + 1);
@@ -58,6 +84,9 @@ pub fn measure(row: &Row, threads: usize, duration: Duration) -> Result<f64, Mak
             .map(|t| {
                 let (worker, stop, barrier) = (&worker, &stop, &barrier);
                 s.spawn(move || {
+                    if pin {
+                        pin_to(t % cpus());
+                    }
                     barrier.wait();
                     let start = Instant::now();
                     let units = worker(t, stop);
@@ -112,7 +141,7 @@ pub fn run(rows: &[Row], opts: &Options, progress: &ProgressBar, quiet: bool) ->
                         continue;
                     };
                     progress.set_message(format!("{} / {} / {t} thr", row.group, row.name));
-                    match measure(row, t, opts.duration) {
+                    match measure(row, t, opts.duration, opts.pin) {
                         Ok(v) => per_thread[i].push(v),
                         Err(e) => {
                             progress.suspend(|| {
@@ -172,6 +201,7 @@ pub fn run(rows: &[Row], opts: &Options, progress: &ProgressBar, quiet: bool) ->
         threads: opts.threads.clone(),
         duration_ms: u64::try_from(opts.duration.as_millis()).unwrap_or(u64::MAX),
         repeat: opts.repeat,
+        pinned: opts.pin,
         groups,
     }
 }
@@ -231,6 +261,7 @@ mod tests {
             threads: vec![1],
             duration: Duration::from_millis(1),
             repeat: 3,
+            pin: true,
         };
         ORDER.lock().unwrap().clear();
         let report = run(&rows, &opts, &ProgressBar::hidden(), true);

@@ -25,6 +25,10 @@ pub struct Report {
     pub duration_ms: u64,
     /// Measurements per point; the median is reported.
     pub repeat: usize,
+    /// Whether worker `i` ran pinned to CPU `i` (`--pin`); absent in reports from before the
+    /// option, which were not pinned.
+    #[serde(default)]
+    pub pinned: bool,
     /// The groups, in table order.
     pub groups: Vec<Group>,
 }
@@ -176,8 +180,15 @@ impl Report {
     /// every baseline at the largest thread count.
     pub fn markdown(&self) -> String {
         let mut md = format!(
-            "Measured by `cargo xtask scaling` on {} CPUs ({} ms x {} runs, median).\n\n",
-            self.cpus, self.duration_ms, self.repeat
+            "Measured by `cargo xtask scaling` on {} CPUs ({} ms x {} runs, median{}).\n\n",
+            self.cpus,
+            self.duration_ms,
+            self.repeat,
+            if self.pinned {
+                "; worker i pinned to CPU i"
+            } else {
+                ""
+            }
         );
         let maxt = self.threads.iter().copied().max().unwrap_or(1);
         for g in &self.groups {
@@ -242,6 +253,7 @@ mod tests {
             threads: vec![1, 2],
             duration_ms: 400,
             repeat: 5,
+            pinned: false,
             groups: vec![Group {
                 name: "fast u64".to_owned(),
                 unit: Unit::Ops,

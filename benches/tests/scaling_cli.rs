@@ -33,6 +33,7 @@ fn help_lists_the_flags_and_examples() {
         "--quiet",
         "--svg",
         "--png",
+        "--pin",
         "--version",
         "Examples:",
     ] {
@@ -59,7 +60,7 @@ fn a_short_run_writes_tables_json_and_both_plots() {
             "--duration-ms",
             "20",
         ])
-        .args(["--repeat", "1", "--quiet", "--out"])
+        .args(["--repeat", "1", "--pin", "--quiet", "--out"])
         .arg(&dir)
         .output()
         .unwrap();
@@ -77,6 +78,7 @@ fn a_short_run_writes_tables_json_and_both_plots() {
     let json = std::fs::read_to_string(dir.join("scaling.json")).unwrap();
     let report: Report = serde_json::from_str(&json).unwrap();
     assert_eq!(report.threads, [1, 2]);
+    assert!(report.pinned);
     assert_eq!(report.groups.len(), 1);
     assert_eq!(report.groups[0].series[0].points.len(), 2);
     assert!(report.groups[0].series[0].points[0].per_sec > 0.0);
@@ -86,6 +88,7 @@ fn a_short_run_writes_tables_json_and_both_plots() {
 
     let md = std::fs::read_to_string(dir.join("scaling.md")).unwrap();
     assert!(md.contains("### fast u64"));
+    assert!(md.contains("worker i pinned to CPU i"));
     let svg = std::fs::read_to_string(dir.join("scaling.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("fast u64"));
     let png = std::fs::read(dir.join("scaling.png")).unwrap();

@@ -22,6 +22,7 @@ Examples:
                                                        redraw a saved run without measuring
   cargo xtask scaling --from docs/scaling.json --png plot.png
                                                        the same, plus the PNG at plot.png
+  cargo xtask scaling --pin --filter 'fast u64'        worker i pinned to CPU i
   cargo xtask scaling --list                           the rows, by group";
 
 /// Aggregate throughput of scalrand's generators and their baselines against thread count.
@@ -57,6 +58,10 @@ struct Args {
     /// Redraw the tables and plots of a saved run (a scaling.json) instead of measuring
     #[arg(long, value_name = "FILE", conflicts_with_all = ["threads", "list"])]
     from: Option<PathBuf>,
+    /// Pin worker thread i to CPU i (mod the CPU count) while it measures: steadier figures
+    /// for the per-CPU generators on a shared machine, and the thread-per-core case
+    #[arg(long)]
+    pin: bool,
     /// Also draw the plot as SVG at PATH (the same drawing as --out's scaling.svg)
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
@@ -122,6 +127,7 @@ fn run(args: &Args) -> Result<(), String> {
                 },
                 duration: Duration::from_millis(args.duration_ms),
                 repeat: args.repeat as usize,
+                pin: args.pin,
             };
             if !args.json {
                 println!(
