@@ -150,7 +150,7 @@ pub(crate) enum Taken {
 /// for it); `$($ops)*` adds `k` (a register or a constant) and whatever else `$copy` uses.
 /// Evaluates to the status word (1 done, 2 a zero word at `pos`, 0 nothing read).
 macro_rules! take_section {
-    ($off:expr, $base:expr, $n:expr, $out:expr, [$($copy:literal),+ $(,)?], $($ops:tt)*) => {{
+    ($off:expr, $base:expr, $n:expr, $out:expr, [$($copy:tt)+], $($ops:tt)*) => {{
         let status: u64;
         core::arch::asm!(
             scalrand_os::__rseq_prologue!(),
@@ -177,7 +177,7 @@ macro_rules! take_section {
             "add {t}, {p}",
             "cmp qword ptr [{t} + {bufs}], 0",
             "je 2f",
-            $($copy,)+
+            $($copy)+
             "lea {x}, [{w} + 8*{k} + 0x10000]",
             "mov qword ptr [{slot}], {x}",
             "5:",
@@ -208,6 +208,30 @@ macro_rules! take_section {
         );
         status
     }};
+}
+
+/// [`take_section!`] with a copy step of 16-byte moves: `$v` names an xmm register for the
+/// chunk at byte offset `$o`. All chunks are loaded and stored to `out` first, then zeroed in
+/// the batch.
+macro_rules! take_chunks {
+    ($off:expr, $base:expr, $n:expr, $out:expr, k = $k:literal, $($v:ident @ $o:literal),+) => {
+        take_section!(
+            $off,
+            $base,
+            $n,
+            $out,
+            [
+                $(concat!("movdqu {", stringify!($v), "}, xmmword ptr [{t} + {bufs} + ", $o, "]"),)+
+                "pxor {z}, {z}",
+                $(concat!("movdqu xmmword ptr [{out} + ", $o, "], {", stringify!($v), "}"),)+
+                $(concat!("movdqu xmmword ptr [{t} + {bufs} + ", $o, "], {z}"),)+
+            ],
+            k = const $k,
+            $($v = out(xmm_reg) _,)+
+            z = out(xmm_reg) _,
+            options(nostack),
+        )
+    };
 }
 
 /// The status word of a take section as a [`Taken`].
@@ -260,78 +284,11 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
             )
         },
         // SAFETY: see above.
-        2 => unsafe {
-            take_section!(
-                off,
-                base,
-                n,
-                out,
-                [
-                    "movdqu {v0}, xmmword ptr [{t} + {bufs}]",
-                    "pxor {z}, {z}",
-                    "movdqu xmmword ptr [{out}], {v0}",
-                    "movdqu xmmword ptr [{t} + {bufs}], {z}",
-                ],
-                k = const 2,
-                v0 = out(xmm_reg) _,
-                z = out(xmm_reg) _,
-                options(nostack),
-            )
-        },
+        2 => unsafe { take_chunks!(off, base, n, out, k = 2, v0 @ 0) },
         // SAFETY: see above.
-        4 => unsafe {
-            take_section!(
-                off,
-                base,
-                n,
-                out,
-                [
-                    "movdqu {v0}, xmmword ptr [{t} + {bufs}]",
-                    "movdqu {v1}, xmmword ptr [{t} + {bufs} + 16]",
-                    "pxor {z}, {z}",
-                    "movdqu xmmword ptr [{out}], {v0}",
-                    "movdqu xmmword ptr [{out} + 16], {v1}",
-                    "movdqu xmmword ptr [{t} + {bufs}], {z}",
-                    "movdqu xmmword ptr [{t} + {bufs} + 16], {z}",
-                ],
-                k = const 4,
-                v0 = out(xmm_reg) _,
-                v1 = out(xmm_reg) _,
-                z = out(xmm_reg) _,
-                options(nostack),
-            )
-        },
+        4 => unsafe { take_chunks!(off, base, n, out, k = 4, v0 @ 0, v1 @ 16) },
         // SAFETY: see above.
-        8 => unsafe {
-            take_section!(
-                off,
-                base,
-                n,
-                out,
-                [
-                    "movdqu {v0}, xmmword ptr [{t} + {bufs}]",
-                    "movdqu {v1}, xmmword ptr [{t} + {bufs} + 16]",
-                    "movdqu {v2}, xmmword ptr [{t} + {bufs} + 32]",
-                    "movdqu {v3}, xmmword ptr [{t} + {bufs} + 48]",
-                    "pxor {z}, {z}",
-                    "movdqu xmmword ptr [{out}], {v0}",
-                    "movdqu xmmword ptr [{out} + 16], {v1}",
-                    "movdqu xmmword ptr [{out} + 32], {v2}",
-                    "movdqu xmmword ptr [{out} + 48], {v3}",
-                    "movdqu xmmword ptr [{t} + {bufs}], {z}",
-                    "movdqu xmmword ptr [{t} + {bufs} + 16], {z}",
-                    "movdqu xmmword ptr [{t} + {bufs} + 32], {z}",
-                    "movdqu xmmword ptr [{t} + {bufs} + 48], {z}",
-                ],
-                k = const 8,
-                v0 = out(xmm_reg) _,
-                v1 = out(xmm_reg) _,
-                v2 = out(xmm_reg) _,
-                v3 = out(xmm_reg) _,
-                z = out(xmm_reg) _,
-                options(nostack),
-            )
-        },
+        8 => unsafe { take_chunks!(off, base, n, out, k = 8, v0 @ 0, v1 @ 16, v2 @ 32, v3 @ 48) },
         // SAFETY: see above; `out` is valid for `k` words.
         _ => unsafe {
             take_section!(
