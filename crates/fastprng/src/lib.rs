@@ -14,6 +14,7 @@ extern crate alloc;
 extern crate std;
 
 mod error;
+mod layout;
 #[cfg(feature = "alloc")]
 mod locked;
 #[cfg(feature = "alloc")]

@@ -79,28 +79,36 @@ pub enum FastPath {
     TryLock,
 }
 
-/// A state updated only by the rseq path: `[cur, restarts, a0, a1, b0, b1]`, where `cur` is
-/// the byte offset (16 or 32) of the active `(s0, s1)` buffer; the other buffer is the next
+/// A state updated only by the rseq path: `restarts`, then `cur` (the byte offset of the
+/// active `(s0, s1)` buffer, [`BUF_A`](crate::layout::BUF_A) or
+/// [`BUF_B`](crate::layout::BUF_B)), then the two buffers; the inactive one is the next
 /// state's scratch space (see the `rseq` module). `restarts` counts, in slot 0 only, the
-/// sections the kernel aborted (the abort handler's `lock inc`).
+/// sections the kernel aborted (the abort handler's `lock inc`). The padding words keep every
+/// word a section touches clear of the rseq area's low address bits (see `layout`).
 ///
 /// Plain `core` cells even under loom: only the assembly and `&mut PerCpu` touch them, which
 /// loom does not model, and the assembly needs this exact layout.
 #[repr(C)]
 struct RseqSlot {
-    cur: core::cell::UnsafeCell<u64>,
     restarts: core::sync::atomic::AtomicUsize,
-    bufs: core::cell::UnsafeCell<[u64; 4]>,
+    _pad0: u64,
+    cur: core::cell::UnsafeCell<u64>,
+    _pad1: [u64; 3],
+    a: core::cell::UnsafeCell<[u64; 2]>,
+    _pad2: [u64; 2],
+    b: core::cell::UnsafeCell<[u64; 2]>,
 }
 
 impl RseqSlot {
-    const A: u64 = 16;
-
     fn new(s0: u64, s1: u64) -> Self {
         Self {
-            cur: core::cell::UnsafeCell::new(Self::A),
             restarts: core::sync::atomic::AtomicUsize::new(0),
-            bufs: core::cell::UnsafeCell::new([s0, s1, 0, 0]),
+            _pad0: 0,
+            cur: core::cell::UnsafeCell::new(crate::layout::BUF_A as u64),
+            _pad1: [0; 3],
+            a: core::cell::UnsafeCell::new([s0, s1]),
+            _pad2: [0; 2],
+            b: core::cell::UnsafeCell::new([0; 2]),
         }
     }
 
@@ -109,12 +117,14 @@ impl RseqSlot {
         // SAFETY: the caller has exclusive access (see above).
         let cur = unsafe { *self.cur.get() };
         // SAFETY: as above.
-        let b = unsafe { *self.bufs.get() };
-        if cur == Self::A {
-            (b[0], b[1])
-        } else {
-            (b[2], b[3])
-        }
+        let [s0, s1] = unsafe {
+            if cur == crate::layout::BUF_A as u64 {
+                *self.a.get()
+            } else {
+                *self.b.get()
+            }
+        };
+        (s0, s1)
     }
 }
 
@@ -265,8 +275,8 @@ impl<R: Xoroshiro128> PerCpu<R> {
     pub fn next_u64(&self) -> u64 {
         if let Some(off) = self.rseq_off {
             // SAFETY: `off` came from `rseq::offset()`; `self.rseq` is `cpus()` slots of
-            // `CachePadded<RseqSlot>` (128 bytes each, checked by the const assertion below,
-            // `[cur, restarts, a0, a1, b0, b1]` first, `cur` initialised to 16) reached only through
+            // `CachePadded<RseqSlot>` (128 bytes each, the layout checked by the const assertions
+            // below, `cur` initialised to `BUF_A`) reached only through
             // the rseq step functions and `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
             let v = unsafe {
                 R::rseq_step(
@@ -380,9 +390,14 @@ fn rseq_offset() -> Option<isize> {
                 || core::mem::size_of::<CachePadded<RseqSlot>>() == 1 << crate::rseq::SHIFT
         );
         assert!(core::mem::align_of::<CachePadded<RseqSlot>>() >= 8);
-        assert!(core::mem::offset_of!(RseqSlot, cur) == 0);
-        assert!(core::mem::offset_of!(RseqSlot, restarts) == 8);
-        assert!(core::mem::offset_of!(RseqSlot, bufs) == 16);
+        assert!(
+            core::mem::align_of::<CachePadded<RseqSlot>>().is_multiple_of(32)
+                || !crate::rseq::ACTIVE
+        );
+        assert!(core::mem::offset_of!(RseqSlot, restarts) == crate::layout::RESTARTS);
+        assert!(core::mem::offset_of!(RseqSlot, cur) == crate::layout::HOT);
+        assert!(core::mem::offset_of!(RseqSlot, a) == crate::layout::BUF_A);
+        assert!(core::mem::offset_of!(RseqSlot, b) == crate::layout::BUF_B);
     }
     crate::rseq::offset()
 }

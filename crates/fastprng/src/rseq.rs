@@ -11,10 +11,12 @@
 //! other thread of that CPU interleaved, or is abandoned and restarted from the top.
 //!
 //! # Why the per-CPU step here is sound
-//! Each slot is six words: `[cur, restarts, a0, a1, b0, b1]`, where `cur` is the byte offset
-//! (16 or 32) of the *active* buffer `(s0, s1)`; the other buffer is scratch. `restarts` is
-//! not part of the protocol: slot 0's counts the instance's aborted sections. The section (one `asm!`
-//! block, so the compiler cannot move code into or out of it):
+//! A xoroshiro slot holds `restarts` at byte 0, `cur` at [`HOT`] and two state buffers
+//! `(s0, s1)` at [`BUF_A`] and [`BUF_B`] (placed so that no word a section touches can alias
+//! the rseq area's hot bytes, see `layout`); `cur` is the byte offset of the *active* buffer,
+//! the other one is scratch. `restarts` is not part of the protocol: slot 0's counts the
+//! instance's aborted sections. The section (one `asm!` block, so the compiler cannot move
+//! code into or out of it):
 //! 1. reads `cpu_id` from the rseq area and bounds-checks it against the slot count;
 //! 2. loads `cur` and the active `(s0, s1)`, computes the output and the next state in
 //!    registers;
@@ -53,6 +55,8 @@
 /// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
 pub(crate) const SHIFT: u32 = 7;
 
+pub(crate) use crate::layout::{BUF_A, BUF_B, HOT, RESTARTS};
+
 /// The assembly runs on this target, so the slot layout must match `SHIFT`.
 pub(crate) const ACTIVE: bool = true;
 
@@ -71,10 +75,11 @@ macro_rules! rseq_step {
         ///
         /// # Safety
         /// `off` must be `offset()`'s value; `base` must point to `cpus` slots of
-        /// `1 << SHIFT` bytes each, 8-byte aligned, laid out as
-        /// `[cur, restarts, a0, a1, b0, b1]` with `cur` in `{16, 32}` (see the module docs),
-        /// whose `cur` and buffers are accessed only through these functions while any thread
-        /// may call them, and whose `restarts` word is only ever accessed atomically.
+        /// `1 << SHIFT` bytes each, 8-byte aligned, with `restarts` at [`RESTARTS`], `cur` at
+        /// [`HOT`] holding [`BUF_A`] or [`BUF_B`], and the two `(s0, s1)` buffers there (see
+        /// the module docs), whose `cur` and buffers are accessed only through these functions
+        /// while any thread may call them, and whose `restarts` word is only ever accessed
+        /// atomically.
         #[inline(always)]
         pub(crate) unsafe fn $name(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
             let ok: u32;
@@ -86,13 +91,13 @@ macro_rules! rseq_step {
                 core::arch::asm!(
                     // The abort handler counts the abort in slot 0's `restarts` word (atomically:
                     // threads of any CPU may abort at once), then re-arms and starts over.
-                    scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + 8]"),
+                    scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + {restarts}]"),
                     "mov {slot:e}, dword ptr fs:[{off} + 4]",
                     "cmp {slot:e}, {n:e}",
                     "jae 8f",
                     "shl {slot}, {shift}",
                     "add {slot}, {base}",
-                    "mov {cur}, qword ptr [{slot}]",
+                    "mov {cur}, qword ptr [{slot} + {hot}]",
                     "mov {s0}, qword ptr [{slot} + {cur}]",
                     "mov {s1}, qword ptr [{slot} + {cur} + 8]",
                     $($out,)+
@@ -103,10 +108,10 @@ macro_rules! rseq_step {
                     "xor {s0}, {s1}",
                     "xor {s0}, {t}",
                     "rol {s1}, {c}",
-                    "xor {cur}, 48",
+                    "xor {cur}, {flip}",
                     "mov qword ptr [{slot} + {cur}], {s0}",
                     "mov qword ptr [{slot} + {cur} + 8], {s1}",
-                    "mov qword ptr [{slot}], {cur}",
+                    "mov qword ptr [{slot} + {hot}], {cur}",
                     "5:",
                     "mov {ok:e}, 1",
                     "jmp 9f",
@@ -117,6 +122,9 @@ macro_rules! rseq_step {
                     base = in(reg) base,
                     n = in(reg) u64::from(cpus),
                     shift = const SHIFT,
+                    restarts = const RESTARTS,
+                    hot = const HOT,
+                    flip = const BUF_A ^ BUF_B,
                     a = const $a,
                     b = const $b,
                     c = const $c,
@@ -138,13 +146,13 @@ macro_rules! rseq_step {
 rseq_step! {
     /// One xoroshiro128+ step on the current CPU's slot.
     step_plus, a = 24, b = 16, c = 37,
-    out = ["mov {r}, {s0}", "add {r}, {s1}"]
+    out = ["lea {r}, [{s0} + {s1}]"]
 }
 
 rseq_step! {
     /// One xoroshiro128++ step on the current CPU's slot.
     step_plusplus, a = 49, b = 21, c = 28,
-    out = ["mov {r}, {s0}", "add {r}, {s1}", "rol {r}, 17", "add {r}, {s0}"]
+    out = ["lea {r}, [{s0} + {s1}]", "rol {r}, 17", "add {r}, {s0}"]
 }
 
 rseq_step! {
