@@ -236,10 +236,7 @@ static FAST: StaticWyRand = StaticWyRand::new();
 /// A uniformly distributed `u64` from the calling CPU's stream. Not cryptographic.
 #[inline]
 pub fn next_u64() -> u64 {
-    match FAST.try_next_u64() {
-        Some(x) => x,
-        None => next_u64_global(),
-    }
+    FAST.next_u64_or(next_u64_global)
 }
 
 /// [`next_u64`] where [`FAST`] cannot serve: out of line, so the hot path stays small enough

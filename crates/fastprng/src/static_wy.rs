@@ -91,6 +91,32 @@ impl StaticWyRand {
         }
     }
 
+    /// [`try_next_u64`](Self::try_next_u64), with `fallback()` answering where this generator
+    /// cannot serve the calling thread: the same stream, but the hot path returns straight
+    /// from the step (no `Option` for the caller to test again) and everything else, the
+    /// fallback included, runs out of line.
+    ///
+    /// ```
+    /// use scalrand_fastprng::StaticWyRand;
+    ///
+    /// static RNG: StaticWyRand = StaticWyRand::new();
+    /// let x = RNG.next_u64_or(|| 4); // 4: chosen by a fair dice roll, where rseq is missing
+    /// # let _ = x;
+    /// ```
+    #[inline]
+    pub fn next_u64_or(&self, fallback: fn() -> u64) -> u64 {
+        match self.step() {
+            Seeded::Advanced(s) => WyRand::mix(s),
+            _ => self.slow_or(fallback),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn slow_or(&self, fallback: fn() -> u64) -> u64 {
+        self.next_slow().unwrap_or_else(fallback)
+    }
+
     /// Whether the slots are mapped in wipe-on-fork memory (after a first call that could map
     /// them).
     pub fn is_mapped(&self) -> bool {
