@@ -97,11 +97,19 @@ impl StaticWyRand {
     /// fallback included, runs out of line.
     ///
     /// ```
-    /// use scalrand_fastprng::StaticWyRand;
+    /// use scalrand_fastprng::{PerCpuWyRand, StaticWyRand};
+    /// use std::sync::OnceLock;
     ///
     /// static RNG: StaticWyRand = StaticWyRand::new();
-    /// let x = RNG.next_u64_or(|| 4); // 4: chosen by a fair dice roll, where rseq is missing
-    /// # let _ = x;
+    /// static SLOW: OnceLock<PerCpuWyRand> = OnceLock::new();
+    ///
+    /// /// Where the restartable sequence does not run: a per-CPU generator with try-lock slots.
+    /// fn slow() -> u64 {
+    ///     SLOW.get_or_init(|| PerCpuWyRand::from_os().unwrap()).next_u64()
+    /// }
+    ///
+    /// let roll = RNG.next_u64_or(slow) % 6;
+    /// assert!(roll < 6);
     /// ```
     #[inline]
     pub fn next_u64_or(&self, fallback: fn() -> u64) -> u64 {
