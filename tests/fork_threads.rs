@@ -4,13 +4,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Forks; the child reads 32 bytes with `read` and writes them to a pipe. Returns the child's
 /// bytes. The parent gives the child 20 s before declaring a deadlock.
 fn fork_and_read(read: fn(&mut [u8])) -> [u8; 32] {
+    fork_and_read_then(read, || {})
+}
+
+/// [`fork_and_read`], running `forked` in the parent as soon as `fork` has returned there.
+fn fork_and_read_then(read: fn(&mut [u8]), forked: impl FnOnce()) -> [u8; 32] {
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid two-element array for pipe(2).
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -28,6 +33,7 @@ fn fork_and_read(read: fn(&mut [u8])) -> [u8; 32] {
             libc::_exit(0);
         }
     }
+    forked();
     // SAFETY: closing our copy of the write end so a dead child gives EOF.
     unsafe { libc::close(fds[1]) };
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -62,29 +68,38 @@ fn crypto(b: &mut [u8]) {
     scalrand::fill_bytes(b)
 }
 
-/// How many reads each reader thread of [`fork_in_a_loop_while_threads_read`] keeps for the
-/// final comparison (6.4 MB each); it goes on reading after that. Keeping every read made
-/// the test's memory grow at gigabytes per second in a release build, until the OOM killer
-/// ended it.
-const KEPT_READS: usize = 200_000;
+/// How many reads each reader thread of [`fork_in_a_loop_while_threads_read`] keeps after each
+/// fork (counted from the moment `fork` returned in the parent) for the final comparison: the
+/// reads that follow a fork are the ones a child that wrongly continued its parent's stream
+/// would repeat. Keeping every read made the test's
+/// memory grow at gigabytes per second in a release build, until the OOM killer ended it; this
+/// keeps at most 3 × 200 × 1000 reads (19 MB).
+const KEPT_PER_FORK: usize = 1000;
 
 /// Readers hammer the global crypto pools from 3 threads while the main thread forks 200
-/// times: no child output equals any parent output (each reader's first [`KEPT_READS`]) or
-/// another child's.
+/// times: no child output equals any parent output (the main thread's, and each reader's
+/// first [`KEPT_PER_FORK`] after each fork) or another child's.
 #[test]
 fn fork_in_a_loop_while_threads_read() {
     let stop = Arc::new(AtomicBool::new(false));
+    let forks = Arc::new(AtomicUsize::new(0));
     let seen = Arc::new(Mutex::new(HashSet::<[u8; 32]>::new()));
     let readers: Vec<_> = (0..3)
         .map(|_| {
-            let (stop, seen) = (Arc::clone(&stop), Arc::clone(&seen));
+            let (stop, forks, seen) = (Arc::clone(&stop), Arc::clone(&forks), Arc::clone(&seen));
             std::thread::spawn(move || {
                 let mut mine = Vec::new();
+                let (mut epoch, mut kept) = (usize::MAX, 0);
                 while !stop.load(Ordering::Relaxed) {
                     let mut b = [0u8; 32];
                     scalrand::fill_bytes(&mut b);
-                    if mine.len() < KEPT_READS {
+                    let now = forks.load(Ordering::Relaxed);
+                    if now != epoch {
+                        (epoch, kept) = (now, 0);
+                    }
+                    if kept < KEPT_PER_FORK {
                         mine.push(b);
+                        kept += 1;
                     }
                 }
                 seen.lock().unwrap().extend(mine);
@@ -96,10 +111,10 @@ fn fork_in_a_loop_while_threads_read() {
         let mut b = [0u8; 32];
         scalrand::fill_bytes(&mut b);
         seen.lock().unwrap().insert(b);
-        assert!(
-            children.insert(fork_and_read(crypto)),
-            "two children agreed"
-        );
+        let child = fork_and_read_then(crypto, || {
+            forks.fetch_add(1, Ordering::Relaxed);
+        });
+        assert!(children.insert(child), "two children agreed");
     }
     stop.store(true, Ordering::Relaxed);
     for r in readers {

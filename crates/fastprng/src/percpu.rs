@@ -91,7 +91,9 @@ pub enum FastPath {
 #[repr(C)]
 struct RseqSlot {
     restarts: core::sync::atomic::AtomicUsize,
-    _pad0: u64,
+    /// Up to [`HOT`](crate::layout::HOT) whatever the width of `usize` and the alignment of
+    /// `u64` (4 on i686).
+    _pad0: [u8; crate::layout::HOT - core::mem::size_of::<usize>()],
     cur: core::cell::UnsafeCell<u64>,
     _pad1: [u64; 3],
     a: core::cell::UnsafeCell<[u64; 2]>,
@@ -103,7 +105,7 @@ impl RseqSlot {
     fn new(s0: u64, s1: u64) -> Self {
         Self {
             restarts: core::sync::atomic::AtomicUsize::new(0),
-            _pad0: 0,
+            _pad0: [0; crate::layout::HOT - core::mem::size_of::<usize>()],
             cur: core::cell::UnsafeCell::new(crate::layout::BUF_A as u64),
             _pad1: [0; 3],
             a: core::cell::UnsafeCell::new([s0, s1]),

@@ -17,8 +17,9 @@
 //! It serves only where the restartable sequence runs (Linux x86_64 with glibc's rseq
 //! registration) and the kernel honours `MADV_WIPEONFORK` (Linux ≥ 4.14), and only threads
 //! whose rseq area is registered and whose CPU number is below the possible-CPU count.
-//! Anywhere else [`try_next_u64`](StaticWyRand::try_next_u64) returns `None`, and the caller
-//! uses a [`PerCpuWyRand`](crate::PerCpuWyRand) (as `scalrand::fast` does).
+//! Anywhere else [`try_next_u64`](StaticWyRand::try_next_u64) returns `None` and
+//! [`next_u64_or`](StaticWyRand::next_u64_or) calls its fallback, for which the caller uses a
+//! [`PerCpuWyRand`](crate::PerCpuWyRand) (as `scalrand::fast` does).
 //!
 //! A state that reaches 0 by stepping (once in 2^64 steps of a slot) is treated like a wiped
 //! one: the next call seeds it again.
@@ -112,7 +113,7 @@ impl StaticWyRand {
     /// assert!(roll < 6);
     /// ```
     #[inline]
-    pub fn next_u64_or(&self, fallback: fn() -> u64) -> u64 {
+    pub fn next_u64_or(&self, fallback: impl FnOnce() -> u64) -> u64 {
         match self.step() {
             Seeded::Advanced(s) => WyRand::mix(s),
             _ => self.slow_or(fallback),
@@ -121,7 +122,7 @@ impl StaticWyRand {
 
     #[cold]
     #[inline(never)]
-    fn slow_or(&self, fallback: fn() -> u64) -> u64 {
+    fn slow_or(&self, fallback: impl FnOnce() -> u64) -> u64 {
         self.next_slow().unwrap_or_else(fallback)
     }
 
