@@ -8,10 +8,12 @@
 //! `crng_fast_key_erasure` uses. [`Rounds`] picks ChaCha8, ChaCha12 or ChaCha20 (the paper's
 //! reduced-round variants: 4, 6 or 10 double rounds).
 //!
-//! Single blocks ([`chacha20_block`], [`fast_key_erasure`]) run on the `chacha20` crate's core.
-//! Bulk keystream ([`keystream`]) goes through [`super::backends`], which picks an AVX-512
-//! backend (16 blocks per pass) at run time where the CPU has it and the `chacha20` crate's
-//! core (its own AVX2/SSE2/NEON/soft choice) elsewhere.
+//! Everything runs on this crate's own backends (`backends/`): single blocks
+//! ([`chacha20_block`], [`fast_key_erasure`]) on SSE2 registers on x86_64 and in plain Rust
+//! elsewhere; bulk keystream ([`keystream`]) on the widest of AVX-512F, AVX2 and SSE2 that the
+//! CPU has (chosen once, at run time; [`backend`] says which). After every call the stack the
+//! backend used is zeroed and the vector registers cleared, so no copy of a key or of unread
+//! keystream outlives the call outside the caller's own buffers.
 //!
 //! The known-answer tests (`tests/numa_kat.rs`) pin [`chacha20_block`] to RFC 8439's vectors,
 //! [`fast_key_erasure`] to `tests/reference/chacha_ref.py`, an independent Python
@@ -73,7 +75,21 @@ pub(crate) fn chacha_block(
     nonce: &[u8; 12],
     rounds: Rounds,
 ) -> [u8; BLOCK_LEN] {
-    backends::soft::block(key, counter, nonce, rounds)
+    let mut out = [0u8; BLOCK_LEN];
+    backends::block(key, &nonce_words(nonce), counter, rounds, &mut out);
+    out
+}
+
+/// The nonce as state words 13..15 (little-endian).
+fn nonce_words(nonce: &[u8; 12]) -> backends::Nonce {
+    core::array::from_fn(|i| {
+        u32::from_le_bytes([
+            nonce[4 * i],
+            nonce[4 * i + 1],
+            nonce[4 * i + 2],
+            nonce[4 * i + 3],
+        ])
+    })
 }
 
 /// One fast-key-erasure step (Bernstein 2017, Linux 5.18 `crng_fast_key_erasure`).
@@ -88,11 +104,43 @@ pub fn fast_key_erasure(key: &mut [u8; KEY_LEN], out: &mut [u8]) {
 
 /// [`fast_key_erasure`] with `rounds` rounds.
 pub(crate) fn fast_key_erasure_rounds(key: &mut [u8; KEY_LEN], out: &mut [u8], rounds: Rounds) {
-    let mut block = chacha_block(key, 0, &[0; 12], rounds);
+    let mut block = [0u8; BLOCK_LEN];
+    backends::block(key, &[0; 3], 0, rounds, &mut block);
     key.copy_from_slice(&block[..KEY_LEN]);
     let n = out.len().min(BLOCK_LEN - KEY_LEN);
     out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
     block.zeroize();
+    observe_key(key);
+    if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
+        observe_key(k);
+    }
+}
+
+/// The key observer of the erasure tests (a `fn` pointer as a word; 0: none).
+static KEY_OBSERVER: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Test hook (`doc(hidden)`, not API): from now on `f` sees every key the pools and their
+/// generators derive (node keys, slot keys, one-read keys, the keys of a huge read's chunks),
+/// right after it is made, so a test can look for copies of it outside the pools' secret
+/// memory (`tests/numa_erasure.rs`). `None` stops it. Costs one relaxed load per derived key.
+#[doc(hidden)]
+pub fn __observe_keys(f: Option<fn(&[u8; KEY_LEN])>) {
+    KEY_OBSERVER.store(
+        f.map_or(0, |f| f as usize),
+        core::sync::atomic::Ordering::Release,
+    );
+}
+
+/// Shows `key` to the test observer, if one is set.
+#[inline]
+pub(crate) fn observe_key(key: &[u8; KEY_LEN]) {
+    let f = KEY_OBSERVER.load(core::sync::atomic::Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: the only nonzero values stored are `fn(&[u8; KEY_LEN])` pointers cast to
+        // `usize` (in `__observe_keys`), and a function pointer round-trips through `usize`.
+        let f = unsafe { core::mem::transmute::<usize, fn(&[u8; KEY_LEN])>(f) };
+        f(key);
+    }
 }
 
 /// Writes ChaCha keystream with `rounds` rounds under `key` and the zero nonce to `dest`:
@@ -104,14 +152,28 @@ pub(crate) fn fast_key_erasure_rounds(key: &mut [u8; KEY_LEN], out: &mut [u8], r
 /// crate's IETF core does (no carry into the nonce). The pools never get there: they start
 /// at block 0 or 1 and write at most [`CHUNK_LEN`] bytes (16,384 blocks) per key.
 ///
-/// Uses the fastest backend this CPU has (AVX-512F where present, checked once and cached);
-/// the output does not depend on which. The AVX-512 backend keeps the state in registers,
-/// stores blocks straight into `dest` and wipes its stack copy of the key (in builds with
-/// debug assertions, which spill everything, 64 KiB of stack after each call); registers are
-/// not cleared, as in the `chacha20` crate, whose core wipes its state on drop.
+/// Uses the fastest backend this CPU has ([`backend`]: AVX-512F, AVX2, SSE2 or portable,
+/// checked once and cached); the output does not depend on which. Blocks are stored straight
+/// into `dest`; afterwards the stack the backend used is zeroed and the vector registers are
+/// cleared (see `backends/mod.rs`), so the key and the keystream exist only in `key` and
+/// `dest` once this returns.
 pub fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
-    backends::keystream(key, counter, dest, rounds);
+    backends::keystream(key, &[0; 3], counter, dest, rounds);
 }
+
+pub use backends::{Backend, backend};
+
+/// Test hook (`doc(hidden)`, not API): [`keystream`] without the stack wipe that follows every
+/// backend call, so that a test can measure how deep the backends reach
+/// (`tests/numa_erasure.rs`); with [`__WIPE_DEPTH`], the depth that is wiped.
+#[doc(hidden)]
+pub fn __keystream_unwiped(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
+    backends::keystream_unwiped(key, &[0; 3], counter, dest, rounds);
+}
+
+/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every backend call.
+#[doc(hidden)]
+pub const __WIPE_DEPTH: usize = backends::WIPE_DEPTH;
 
 /// Fills `dest` of any length from the one-use key `key`, erasing it on the way: up to
 /// [`CHUNK_LEN`] bytes per key; before a chunk that is not the last, block 0 of the current key
@@ -121,13 +183,12 @@ pub(crate) fn fill_erasing(key: &mut [u8; KEY_LEN], dest: &mut [u8], rounds: Rou
     let mut rest = dest;
     while rest.len() > CHUNK_LEN {
         let (chunk, tail) = rest.split_at_mut(CHUNK_LEN);
-        let mut next = [0u8; KEY_LEN];
-        let mut block0 = chacha_block(key, 0, &[0; 12], rounds);
-        next.copy_from_slice(&block0[..KEY_LEN]);
-        block0.zeroize();
+        let mut block0 = [0u8; BLOCK_LEN];
+        backends::block(key, &[0; 3], 0, rounds, &mut block0);
         keystream(key, 1, chunk, rounds);
-        *key = next;
-        next.zeroize();
+        key.copy_from_slice(&block0[..KEY_LEN]);
+        block0.zeroize();
+        observe_key(key);
         rest = tail;
     }
     keystream(key, 0, rest, rounds);

@@ -68,8 +68,11 @@
 //!   outside the topology) every read takes the locked slots.
 //! - **Cipher**: ChaCha20, except the output keystream when a host chooses reduced rounds with
 //!   [`NodePools::with_rounds`] (key derivations stay ChaCha20). Bulk keystream ([`keystream`]: slot batches, large reads) runs
-//!   16 blocks per pass on AVX-512F where the CPU has it (detected once, at run time) and on
-//!   the `chacha20` crate's core elsewhere; `--cfg scalrand_chacha_soft` forces the latter.
+//!   on this crate's own backends, the widest the CPU has (detected once, at run time): 16
+//!   blocks per pass on AVX-512F, 8 on AVX2, 4 on SSE2, one elsewhere ([`backend`] says which;
+//!   `--cfg scalrand_chacha_soft`, `scalrand_chacha_sse2` and `scalrand_chacha_portable` force a
+//!   narrower one). No backend leaves a copy of a key or of unread keystream behind: each call
+//!   is followed by a wipe of the stack it used and of the vector registers.
 //!
 //! # Key schedule
 //!
@@ -162,8 +165,11 @@ mod schedule;
 mod slot;
 mod topology;
 
+#[doc(hidden)]
+pub use chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys};
 pub use chacha::{
-    BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds, chacha20_block, fast_key_erasure, keystream,
+    BLOCK_LEN, Backend, CHUNK_LEN, KEY_LEN, Rounds, backend, chacha20_block, fast_key_erasure,
+    keystream,
 };
 pub use input::{INIT_BITS, PUSH_BITS, Unseeded};
 pub use pools::{NodePools, NodeStats};

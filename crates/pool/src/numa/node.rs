@@ -71,6 +71,7 @@ impl NodePool {
             h.update(input);
             // Straight into the key: no copy of the new key is left on the stack.
             h.finalize_into((&mut nk.key).into());
+            super::chacha::observe_key(&nk.key);
             nk.generation = nk.generation.wrapping_add(1).max(1);
             self.generation.store(nk.generation, Ordering::Release);
         });

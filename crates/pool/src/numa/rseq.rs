@@ -611,6 +611,7 @@ impl NodePools {
         keystream(key, 0, scratch, self.rounds);
         key.copy_from_slice(&scratch[..KEY_LEN]);
         scratch[..KEY_LEN].fill(0);
+        super::chacha::observe_key(key);
         let new = (u64::from(to) << 32) | KEY_LEN as u64;
         let slot_ptr = core::ptr::from_ref(slot).cast_mut().cast::<u8>();
         // SAFETY: `slot` is one of `r`'s slots, its lock is held, its scratch buffer and key

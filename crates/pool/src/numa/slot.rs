@@ -83,6 +83,7 @@ impl SlotState {
         self.key.copy_from_slice(&self.batch[..KEY_LEN]);
         self.batch[..KEY_LEN].fill(0);
         self.left = (BATCH_LEN - KEY_LEN) as u32;
+        super::chacha::observe_key(&self.key);
     }
 
     /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.

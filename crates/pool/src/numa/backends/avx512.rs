@@ -5,22 +5,22 @@
 //! register `x[i]` holds state word `i` of 16 consecutive blocks, so a quarter round on four
 //! registers runs the same quarter round in all 16 blocks, with no shuffles inside the rounds
 //! (AVX-512F's `vprold` rotates in one instruction). Lane `j` of `x[12]` is `counter + j`
-//! (mod 2^32); words 13..15 are the zero nonce (RFC 8439 §2.3 layout). After the rounds and
-//! the feed-forward a 16 × 16 transpose of 32-bit words turns the word-major registers into 16
+//! (mod 2^32); words 13..15 are the nonce (RFC 8439 §2.3 layout). After the rounds and the
+//! feed-forward a 16 × 16 transpose of 32-bit words turns the word-major registers into 16
 //! block-major ones, each stored as one 64-byte block (x86 is little-endian: the bytes are
-//! RFC 8439's serialisation). A tail of at most 4 blocks after the whole passes goes to the
-//! portable backend, which is cheaper there, and so does a last partial block.
+//! RFC 8439's serialisation). The dispatcher hands a tail of at most 4 blocks to the AVX2 or
+//! SSE2 backend, which is cheaper there.
 //!
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
-//! `super::avx512`, holds the cached `cpufeatures` token that makes calling them sound.
+//! `super::bulk`, holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::super::chacha::{BLOCK_LEN, KEY_LEN, Rounds};
+use super::super::chacha::{BLOCK_LEN, KEY_LEN};
+use super::Nonce;
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi32, _mm512_rol_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
     _mm512_shuffle_i32x4, _mm512_unpackhi_epi32, _mm512_unpackhi_epi64, _mm512_unpacklo_epi32,
     _mm512_unpacklo_epi64, _mm512_xor_si512,
 };
-use zeroize::Zeroize;
 
 /// Blocks per pass: one per 32-bit lane of a zmm register.
 const LANES: usize = 16;
@@ -28,74 +28,45 @@ const LANES: usize = 16;
 /// Bytes per pass (16 blocks, 1 KiB: exactly one slot batch).
 const PASS_LEN: usize = LANES * BLOCK_LEN;
 
-/// A tail after the whole passes up to this long goes to the portable backend.
-const SHORT_TAIL: usize = 4 * BLOCK_LEN;
-
 /// The 16 state words of RFC 8439 §2.3, one register each, for 16 blocks.
 type Words = [__m512i; 16];
 
-/// Keystream under `key`, zero nonce, from block `counter` (see `chacha::keystream`).
+/// Whole blocks from `counter` into `dest` (a multiple of 64 bytes), 16 per pass; a last pass
+/// stores only the blocks `dest` has room for. Returns the counter after the last block.
 ///
-/// Never inlined, so that the caller's [`zeroize::zeroize_stack`] covers this call's frames.
+/// Never inlined, so that the dispatcher's stack wipe covers this call's frames.
 #[target_feature(enable = "avx512f")]
 #[inline(never)]
-pub(super) fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
-    match rounds {
-        Rounds::ChaCha8 => keystream_dr::<4>(key, counter, dest, rounds),
-        Rounds::ChaCha12 => keystream_dr::<6>(key, counter, dest, rounds),
-        Rounds::ChaCha20 => keystream_dr::<10>(key, counter, dest, rounds),
+pub(super) fn blocks(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    double_rounds: u32,
+    dest: &mut [u8],
+) -> u32 {
+    match double_rounds {
+        4 => blocks_dr::<4>(key, nonce, counter, dest),
+        6 => blocks_dr::<6>(key, nonce, counter, dest),
+        _ => blocks_dr::<10>(key, nonce, counter, dest),
     }
 }
 
-/// [`keystream`] with `DOUBLE_ROUNDS` = `rounds.count() / 2` as a constant.
+/// [`blocks`] with `DOUBLE_ROUNDS` as a constant.
 #[target_feature(enable = "avx512f")]
-fn keystream_dr<const DOUBLE_ROUNDS: usize>(
+fn blocks_dr<const DOUBLE_ROUNDS: usize>(
     key: &[u8; KEY_LEN],
+    nonce: &Nonce,
     counter: u32,
     dest: &mut [u8],
-    rounds: Rounds,
-) {
-    // RFC 8439 §2.3: constants "expand 32-byte k", the key as 8 little-endian words.
-    let mut words = [0u32; 12];
-    words[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
-    for (w, b) in words[4..].iter_mut().zip(key.chunks_exact(4)) {
-        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
-    let mut input = [_mm512_set1_epi32(0); 16];
-    for (v, &w) in input.iter_mut().zip(words.iter()) {
-        // Bit-for-bit reinterpretation of the word, not an arithmetic conversion.
-        *v = _mm512_set1_epi32(w.cast_signed());
-    }
-    words.zeroize();
-    // input[13..16] stay zero: the nonce.
-
+) -> u32 {
+    let words = super::state_words(key, nonce, 0);
+    let input: Words = core::array::from_fn(|i| _mm512_set1_epi32(words[i].cast_signed()));
     let mut ctr = counter;
-    let mut passes = dest.chunks_exact_mut(PASS_LEN);
-    for pass_out in &mut passes {
+    for pass_out in dest.chunks_mut(PASS_LEN) {
         pass::<DOUBLE_ROUNDS>(&input, ctr, pass_out);
-        ctr = ctr.wrapping_add(LANES as u32);
+        ctr = ctr.wrapping_add((pass_out.len() / BLOCK_LEN) as u32);
     }
-    let tail = passes.into_remainder();
-    // The whole blocks of a long tail in one more pass (its other blocks are never stored);
-    // a short tail (a pass costs about as much as 7 or 8 blocks of the `chacha20` crate's AVX2
-    // code) and a last partial block on the portable backend. Same keystream either way, and
-    // no partial block ever passes through a stack buffer here.
-    let rest = if tail.len() > SHORT_TAIL {
-        let whole = tail.len() - tail.len() % BLOCK_LEN;
-        let (blocks, rest) = tail.split_at_mut(whole);
-        pass::<DOUBLE_ROUNDS>(&input, ctr, blocks);
-        ctr = ctr.wrapping_add((whole / BLOCK_LEN) as u32);
-        rest
-    } else {
-        tail
-    };
-    if !rest.is_empty() {
-        super::soft::keystream(key, ctr, rest, rounds);
-    }
-    // The broadcast key words: volatile stores, so the wipe is not optimised away.
-    for v in &mut input {
-        v.zeroize();
-    }
+    ctr
 }
 
 /// Four independent quarter rounds (RFC 8439 §2.1) on words `(a, b, c, d)` of `x`,

@@ -1,76 +1,346 @@
-//! Keystream backends for [`super::chacha`], chosen at run time (RustCrypto's layout: one file
-//! per backend, cached `cpufeatures` tokens, a `--cfg` to force the portable one).
+//! Keystream backends for [`super::chacha`], chosen once at run time (RustCrypto's layout: one
+//! file per backend, cached `cpufeatures` tokens, a `--cfg` to force a narrower one).
 //!
 //! | backend | where | blocks per pass |
 //! |---|---|---:|
-//! | `avx512` (this crate's) | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 (a tail of ≤ 4 blocks: `soft`) |
-//! | `soft`: the `chacha20` crate's core | everywhere else, under miri, and with `--cfg scalrand_chacha_soft` | its own (AVX2: 4) |
+//! | `avx512` | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 (a tail of ≤ 4 blocks goes to the next one down) |
+//! | `avx2` | x86_64 with AVX2 | 8 |
+//! | `sse2` | every x86_64 CPU; also every single block (key derivations, a last partial block) there | 4, or 1 |
+//! | `portable` | every other target, miri, and `--cfg scalrand_chacha_portable` | 1 |
+//!
+//! Every backend is this crate's own code: none copies the key into a buffer it does not wipe.
+//! Each keeps its state in registers as far as the register file allows and spills the rest
+//! into its own stack frame; after every call the dispatcher zeroes the stack below its caller
+//! to a depth measured per backend ([`WIPE_DEPTH`], checked by `tests/numa_erasure.rs`) and
+//! clears the vector registers, so no key word, round state or unread keystream is left
+//! behind for a fork child, a later stack frame or a signal frame to find.
+//!
+//! Forcing a narrower backend (a `--cfg`, never a Cargo feature: features are additive and any
+//! crate in the graph could switch one on), each a ceiling:
+//!
+//! | `RUSTFLAGS` | what runs | stands for |
+//! |---|---|---|
+//! | (none) | the widest the CPU has | |
+//! | `--cfg scalrand_chacha_soft` | AVX2 where the CPU has it, else SSE2 | a CPU without AVX-512F (AMD before Zen 4, Intel client chips) |
+//! | `--cfg scalrand_chacha_sse2` | SSE2 | an x86_64 CPU without AVX2 |
+//! | `--cfg scalrand_chacha_portable` | the portable backend | a target with no SIMD backend |
 //!
 //! Detection runs once: `cpufeatures` caches the CPUID/XGETBV answer in a static, so each call
-//! costs one relaxed load. Build with `RUSTFLAGS="--cfg scalrand_chacha_soft"` to leave the
-//! AVX-512 backend out entirely (a `--cfg`, not a Cargo feature: features are additive and any
-//! crate in the graph could switch one on). Every backend writes the same bytes; the tests
-//! below hold each one against the `chacha20` crate and an independent scalar ChaCha.
+//! costs one relaxed load. Every backend writes the same bytes; the tests below hold each one
+//! against the `chacha20` crate and an independent scalar ChaCha.
 
-pub(crate) mod soft;
-
-#[cfg(all(target_arch = "x86_64", not(scalrand_chacha_soft)))]
+#[cfg(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(scalrand_chacha_soft),
+    not(scalrand_chacha_sse2),
+    not(scalrand_chacha_portable)
+))]
 mod avx512;
 
-use super::chacha::{KEY_LEN, Rounds};
+#[cfg(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(scalrand_chacha_sse2),
+    not(scalrand_chacha_portable)
+))]
+mod avx2;
 
-#[cfg(all(target_arch = "x86_64", not(scalrand_chacha_soft)))]
+#[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
+mod sse2;
+
+mod portable;
+
+use super::chacha::{BLOCK_LEN, KEY_LEN, Rounds};
+use zeroize::Zeroize;
+
+#[cfg(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(scalrand_chacha_soft),
+    not(scalrand_chacha_sse2),
+    not(scalrand_chacha_portable)
+))]
 cpufeatures::new!(avx512_cpuid, "avx512f");
 
-/// Keystream under `key`, zero nonce, from block `counter`, by the fastest backend this CPU
-/// has (contract: `chacha::keystream`).
-#[inline]
-pub(crate) fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
-    if !avx512(key, counter, dest, rounds) {
-        soft::keystream(key, counter, dest, rounds);
+#[cfg(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(scalrand_chacha_sse2),
+    not(scalrand_chacha_portable)
+))]
+cpufeatures::new!(avx2_cpuid, "avx2");
+
+/// State words 13..15: the nonce (all zero for the node pools; Fortuna's ChaCha20 PRF puts
+/// the upper 96 bits of its 128-bit block number there).
+pub(crate) type Nonce = [u32; 3];
+
+/// "expand 32-byte k" (RFC 8439 §2.3).
+pub(crate) const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// The 16 input words of RFC 8439 §2.3.
+#[inline(always)]
+pub(crate) fn state_words(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32) -> [u32; 16] {
+    let mut w = [0u32; 16];
+    w[..4].copy_from_slice(&CONSTANTS);
+    for (o, b) in w[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    w[12] = counter;
+    w[13..].copy_from_slice(nonce);
+    w
+}
+
+/// A ChaCha keystream backend (see the module docs); [`backend`] says which one runs here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// 16 blocks per pass in `zmm` registers (x86_64 with AVX-512F).
+    Avx512,
+    /// 8 blocks per pass in `ymm` registers (x86_64 with AVX2).
+    Avx2,
+    /// 4 blocks per pass, or one block, in `xmm` registers (every x86_64 CPU).
+    Sse2,
+    /// One block at a time in plain Rust (every other target).
+    Portable,
+}
+
+/// The widest backend this build runs on this CPU for bulk keystream.
+#[must_use]
+pub fn backend() -> Backend {
+    if have_avx512() {
+        Backend::Avx512
+    } else if have_avx2() {
+        Backend::Avx2
+    } else if cfg!(all(
+        target_arch = "x86_64",
+        not(miri),
+        not(scalrand_chacha_portable)
+    )) {
+        Backend::Sse2
+    } else {
+        Backend::Portable
     }
 }
 
-/// The AVX-512 backend, if this CPU and OS have AVX-512F: writes `dest` and returns `true`;
-/// otherwise leaves `dest` alone and returns `false`.
-#[cfg(all(target_arch = "x86_64", not(scalrand_chacha_soft)))]
-#[inline]
-pub(crate) fn avx512(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
-    if !avx512_cpuid::get() {
-        return false;
+fn have_avx512() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(
+            target_arch = "x86_64",
+            not(miri),
+            not(scalrand_chacha_soft),
+            not(scalrand_chacha_sse2),
+            not(scalrand_chacha_portable)
+        ))] {
+            avx512_cpuid::get()
+        } else {
+            false
+        }
     }
-    // SAFETY: `avx512::keystream` is `#[target_feature(enable = "avx512f")]`, and calling it
-    // is sound only where the CPU executes AVX-512F and the OS saves zmm state. The cached
-    // `cpufeatures` token just read checks both (CPUID leaf 7 EBX bit 16 and XCR0's opmask
-    // and zmm bits via XGETBV). Bounds are not at stake: the backend only indexes `dest`
-    // through safe slice methods.
-    unsafe { avx512::keystream(key, counter, dest, rounds) };
-    // Unoptimised builds spill every temporary of that call (key words, keystream the caller
-    // has not handed out yet, e.g. the rest of a slot batch) to stack memory, which would
-    // outlive the call and which a fork child inherits: wipe it.
-    #[cfg(debug_assertions)]
-    zeroize::zeroize_stack::<UNOPTIMISED_STACK_DEPTH>();
-    true
 }
 
-/// Stack bytes below the caller's frame wiped after each `avx512::keystream` call in builds
-/// with debug assertions (zeroize's `zeroize_stack`, best effort: it has to know the depth).
-/// Those builds are unoptimised and spill every temporary; there `tests/numa_fork.rs` finds
-/// a parent's unread batch in a fork child after a 16 KiB wipe and none after 32 KiB, so
-/// 64 KiB are wiped (and must be free). Optimised builds are not wiped: they keep the state
-/// in zmm registers and store blocks straight into `dest` (no stack access in `pass` in
-/// `objdump` of an x86_64 release build), and the one frame with stack data holds the
-/// broadcast key words, which `avx512::keystream` wipes itself; a 2 KiB wipe there cost
-/// ~25 ns per call, 20% of a 1 KiB ChaCha8 batch. `cargo test --release --test numa_fork`
-/// checks that build.
-#[cfg(all(target_arch = "x86_64", not(scalrand_chacha_soft), debug_assertions))]
-const UNOPTIMISED_STACK_DEPTH: usize = 64 * 1024;
+fn have_avx2() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(
+            target_arch = "x86_64",
+            not(miri),
+            not(scalrand_chacha_sse2),
+            not(scalrand_chacha_portable)
+        ))] {
+            avx2_cpuid::get()
+        } else {
+            false
+        }
+    }
+}
 
-/// No AVX-512 backend on this target or in this build (`--cfg scalrand_chacha_soft`).
-#[cfg(not(all(target_arch = "x86_64", not(scalrand_chacha_soft))))]
+/// Stack bytes below the caller's frame that [`wipe_stack`] zeroes after every backend call:
+/// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
+/// (`backend_stack_depth_is_within_the_wipe`, which paints the stack, runs each call and finds
+/// the lowest byte written). Builds without optimisation spill every temporary and keep
+/// deeper frames, so they wipe 64 KiB.
+#[cfg(not(debug_assertions))]
+pub(crate) const WIPE_DEPTH: usize = 2048;
+/// See the optimised builds' value.
+#[cfg(debug_assertions)]
+pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
+
+/// Zeroes [`WIPE_DEPTH`] bytes of stack below the caller's frame: the frames the backend call
+/// just returned from. Never inlined, so its buffer lies where those frames were; the
+/// optimisation barrier makes the compiler treat the zeroed buffer as read, so the stores stay.
+#[inline(never)]
+pub(crate) fn wipe_stack() {
+    let buf = [0u64; WIPE_DEPTH / 8];
+    core::hint::black_box(&buf);
+}
+
+/// Clears `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`).
+#[cfg(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(scalrand_chacha_sse2),
+    not(scalrand_chacha_portable)
+))]
+#[target_feature(enable = "avx")]
 #[inline]
-pub(crate) fn avx512(_: &[u8; KEY_LEN], _: u32, _: &mut [u8], _: Rounds) -> bool {
-    false
+fn clear_ymm() {
+    core::arch::x86_64::_mm256_zeroall();
+}
+
+/// Clears `zmm16`–`zmm31`, which `vzeroall` leaves alone, then `zmm0`–`zmm15`.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(scalrand_chacha_soft),
+    not(scalrand_chacha_sse2),
+    not(scalrand_chacha_portable)
+))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn clear_zmm() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered; the caller's token guarantees AVX-512F.
+    unsafe {
+        core::arch::asm!(
+            "vpxord zmm16, zmm16, zmm16", "vpxord zmm17, zmm17, zmm17",
+            "vpxord zmm18, zmm18, zmm18", "vpxord zmm19, zmm19, zmm19",
+            "vpxord zmm20, zmm20, zmm20", "vpxord zmm21, zmm21, zmm21",
+            "vpxord zmm22, zmm22, zmm22", "vpxord zmm23, zmm23, zmm23",
+            "vpxord zmm24, zmm24, zmm24", "vpxord zmm25, zmm25, zmm25",
+            "vpxord zmm26, zmm26, zmm26", "vpxord zmm27, zmm27, zmm27",
+            "vpxord zmm28, zmm28, zmm28", "vpxord zmm29, zmm29, zmm29",
+            "vpxord zmm30, zmm30, zmm30", "vpxord zmm31, zmm31, zmm31",
+            out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+            out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
+            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
+            out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    core::arch::x86_64::_mm256_zeroall();
+}
+
+/// Whole blocks (`dest.len()` a multiple of 64) by the widest backend that fits; returns the
+/// counter after the last block. The caller wipes the stack.
+#[inline]
+fn bulk(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, dest: &mut [u8]) -> u32 {
+    #[allow(unused_mut)]
+    let mut ctr = counter;
+    #[allow(unused_mut)]
+    let mut rest = dest;
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(miri),
+        not(scalrand_chacha_soft),
+        not(scalrand_chacha_sse2),
+        not(scalrand_chacha_portable)
+    ))]
+    if avx512_cpuid::get() && rest.len() > 4 * BLOCK_LEN {
+        // Whole passes, and a last partial pass when more than 4 blocks remain (a pass costs
+        // about as much as 8 blocks of the AVX2 backend).
+        const PASS: usize = 16 * BLOCK_LEN;
+        let tail = rest.len() % PASS;
+        let n = if tail > 4 * BLOCK_LEN {
+            rest.len()
+        } else {
+            rest.len() - tail
+        };
+        let (now, later) = rest.split_at_mut(n);
+        // SAFETY: `avx512::blocks` and `clear_zmm` are `#[target_feature(enable =
+        // "avx512f")]`; the cached `cpufeatures` token just read says the CPU executes
+        // AVX-512F and the OS saves zmm state (CPUID leaf 7 and XCR0 via XGETBV). The
+        // backend indexes `dest` only through safe slice methods.
+        unsafe {
+            ctr = avx512::blocks(key, nonce, ctr, dr, now);
+            clear_zmm();
+        }
+        rest = later;
+    }
+    if rest.is_empty() {
+        return ctr;
+    }
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(miri),
+        not(scalrand_chacha_sse2),
+        not(scalrand_chacha_portable)
+    ))]
+    if avx2_cpuid::get() && rest.len() > 2 * BLOCK_LEN {
+        // SAFETY: `avx2::blocks` is `#[target_feature(enable = "avx2")]` and `clear_ymm`
+        // `#[target_feature(enable = "avx")]`; the cached token says the CPU executes AVX2
+        // (which implies AVX) and the OS saves ymm state. Safe slice indexing only.
+        unsafe {
+            let c = avx2::blocks(key, nonce, ctr, dr, rest);
+            clear_ymm();
+            return c;
+        }
+    }
+    #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
+    // SAFETY: `sse2::blocks` is `#[target_feature(enable = "sse2")]`, which every x86_64 CPU
+    // executes (part of the architecture's baseline). Safe slice indexing only.
+    return unsafe { sse2::blocks(key, nonce, ctr, dr, rest) };
+    #[allow(unreachable_code)]
+    portable::blocks(key, nonce, ctr, dr, rest)
+}
+
+/// One block by the backend for single blocks (SSE2 on x86_64, portable elsewhere). The
+/// caller wipes the stack.
+#[inline]
+fn one_block(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, out: &mut [u8; BLOCK_LEN]) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
+    // SAFETY: as in `bulk`: SSE2 is part of the x86_64 baseline.
+    return unsafe { sse2::block(key, nonce, counter, dr, out) };
+    #[allow(unreachable_code)]
+    portable::block(key, nonce, counter, dr, out)
+}
+
+/// Keystream under `key` and `nonce` from block `counter` into `dest` (contract:
+/// `chacha::keystream`, with the nonce in words 13..15); the stack below the caller is wiped
+/// afterwards.
+#[inline(never)]
+pub(crate) fn keystream(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    dest: &mut [u8],
+    rounds: Rounds,
+) {
+    keystream_unwiped(key, nonce, counter, dest, rounds);
+    wipe_stack();
+}
+
+#[inline(never)]
+pub(crate) fn keystream_unwiped(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    dest: &mut [u8],
+    rounds: Rounds,
+) {
+    let dr = rounds.count() / 2;
+    let whole = dest.len() - dest.len() % BLOCK_LEN;
+    let (blocks, tail) = dest.split_at_mut(whole);
+    let ctr = bulk(key, nonce, counter, dr, blocks);
+    if !tail.is_empty() {
+        let mut b = [0u8; BLOCK_LEN];
+        one_block(key, nonce, ctr, dr, &mut b);
+        tail.copy_from_slice(&b[..tail.len()]);
+        b.zeroize();
+    }
+}
+
+/// Block `counter` under `key` and `nonce` into `out`; the stack below the caller is wiped
+/// afterwards.
+#[inline(never)]
+pub(crate) fn block(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    rounds: Rounds,
+    out: &mut [u8; BLOCK_LEN],
+) {
+    one_block(key, nonce, counter, rounds.count() / 2, out);
+    wipe_stack();
 }
 
 #[cfg(test)]
@@ -80,6 +350,8 @@ mod tests {
     use alloc::vec::Vec;
     use chacha20::cipher::{KeyIvInit, StreamCipherCore};
     use chacha20::{ChaChaCore, R8, R12, R20, variants::Ietf};
+    #[cfg(feature = "std")]
+    extern crate std;
     use proptest::prelude::*;
 
     const ALL: [Rounds; 3] = [Rounds::ChaCha8, Rounds::ChaCha12, Rounds::ChaCha20];
@@ -87,25 +359,130 @@ mod tests {
     /// A backend under test: writes `dest` and says whether it ran.
     type Path = fn(&[u8; KEY_LEN], u32, &mut [u8], Rounds) -> bool;
 
-    fn soft_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
-        soft::keystream(key, counter, dest, rounds);
+    /// Whole blocks by `f`, the partial last block by `one`, as the dispatcher splits them.
+    fn split(
+        key: &[u8; KEY_LEN],
+        counter: u32,
+        dest: &mut [u8],
+        rounds: Rounds,
+        f: impl Fn(&[u8; KEY_LEN], &Nonce, u32, u32, &mut [u8]) -> u32,
+        one: fn(&[u8; KEY_LEN], &Nonce, u32, u32, &mut [u8; BLOCK_LEN]),
+    ) {
+        let dr = rounds.count() / 2;
+        let whole = dest.len() - dest.len() % BLOCK_LEN;
+        let (blocks, tail) = dest.split_at_mut(whole);
+        let c = f(key, &[0; 3], counter, dr, blocks);
+        assert_eq!(c, counter.wrapping_add((whole / BLOCK_LEN) as u32));
+        if !tail.is_empty() {
+            let mut b = [0u8; BLOCK_LEN];
+            one(key, &[0; 3], c, dr, &mut b);
+            tail.copy_from_slice(&b[..tail.len()]);
+        }
+    }
+
+    fn portable_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
+        split(
+            key,
+            counter,
+            dest,
+            rounds,
+            portable::blocks,
+            portable::block,
+        );
+        true
+    }
+
+    /// Every block through the one-block function of the platform (SSE2 on x86_64).
+    fn one_block_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
+        let blocks_by_one = |k: &[u8; KEY_LEN], n: &Nonce, c: u32, dr: u32, d: &mut [u8]| {
+            let mut c = c;
+            for b in d.chunks_exact_mut(BLOCK_LEN) {
+                one_block(k, n, c, dr, b.try_into().unwrap());
+                c = c.wrapping_add(1);
+            }
+            c
+        };
+        split(key, counter, dest, rounds, blocks_by_one, one_block);
+        true
+    }
+
+    #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
+    fn sse2_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        let f = |k: &[u8; KEY_LEN], n: &Nonce, c: u32, dr: u32, d: &mut [u8]| unsafe {
+            sse2::blocks(k, n, c, dr, d)
+        };
+        split(key, counter, dest, rounds, f, one_block);
+        true
+    }
+
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(miri),
+        not(scalrand_chacha_sse2),
+        not(scalrand_chacha_portable)
+    ))]
+    fn avx2_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
+        if !avx2_cpuid::get() {
+            return false;
+        }
+        // SAFETY: the token says the CPU has AVX2.
+        let f = |k: &[u8; KEY_LEN], n: &Nonce, c: u32, dr: u32, d: &mut [u8]| unsafe {
+            avx2::blocks(k, n, c, dr, d)
+        };
+        split(key, counter, dest, rounds, f, one_block);
+        true
+    }
+
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(miri),
+        not(scalrand_chacha_soft),
+        not(scalrand_chacha_sse2),
+        not(scalrand_chacha_portable)
+    ))]
+    fn avx512_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
+        if !avx512_cpuid::get() {
+            return false;
+        }
+        // SAFETY: the token says the CPU has AVX-512F.
+        let f = |k: &[u8; KEY_LEN], n: &Nonce, c: u32, dr: u32, d: &mut [u8]| unsafe {
+            avx512::blocks(k, n, c, dr, d)
+        };
+        split(key, counter, dest, rounds, f, one_block);
         true
     }
 
     fn dispatch_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
-        keystream(key, counter, dest, rounds);
+        keystream(key, &[0; 3], counter, dest, rounds);
         true
     }
 
-    /// Every path the dispatcher can take, plus the dispatcher itself. The AVX-512 one only
-    /// where the CPU has it (it reports `false` otherwise) and never under miri, which has no
-    /// AVX-512 (cpufeatures reports `false` there anyway).
+    /// Every backend this build and CPU can run, each alone, plus the dispatcher.
     fn paths() -> Vec<(&'static str, Path)> {
-        let mut p: Vec<(&'static str, Path)> =
-            vec![("soft", soft_path), ("dispatch", dispatch_path)];
-        if !cfg!(miri) {
-            p.push(("avx512", avx512));
-        }
+        #[allow(unused_mut)]
+        let mut p: Vec<(&'static str, Path)> = vec![
+            ("portable", portable_path),
+            ("one block", one_block_path),
+            ("dispatch", dispatch_path),
+        ];
+        #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
+        p.push(("sse2", sse2_path));
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(miri),
+            not(scalrand_chacha_sse2),
+            not(scalrand_chacha_portable)
+        ))]
+        p.push(("avx2", avx2_path));
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(miri),
+            not(scalrand_chacha_soft),
+            not(scalrand_chacha_sse2),
+            not(scalrand_chacha_portable)
+        ))]
+        p.push(("avx512", avx512_path));
         p
     }
 
@@ -255,19 +632,45 @@ mod tests {
     }
 
     #[test]
-    fn dispatcher_picks_avx512_where_present() {
-        let mut a = [0u8; 100];
-        let ran = avx512(&[1; 32], 0, &mut a, Rounds::ChaCha20);
+    fn the_dispatcher_picks_the_widest_backend_the_build_allows() {
+        let b = backend();
         #[cfg(all(
             target_arch = "x86_64",
-            not(scalrand_chacha_soft),
             not(miri),
+            not(scalrand_chacha_soft),
+            not(scalrand_chacha_sse2),
+            not(scalrand_chacha_portable),
             feature = "std"
         ))]
-        assert_eq!(ran, std::is_x86_feature_detected!("avx512f"));
-        #[cfg(any(not(target_arch = "x86_64"), scalrand_chacha_soft, miri))]
-        assert!(!ran);
-        let _ = ran;
+        if std::is_x86_feature_detected!("avx512f") {
+            assert_eq!(b, Backend::Avx512);
+        }
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(miri),
+            scalrand_chacha_soft,
+            not(scalrand_chacha_sse2),
+            not(scalrand_chacha_portable),
+            feature = "std"
+        ))]
+        assert_eq!(
+            b,
+            if std::is_x86_feature_detected!("avx2") {
+                Backend::Avx2
+            } else {
+                Backend::Sse2
+            }
+        );
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(miri),
+            scalrand_chacha_sse2,
+            not(scalrand_chacha_portable)
+        ))]
+        assert_eq!(b, Backend::Sse2);
+        #[cfg(any(not(target_arch = "x86_64"), miri, scalrand_chacha_portable))]
+        assert_eq!(b, Backend::Portable);
+        let _ = b;
     }
 
     /// Every path against the independent Python reference's ChaCha8/12/20 vectors

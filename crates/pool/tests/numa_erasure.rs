@@ -1,0 +1,360 @@
+//! Key erasure, checked by reading the whole process's memory as an attacker who gets a copy
+//! of it (a fork child, a core dump, a swapped-out page) would.
+//!
+//! Every key the pools derive is shown to a test observer (`__observe_keys`) the moment it is
+//! made. After reads of each size, this test reads every private writable mapping of the
+//! process through `/proc/self/mem` (thread stacks, the heap, glibc's cached stacks of exited
+//! threads) except the pools' own secret memory, and looks for:
+//! - any 16 bytes of any key the pools ever derived (node, slot, one-read and chunk keys,
+//!   current or long replaced), at every 4-byte offset;
+//! - any key word broadcast four times (what a block-per-lane SIMD backend keeps in a
+//!   register, and spills);
+//! - any 16 nonzero bytes of what the secret memory holds now (current keys, unread batches).
+//!
+//! Everything the test keeps is masked with a random 32-bit word (XORed into every word), so
+//! its own bookkeeping never holds a copy of a key that the scan could find; its buffers are
+//! skipped, never reallocated, and zeroed before they are freed (a freed buffer of masked
+//! words XORed with the mask again could meet another key's masked word by chance).
+//!
+//! Run it on every backend: `RUSTFLAGS="--cfg scalrand_chacha_soft"` (AVX2),
+//! `--cfg scalrand_chacha_sse2`, `--cfg scalrand_chacha_portable`, in debug and `--release`
+//! builds (`cargo xtask ci` does).
+
+#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
+
+use scalrand_pool::numa::{
+    __WIPE_DEPTH, __keystream_unwiped, __observe_keys, NodePools, Rounds, Topology, backend,
+};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use zeroize::Zeroize;
+
+/// The mask XORed into every 32-bit word the test keeps.
+static MASK: AtomicU32 = AtomicU32::new(0);
+/// Every observed key, as 8 masked words. Reserved up front, so it never moves.
+static LOG: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// Room in `LOG`, in words.
+const LOG_WORDS: usize = 1 << 22;
+
+#[inline(never)]
+fn observe(key: &[u8; 32]) {
+    let m = MASK.load(Ordering::Relaxed);
+    let mut log = LOG.lock().unwrap();
+    if log.len() + 8 <= log.capacity() {
+        for c in key.chunks_exact(4) {
+            log.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]) ^ m);
+        }
+    }
+}
+
+/// Four 32-bit words as the u128 a little-endian load of their 16 bytes gives.
+fn pack(w: &[u32]) -> u128 {
+    w.iter()
+        .rev()
+        .fold(0u128, |acc, &x| (acc << 32) | u128::from(x))
+}
+
+/// Writable private mappings of this process: (start, end, name).
+fn mappings() -> Vec<(usize, usize, String)> {
+    let f = BufReader::new(File::open("/proc/self/maps").unwrap());
+    let mut v = Vec::new();
+    for line in f.lines() {
+        let line = line.unwrap();
+        let mut it = line.split_whitespace();
+        let range = it.next().unwrap();
+        let perms = it.next().unwrap();
+        let name = it.nth(3).unwrap_or("").to_string();
+        if !perms.starts_with("rw") || perms.as_bytes()[3] != b'p' || name.starts_with("[v") {
+            continue;
+        }
+        let (a, b) = range.split_once('-').unwrap();
+        v.push((
+            usize::from_str_radix(a, 16).unwrap(),
+            usize::from_str_radix(b, 16).unwrap(),
+            name,
+        ));
+    }
+    v
+}
+
+/// A hit: where, and what kind of needle.
+struct Hit {
+    addr: usize,
+    mapping: String,
+}
+
+impl std::fmt::Debug for Hit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x} in {:?}", self.addr, self.mapping)
+    }
+}
+
+/// Reads `[start, end)` through `/proc/self/mem` in pieces into `buf` and reports every
+/// 4-byte offset whose 16 bytes, masked, are among `needles`. Ranges in `skip` are not read.
+fn scan(
+    mem: &File,
+    needles: &[u128],
+    mask: u128,
+    skip: &[(usize, usize)],
+    buf: &mut [u8],
+    hits: &mut Vec<Hit>,
+) {
+    for (start, end, name) in mappings() {
+        // Cut the mapping around the skipped ranges.
+        let mut pieces = vec![(start, end)];
+        for &(s, e) in skip {
+            pieces = pieces
+                .into_iter()
+                .flat_map(|(a, b)| {
+                    if e <= a || s >= b {
+                        vec![(a, b)]
+                    } else {
+                        let mut out = Vec::new();
+                        if s > a {
+                            out.push((a, s));
+                        }
+                        if e < b {
+                            out.push((e, b));
+                        }
+                        out
+                    }
+                })
+                .collect();
+        }
+        for (a, b) in pieces {
+            let mut at = a;
+            while at < b {
+                let n = (b - at).min(buf.len());
+                let Ok(got) = mem.read_at(&mut buf[..n], at as u64) else {
+                    break;
+                };
+                if got < 16 {
+                    break;
+                }
+                let mut i = 0;
+                while i + 16 <= got {
+                    let w = u128::from_le_bytes(buf[i..i + 16].try_into().unwrap()) ^ mask;
+                    if needles.binary_search(&w).is_ok() {
+                        hits.push(Hit {
+                            addr: at + i,
+                            mapping: name.clone(),
+                        });
+                    }
+                    i += 4;
+                }
+                // Overlap by 12 bytes so that no window is missed at a piece boundary.
+                at += if got == n && at + got < b {
+                    got - 12
+                } else {
+                    got
+                };
+            }
+        }
+        buf.fill(0);
+    }
+}
+
+/// Whether 16 bytes look like key or keystream bytes rather than the lock words, counters
+/// and pointers that share the secret memory: no zero 32-bit word and at least 12 distinct
+/// byte values (16 random bytes have fewer with probability below 10^-5).
+fn looks_random(c: &[u8]) -> bool {
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for &b in c {
+        if !seen[b as usize] {
+            seen[b as usize] = true;
+            distinct += 1;
+        }
+    }
+    distinct >= 12 && c.chunks_exact(4).all(|w| w != [0; 4])
+}
+
+/// The needles: every key observed so far, and the nonzero 16-byte pieces of `secret`.
+fn needles(mem: &File, secret: &[(usize, usize)], buf: &mut [u8]) -> Vec<u128> {
+    let m = MASK.load(Ordering::Relaxed);
+    let log = LOG.lock().unwrap();
+    // Exactly the room needed: a reallocation would leave a freed copy of masked needles for
+    // a later scan to trip over.
+    let secret_bytes: usize = secret.iter().map(|&(s, e)| e - s).sum();
+    let mut v = Vec::with_capacity(log.len() / 8 * 13 + secret_bytes / 16);
+    for key in log.chunks_exact(8) {
+        for off in 0..=4 {
+            v.push(pack(&key[off..off + 4]));
+        }
+        for &w in key {
+            v.push(pack(&[w; 4]));
+        }
+    }
+    drop(log);
+    let mask4 = pack(&[m; 4]);
+    for &(s, e) in secret {
+        let mut at = s;
+        while at < e {
+            let n = (e - at).min(buf.len());
+            let got = mem.read_at(&mut buf[..n], at as u64).unwrap();
+            for c in buf[..got].chunks_exact(16) {
+                if looks_random(c) {
+                    v.push(u128::from_le_bytes(c.try_into().unwrap()) ^ mask4);
+                }
+            }
+            at += got;
+        }
+        buf.fill(0);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Reads of `len` bytes, 400 through `fill_bytes` (the rseq path where it runs, for
+/// `len <= 64`) and 400 through `fill_bytes_on_cpu` (the locked slots), on a worker thread
+/// that keeps the pools alive while the main thread scans; returns the hits.
+fn reads_then_scan(len: usize, rounds: Rounds) -> (Vec<Hit>, usize) {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let (to_main, from_worker) = std::sync::mpsc::channel();
+    let (to_worker, from_main) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let p = NodePools::new(Topology::from_nodes(vec![(0..cpus).collect()]))
+            .unwrap()
+            .with_rounds(rounds);
+        let mut out = vec![0u8; len];
+        for _ in 0..400 {
+            p.fill_bytes(&mut out);
+        }
+        for i in 0..400 {
+            p.fill_bytes_on_cpu(i % cpus, &mut out);
+        }
+        eprintln!("out at {:x} len {:x}", out.as_ptr() as usize, out.len());
+        out.fill(0);
+        let secret: Vec<(usize, usize)> = p
+            .__secret_memory()
+            .into_iter()
+            .map(|(ptr, n)| (ptr as usize, ptr as usize + n))
+            .collect();
+        to_main.send(secret).unwrap();
+        from_main.recv().unwrap();
+        drop(p);
+    });
+    let secret = from_worker.recv().unwrap();
+    let mem = File::open("/proc/self/mem").unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let needles = needles(&mem, &secret, &mut buf);
+    let mask4 = pack(&[MASK.load(Ordering::Relaxed); 4]);
+    let log = LOG.lock().unwrap();
+    let log_range = (
+        log.as_ptr() as usize,
+        log.as_ptr() as usize + log.capacity() * 4,
+    );
+    let keys = log.len() / 8;
+    drop(log);
+    let mut skip = secret.clone();
+    skip.push(log_range);
+    skip.push((
+        needles.as_ptr() as usize,
+        needles.as_ptr() as usize + needles.len() * 16,
+    ));
+    skip.push((buf.as_ptr() as usize, buf.as_ptr() as usize + buf.len()));
+    let mut hits = Vec::new();
+    scan(&mem, &needles, mask4, &skip, &mut buf, &mut hits);
+    let mut needles = needles;
+    needles.zeroize();
+    to_worker.send(()).unwrap();
+    worker.join().unwrap();
+    (hits, keys)
+}
+
+#[test]
+fn no_key_or_unread_output_outside_the_secret_memory() {
+    MASK.store(
+        {
+            let mut b = [0u8; 4];
+            scalrand_os::entropy::fill(&mut b).unwrap();
+            u32::from_le_bytes(b) | 1
+        },
+        Ordering::Relaxed,
+    );
+    LOG.lock().unwrap().reserve_exact(LOG_WORDS);
+    __observe_keys(Some(observe));
+    let mut failures = Vec::new();
+    for rounds in [Rounds::ChaCha20, Rounds::ChaCha12] {
+        for len in [16usize, 32, 100, 300, 1000, 4096, (1 << 20) + 5] {
+            let (hits, keys) = reads_then_scan(len, rounds);
+            eprintln!(
+                "{:?} {rounds:?} {len} B: {keys} keys observed so far, {} copies found",
+                backend(),
+                hits.len()
+            );
+            if !hits.is_empty() {
+                failures.push(format!("{rounds:?} {len} B: {hits:x?}"));
+            }
+        }
+    }
+    __observe_keys(None);
+    assert!(
+        LOG.lock().unwrap().len() > 1000,
+        "the observer saw the keys"
+    );
+    assert!(
+        failures.is_empty(),
+        "{:?}: copies of keys or unread output outside the secret memory:\n{}",
+        backend(),
+        failures.join("\n")
+    );
+}
+
+/// Bytes of stack between the measuring frame and the deepest byte `f` wrote, found by
+/// painting the stack below through `/proc/self/mem` and reading it back.
+#[inline(never)]
+fn stack_depth(f: &mut dyn FnMut()) -> usize {
+    const GAP: usize = 1024; // room for the frames of the pwrite and pread calls
+    const SPAN: usize = 256 * 1024;
+    let marker = 0u8;
+    let top = std::hint::black_box(&marker) as *const u8 as usize;
+    let below = top - GAP - SPAN;
+    let mem = File::options()
+        .read(true)
+        .write(true)
+        .open("/proc/self/mem")
+        .unwrap();
+    let paint = vec![0x5Au8; SPAN];
+    mem.write_all_at(&paint, below as u64).unwrap();
+    f();
+    let mut back = vec![0u8; SPAN];
+    mem.read_exact_at(&mut back, below as u64).unwrap();
+    match back.iter().position(|&b| b != 0x5A) {
+        Some(i) => top - (below + i),
+        None => 0,
+    }
+}
+
+/// The wipe after every backend call covers the deepest stack any backend call reaches:
+/// measured here for bulk keystream (whole passes, partial passes, a last partial block)
+/// and the one-block function, every round count.
+#[test]
+fn backend_stack_depth_is_within_the_wipe() {
+    let key = [0x42u8; 32];
+    let mut deepest = 0;
+    for rounds in [Rounds::ChaCha8, Rounds::ChaCha12, Rounds::ChaCha20] {
+        for len in [1usize, 64, 100, 192, 300, 1000, 1024, 4096 + 17] {
+            let mut out = vec![0u8; len];
+            let d = stack_depth(&mut || __keystream_unwiped(&key, 0, &mut out, rounds));
+            deepest = deepest.max(d);
+        }
+    }
+    eprintln!(
+        "{:?}: deepest backend stack use {deepest} bytes, wiped {}",
+        backend(),
+        __WIPE_DEPTH
+    );
+    // The wipe runs one call level above the backend (its buffer starts a few words lower).
+    assert!(
+        deepest + 256 <= __WIPE_DEPTH,
+        "{:?} reaches {deepest} bytes below the caller; the wipe covers {}",
+        backend(),
+        __WIPE_DEPTH
+    );
+}
