@@ -89,9 +89,14 @@ fn try_pools() -> Result<&'static NodePools, NumaError> {
 /// scalrand::fill_bytes(&mut key);
 /// ```
 ///
+/// Async-signal-safe on Linux: a read from a signal handler never waits for a lock that the
+/// interrupted code holds (it keys itself from `getrandom(2)` instead).
+///
 /// # Panics
-/// Only if the OS entropy source fails three times on the very first use in the process, as
-/// rand's `ThreadRng` does: without a seed there is nothing secure to answer with.
+/// If the OS entropy source fails three times on the very first use in the process, as
+/// rand's `ThreadRng` does, or in a fork child whose rekey gets no fresh OS entropy: without
+/// fresh entropy there is nothing secure to answer with. [`try_fill_bytes`] returns the error
+/// instead.
 #[inline]
 pub fn fill_bytes(dest: &mut [u8]) {
     pools().fill_bytes(dest);
@@ -106,10 +111,11 @@ pub fn fill_bytes(dest: &mut [u8]) {
 /// ```
 ///
 /// # Errors
-/// [`NumaError::Entropy`] while the global pools cannot be seeded; a later call tries again.
+/// [`NumaError::Entropy`] while the global pools cannot be seeded, or in a fork child whose
+/// rekey got no fresh OS entropy (the child fails closed rather than answer from what it
+/// inherited, which its siblings share); a later call tries again.
 pub fn try_fill_bytes(dest: &mut [u8]) -> Result<(), NumaError> {
-    try_pools()?.fill_bytes(dest);
-    Ok(())
+    try_pools()?.try_fill_bytes(dest)
 }
 
 /// A **cryptographically secure** random `u64` (from the same pools as [`fill_bytes`]).

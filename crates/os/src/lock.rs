@@ -109,6 +109,21 @@ impl<T> Lock<T> {
         }
     }
 
+    /// As [`lock`](Self::lock), but gives up after `attempts` tries (each followed by a
+    /// [`spin_wait`](crate::primitive::spin_wait)): `None` if the lock stayed held. The wait is
+    /// bounded even when the holder is the caller's own thread, interrupted by the signal
+    /// handler that now asks (where [`lock`](Self::lock) would spin forever).
+    pub fn lock_bounded(&self, attempts: u32) -> Option<LockGuard<'_, T>> {
+        let tag = fork::tag();
+        for attempt in 0..attempts {
+            if let Some(g) = self.try_take_over(tag) {
+                return Some(g);
+            }
+            spin_wait(attempt);
+        }
+        None
+    }
+
     /// Whether some thread holds the lock at this instant.
     pub fn is_locked(&self) -> bool {
         self.word.load(Ordering::Relaxed) != 0
@@ -168,6 +183,16 @@ mod tests {
         drop(g);
         assert_eq!(l.lock().with(|v| *v), 6);
         assert!(!l.is_locked());
+    }
+
+    #[test]
+    fn lock_bounded_gives_up_on_a_lock_this_thread_holds() {
+        let l = Lock::new(0u8);
+        let g = l.lock();
+        // What a signal handler on the holder's own thread meets: `lock` would never return.
+        assert!(l.lock_bounded(200).is_none());
+        drop(g);
+        assert!(l.lock_bounded(1).is_some());
     }
 
     #[test]

@@ -211,7 +211,8 @@ fn needles(mem: &File, secret: &[(usize, usize)], buf: &mut [u8]) -> Vec<u128> {
 }
 
 /// Reads of `len` bytes, 400 through `fill_bytes` (the rseq path where it runs, for
-/// `len <= 64`) and 400 through `fill_bytes_on_cpu` (the locked slots), on a worker thread
+/// `len <= 64`) and 400 through `fill_bytes_on_cpu` (the locked slots; 4 and 4 for reads over
+/// 1 MiB, which cross a chunk key each), on a worker thread
 /// that keeps the pools alive while the main thread scans; returns the hits.
 fn reads_then_scan(len: usize, rounds: Rounds) -> (Vec<Hit>, usize) {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -222,10 +223,11 @@ fn reads_then_scan(len: usize, rounds: Rounds) -> (Vec<Hit>, usize) {
             .unwrap()
             .with_rounds(rounds);
         let mut out = vec![0u8; len];
-        for _ in 0..400 {
+        let n = if len > 1 << 20 { 4 } else { 400 };
+        for _ in 0..n {
             p.fill_bytes(&mut out);
         }
-        for i in 0..400 {
+        for i in 0..n {
             p.fill_bytes_on_cpu(i % cpus, &mut out);
         }
         eprintln!("out at {:x} len {:x}", out.as_ptr() as usize, out.len());

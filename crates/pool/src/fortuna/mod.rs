@@ -128,11 +128,14 @@
 //! The fork secret S = SHA-256("scalrand fortuna fork secret" ‖ K) is recomputed at every
 //! keying (construction, every reseed, the fork path) and kept in ordinary memory (so the
 //! child inherits it), behind its own lock taken only inside the state lock. It is one-way:
-//! S does not give back K, so it regenerates no output; it keeps the child's new key secret
-//! even when `getrandom` fails in the child, while pid, generation and clock keep it apart
-//! from the parent's and its siblings'. The accumulator's pools are ordinary memory and are
-//! inherited; they are entropy input, not key, and parent and child mix them into different
-//! keys.
+//! S does not give back K, so it regenerates no output, and it keeps the child's new key
+//! secret from anyone outside the process. But siblings share S, and children started as pid 1
+//! of their own namespaces within one clock tick share pid and clock too: so the fork path
+//! **fails closed**. With `std`, a child whose `getrandom` fails does not key itself:
+//! [`Fortuna::try_fill_bytes`] returns [`FortunaError::Entropy`] (and
+//! [`Fortuna::fill_bytes`] panics) until a later call gets fresh bytes. The accumulator's
+//! pools are ordinary memory and are inherited; they are entropy input, not key, and parent
+//! and child mix them into different keys.
 //!
 //! Where the kernel cannot wipe, the parent's K and C stay in a child's memory until its
 //! first read (no handler runs at `fork()`). The bare [`Generator`] is the algorithm only and

@@ -217,7 +217,24 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 
     /// Fills `dest` with random bytes. Any length is served, 0 included; see the module docs
     /// for how a request is split and when the key changes.
+    ///
+    /// # Panics
+    /// Where [`try_fill_bytes`](Self::try_fill_bytes) returns an error: in a fork child whose
+    /// rekey got no fresh entropy from the OS (fail closed, see "Fork safety").
+    #[allow(clippy::panic)] // Fail closed: no secure answer exists, and there is no error channel.
     pub fn fill_bytes(&self, dest: &mut [u8]) {
+        if let Err(e) = self.try_fill_bytes(dest) {
+            panic!("scalrand: Fortuna has no secure output: {e}");
+        }
+    }
+
+    /// As [`fill_bytes`](Self::fill_bytes), with the error instead of the panic.
+    ///
+    /// # Errors
+    /// [`FortunaError::Entropy`] in a fork child whose rekey got no fresh OS entropy: the
+    /// child would otherwise key itself from what it inherited, which its siblings share. The
+    /// generator stays unkeyed and a later call tries again; `dest` is then unspecified.
+    pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         self.reseed_from_pools_if_due();
         match self.mode {
             ReadMode::Locked => self.fill_locked(dest),
@@ -227,9 +244,10 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 
     /// Mixes `seed` into the generator now (K = SHA-256(SHA-256(K ‖ seed)), C += 1), outside
     /// the accumulator's schedule: for a host that has a good seed to hand, such as a TRNG
-    /// read. Any length is accepted.
+    /// read. Any length is accepted. In a fork child whose own rekey failed (see
+    /// [`try_fill_bytes`](Self::try_fill_bytes)) it does nothing.
     pub fn reseed(&self, seed: &[u8]) {
-        self.with_state(|s| {
+        let _ = self.with_state(|s| {
             s.generator.reseed(seed);
             self.note_keying(&s.generator);
             s.bump_epoch();
@@ -312,14 +330,18 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     ///
     /// The lock spins (see [`scalrand_os::Lock`]); a lock some thread of a parent process held
     /// at `fork()` is taken over.
+    ///
+    /// # Errors
+    /// [`FortunaError::Entropy`] from a fork child's rekey (see `rekey_after_fork`); `f` is
+    /// then not run.
     #[inline]
-    fn with_state<R>(&self, f: impl FnOnce(&mut Shared<P>) -> R) -> R {
+    fn with_state<R>(&self, f: impl FnOnce(&mut Shared<P>) -> R) -> Result<R, FortunaError> {
         self.state().lock().with(|s| {
             let generation = fork::generation();
             if s.fork_generation != generation || !s.generator.is_seeded() {
-                self.rekey_after_fork(s, generation);
+                self.rekey_after_fork(s, generation)?;
             }
-            f(s)
+            Ok(f(s))
         })
     }
 
@@ -335,9 +357,15 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// for both), then key the generator from the fork secret S, 32 fresh bytes from the OS
     /// (when it answers), the child's pid, fork generation and clock; then derive the child's
     /// own S. See "Fork safety" in the module docs.
+    ///
+    /// # Errors
+    /// With `std`, [`FortunaError::Entropy`] when the OS gives no fresh bytes: **fail
+    /// closed**. S, the pid and the clock alone would key siblings alike (children started as
+    /// pid 1 of their own namespaces in the same clock tick), so the generator is left wiped
+    /// (unseeded) and the next call tries again.
     #[cold]
     #[inline(never)]
-    fn rekey_after_fork(&self, s: &mut Shared<P>, generation: usize) {
+    fn rekey_after_fork(&self, s: &mut Shared<P>, generation: usize) -> Result<(), FortunaError> {
         s.generator.wipe();
         // label ‖ S ‖ OS bytes ‖ pid ‖ generation ‖ wall clock (ns)
         let mut seed = [0u8; FORK_LABEL.len() + 32 + 32 + 8 + 8 + 16];
@@ -353,9 +381,10 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         gen_.copy_from_slice(&(generation as u64).to_le_bytes());
         #[cfg(feature = "std")]
         {
-            // A failure leaves these bytes zero; S keeps the key secret and pid, generation
-            // and clock keep it apart from the parent's (see "Fork safety").
-            let _ = scalrand_os::entropy::fill(os);
+            if let Err(e) = scalrand_os::entropy::fill(os) {
+                seed.zeroize();
+                return Err(FortunaError::Entropy(e));
+            }
             pid.copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
             // The wall clock: a vDSO call, no lock or lazy initialiser a parent thread could
             // have held at the fork. (Miri's isolation has no wall clock: zeros there.)
@@ -376,42 +405,44 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         self.note_keying(&s.generator);
         s.fork_generation = generation;
         s.bump_epoch();
+        Ok(())
     }
 
     /// Locked mode: at most [`LOCKED_STEP`] bytes per lock hold, each step one generator
     /// request (so each step ends with a rekey). An empty request is one empty step.
-    fn fill_locked(&self, dest: &mut [u8]) {
+    fn fill_locked(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         if dest.is_empty() {
-            self.with_state(|s| {
+            return self.with_state(|s| {
                 s.generator.generate_seeded(&mut []);
                 s.bump_epoch();
             });
-            return;
         }
         for step in dest.chunks_mut(LOCKED_STEP) {
             self.with_state(|s| {
                 s.generator.generate_seeded(step);
                 s.bump_epoch();
-            });
+            })?;
         }
+        Ok(())
     }
 
     /// Concurrent mode: derive the reader's key under the lock, generate after unlocking.
-    fn fill_concurrent(&self, dest: &mut [u8]) {
+    fn fill_concurrent(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         let mut key = ReaderKey([0; 32]);
-        self.reserve(&mut key.0);
+        self.reserve(&mut key.0)?;
         generate_with_reader_key::<P>(&mut key.0, dest);
         // `key` was wiped by `generate_with_reader_key`, and is again as it drops.
+        Ok(())
     }
 
     /// The locked half of a concurrent read: writes the reader's key `k_r` into `key` and
     /// moves the global state on ("Concurrent key schedule", step 1).
     #[inline]
-    fn reserve(&self, key: &mut [u8; 32]) {
+    fn reserve(&self, key: &mut [u8; 32]) -> Result<(), FortunaError> {
         self.with_state(|s| {
             s.generator.reserve(key);
             s.bump_epoch();
-        });
+        })
     }
 
     /// Test support, not API: the address ranges of this instance's memory (the `Fortuna`
@@ -445,9 +476,10 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 
     /// Test access: the locked half of a concurrent read, returning the reader's key.
     #[cfg(all(test, feature = "std", not(scalrand_loom)))]
+    #[allow(clippy::expect_used)] // test helper: a seeded generator in the test's own process
     pub(crate) fn reserve_for_tests(&self) -> [u8; 32] {
         let mut k = [0u8; 32];
-        self.reserve(&mut k);
+        self.reserve(&mut k).expect("seeded, not a fork child");
         k
     }
 }

@@ -210,7 +210,7 @@ impl NodePools {
     pub fn reseed(&self) {
         let fresh = self.fresh_entropy();
         let input = self.input.lock();
-        self.reseed_locked(input, &fresh);
+        self.reseed_locked(input, &fresh, false);
     }
 
     pub(crate) fn fresh_entropy(&self) -> [u8; 32] {
@@ -227,24 +227,36 @@ impl NodePools {
         fresh
     }
 
+    /// Mixes `fresh` into the input pool and reseeds every node from it, each with its own
+    /// extraction. With `bounded`, a node whose lock stays held through a bounded wait is
+    /// skipped (its holder may be this thread, interrupted by the signal handler that runs
+    /// this); returns whether every node was reseeded.
     pub(crate) fn reseed_locked(
         &self,
         mut input: scalrand_os::LockGuard<'_, InputPool>,
         fresh: &[u8],
-    ) {
-        input.with(|inp| {
+        bounded: bool,
+    ) -> bool {
+        let all = input.with(|inp| {
             inp.mix(fresh);
             let n = self.nodes.len();
             let start = inp.next_node % n;
+            let mut all = true;
             for k in 0..n {
                 let i = (start + k) % n;
                 let mut seed = inp.extract();
-                self.nodes[i].reseed(b"reseed", &seed);
+                if bounded {
+                    all &= self.nodes[i].try_reseed(b"reseed", &seed);
+                } else {
+                    self.nodes[i].reseed(b"reseed", &seed);
+                }
                 seed.zeroize();
             }
+            all
         });
         drop(input);
         self.schedule.reseeded();
+        all
     }
 }
 

@@ -26,14 +26,14 @@ fn reader_vs_reseed() {
         let p = Arc::new(pools(1));
         let mut b = [0u8; 8];
         // The slot holds a key (and a batch) from the first generation.
-        let (_, g0) = p.fill_traced(0, &mut b).unwrap();
+        let (_, g0) = p.fill_traced(0, &mut b).unwrap().unwrap();
         let p2 = p.clone();
         let reseeder = thread::spawn(move || {
             p2.reseed();
             generation(&p2)
         });
         let seen = generation(&p);
-        let (_, used) = p.fill_traced(0, &mut b).unwrap();
+        let (_, used) = p.fill_traced(0, &mut b).unwrap().unwrap();
         assert!(
             used >= seen,
             "read used generation {used} after seeing {seen}"
@@ -42,7 +42,7 @@ fn reader_vs_reseed() {
         let g1 = reseeder.join().unwrap();
         assert!(g1 > g0);
         // The reseed happened-before this read: its key must be from g1.
-        let (_, after) = p.fill_traced(0, &mut b).unwrap();
+        let (_, after) = p.fill_traced(0, &mut b).unwrap().unwrap();
         assert_eq!(after, g1, "stale key after the generation changed");
     });
 }
@@ -52,12 +52,12 @@ fn two_readers_one_slot_vs_reseed() {
     loom::model(|| {
         let p = Arc::new(pools(1));
         let mut b = [0u8; 300]; // a bulk read: one-read key, keystream outside the lock
-        p.fill_traced(0, &mut b[..8]).unwrap();
+        p.fill_traced(0, &mut b[..8]).unwrap().unwrap();
         let p2 = p.clone();
         let reader = thread::spawn(move || {
             let mut b = vec![0u8; 300];
             let seen = generation(&p2);
-            let (_, used) = p2.fill_traced(0, &mut b).unwrap();
+            let (_, used) = p2.fill_traced(0, &mut b).unwrap().unwrap();
             assert!(used >= seen);
         });
         let p3 = p.clone();
@@ -65,12 +65,12 @@ fn two_readers_one_slot_vs_reseed() {
         let seen = generation(&p);
         // Same CPU as the other reader: one of the two may find the slot busy and take the
         // fallback path; both must still respect the generation.
-        let (_, used) = p.fill_traced(0, &mut b).unwrap();
+        let (_, used) = p.fill_traced(0, &mut b).unwrap().unwrap();
         assert!(used >= seen);
         reader.join().unwrap();
         reseeder.join().unwrap();
         let g = generation(&p);
-        let (_, after) = p.fill_traced(0, &mut b[..8]).unwrap();
+        let (_, after) = p.fill_traced(0, &mut b[..8]).unwrap().unwrap();
         assert_eq!(after, g);
     });
 }

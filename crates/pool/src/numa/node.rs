@@ -12,6 +12,12 @@ use scalrand_os::{Lock, LockGuard};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
+/// Tries (each followed by a short spin, a `yield` every 64th) a read-path lock gets before it
+/// gives up: a few microseconds, far longer than any holder keeps a node or input lock (one
+/// ChaCha20 block, one SHA-256), short enough to bound a read from a signal handler that
+/// interrupted the holder.
+pub(crate) const LOCK_ATTEMPTS: u32 = 256;
+
 /// What the node lock guards.
 pub(crate) struct NodeKey {
     pub(crate) key: [u8; KEY_LEN],
@@ -62,25 +68,55 @@ impl NodePool {
     /// Hashes `input` into the key under `label` and starts a new generation.
     pub(crate) fn reseed(&self, label: &[u8], input: &[u8]) {
         let mut g = self.key.lock();
-        g.with(|nk| {
-            let mut h = Sha256::new();
-            h.update(b"scalrand numa node ");
-            h.update(label);
-            h.update(nk.key);
-            h.update((input.len() as u64).to_le_bytes());
-            h.update(input);
-            // Straight into the key: no copy of the new key is left on the stack.
-            h.finalize_into((&mut nk.key).into());
-            super::chacha::observe_key(&nk.key);
-            nk.generation = nk.generation.wrapping_add(1).max(1);
-            self.generation.store(nk.generation, Ordering::Release);
-        });
+        g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Takes a fresh key from the node key by fast key erasure; returns its generation.
-    /// The caller may already hold a slot lock (lock order: slot, then node).
+    fn reseed_key(nk: &mut NodeKey, mirror: &AtomicUsize, label: &[u8], input: &[u8]) {
+        let mut h = Sha256::new();
+        h.update(b"scalrand numa node ");
+        h.update(label);
+        h.update(nk.key);
+        h.update((input.len() as u64).to_le_bytes());
+        h.update(input);
+        // Straight into the key: no copy of the new key is left on the stack.
+        h.finalize_into((&mut nk.key).into());
+        super::chacha::observe_key(&nk.key);
+        nk.generation = nk.generation.wrapping_add(1).max(1);
+        mirror.store(nk.generation, Ordering::Release);
+    }
+
+    /// [`reseed`](Self::reseed) with a bounded wait for the node lock ([`LOCK_ATTEMPTS`]);
+    /// `false` (nothing changed) if it stayed held.
+    pub(crate) fn try_reseed(&self, label: &[u8], input: &[u8]) -> bool {
+        let Some(mut g) = self.key.lock_bounded(LOCK_ATTEMPTS) else {
+            return false;
+        };
+        g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
+        drop(g);
+        self.reseeds.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Takes a fresh key from the node key by fast key erasure; returns its generation, or
+    /// `None` if the node lock stayed held through a bounded wait ([`LOCK_ATTEMPTS`]): the
+    /// read path never waits without bound, since the holder may be its own thread,
+    /// interrupted by a signal handler that reads. The caller may already hold a slot lock
+    /// (lock order: slot, then node).
+    pub(crate) fn try_derive(&self, out: &mut [u8; KEY_LEN]) -> Option<usize> {
+        let mut g = self.key.lock_bounded(LOCK_ATTEMPTS)?;
+        let generation = g.with(|nk| {
+            fast_key_erasure(&mut nk.key, out);
+            nk.generation
+        });
+        drop(g);
+        self.derivations.fetch_add(1, Ordering::Relaxed);
+        Some(generation)
+    }
+
+    /// [`try_derive`](Self::try_derive) waiting as long as it takes: only where no read can
+    /// interrupt a holder (building the pools).
     pub(crate) fn derive(&self, out: &mut [u8; KEY_LEN]) -> usize {
         let mut g: LockGuard<'_, NodeKey> = self.key.lock();
         let generation = g.with(|nk| {

@@ -77,6 +77,8 @@ pub struct NodePools {
     /// Per-CPU slots read in restartable sequences, for small reads (where rseq and
     /// wipe-on-fork memory exist; see `rseq.rs`).
     rseq: Option<super::rseq::RseqSlots>,
+    /// Reads keyed from the OS because a lock stayed held (`fill_from_os`).
+    os_keyed: AtomicUsize,
 }
 
 /// Counters of one node pool, from [`NodePools::node_stats`]. In a fork child they start
@@ -214,6 +216,7 @@ impl NodePools {
             fork_gen: AtomicUsize::new(scalrand_os::fork::generation()),
             wiped,
             rseq,
+            os_keyed: AtomicUsize::new(0),
             os_reseed: false,
             rounds: Rounds::ChaCha20,
         })
@@ -276,16 +279,22 @@ impl NodePools {
     /// Rekeys every node from fresh entropy if this process is a fork child of the one that
     /// keyed them. Two loads and a compare on the fast path. Returns the lock tag of this
     /// process image.
+    ///
+    /// # Errors
+    /// In a fork child whose rekey could not run: [`NumaError::Entropy`] when the OS gave no
+    /// fresh entropy (fail closed: the child never answers from what it inherited), or
+    /// [`NumaError::Busy`] when another rekey holds the input lock beyond a bounded wait.
+    /// Nothing may be derived from the nodes until a later call succeeds.
     #[inline]
-    pub(crate) fn check_fork(&self) -> usize {
+    pub(crate) fn check_fork(&self) -> Result<usize, NumaError> {
         let g = scalrand_os::fork::generation();
         if g != self.fork_gen.load(Ordering::Acquire) {
-            self.rekey_after_fork(g);
+            self.rekey_after_fork(g)?;
         }
-        match g.wrapping_add(1) {
+        Ok(match g.wrapping_add(1) {
             0 => 1,
             t => t,
-        }
+        })
     }
 
     /// The read path's fork check and slot-lock tag. With wipe-on-fork memory it costs
@@ -295,35 +304,46 @@ impl NodePools {
     /// (the child's copy of the lock word is zero), so slot locks need no owner tag and are
     /// never taken over. Without wipe-on-fork memory, every read checks the generation first.
     #[inline]
-    fn slot_lock_tag(&self) -> usize {
+    fn slot_lock_tag(&self) -> Result<usize, NumaError> {
         if self.wiped {
-            WIPED_SLOT_TAG
+            Ok(WIPED_SLOT_TAG)
         } else {
             self.check_fork()
         }
     }
+
     /// In a fork child, before the first answer: erase every slot key and batch (already zero
     /// where the kernel wiped them), then reseed every node from the input pool mixed with 32
-    /// fresh OS bytes, the child's pid and its fork generation, so the child never answers
-    /// with its parent's keys even if the OS source fails.
+    /// fresh OS bytes, the child's pid and its fork generation.
+    ///
+    /// **Fails closed**: without fresh OS bytes the child would key itself from the inherited
+    /// input pool alone, which its siblings share (children started as pid 1 of their own
+    /// namespaces even share the pid), so it returns the entropy error instead and leaves the
+    /// pools unusable until a later read gets entropy. The pid and generation are an extra,
+    /// not the defence. Without `std` there is no fork to detect.
     #[cold]
-    fn rekey_after_fork(&self, g: usize) {
+    fn rekey_after_fork(&self, g: usize) -> Result<(), NumaError> {
         let mut fresh = [0u8; 48];
         #[cfg(feature = "std")]
         {
-            // If the OS source fails, the pid and generation below still make the child's
-            // keys differ from the parent's (the parent never mixes them in), and the input
-            // pool they are hashed with is secret.
-            let _ = scalrand_os::entropy::fill(&mut fresh[..32]);
+            if let Err(e) = scalrand_os::entropy::fill(&mut fresh[..32]) {
+                fresh.zeroize();
+                return Err(NumaError::Entropy(e));
+            }
             fresh[32..40].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
         }
         fresh[40..48].copy_from_slice(&(g as u64).to_le_bytes());
         // Lock order: input, then slots, then nodes. Without wipe-on-fork memory nothing takes
         // the input lock while holding a slot or node lock; with it, a child's first read
         // takes it while holding its own (zeroed) slot, and nothing here waits for a slot.
-        let input = self.input.lock();
+        // Bounded: the holder may be this thread, interrupted by a signal handler that reads.
+        let Some(input) = self.input.lock_bounded(super::node::LOCK_ATTEMPTS) else {
+            fresh.zeroize();
+            return Err(NumaError::Busy);
+        };
         if self.fork_gen.load(Ordering::Acquire) == g {
-            return; // another thread of this child did it
+            fresh.zeroize();
+            return Ok(()); // another thread of this child did it
         }
         if !self.wiped {
             // The kernel did not wipe them: slot locks carry owner tags here, and `lock`
@@ -332,15 +352,29 @@ impl NodePools {
                 slot.state.lock().with(|s| s.wipe());
             }
         }
-        self.reseed_locked(input, &fresh);
+        let all = self.reseed_locked(input, &fresh, true);
         fresh.zeroize();
+        if !all {
+            return Err(NumaError::Busy);
+        }
         self.fork_gen.store(g, Ordering::Release);
+        Ok(())
     }
 
     // ---- output side ---------------------------------------------------------------------
 
     /// Fills `dest` with cryptographically secure random bytes from the pool of the node this
-    /// thread runs on. Never fails, never blocks.
+    /// thread runs on. Never blocks: every lock on the way is tried for a bounded time.
+    ///
+    /// Async-signal-safe with `std` on Linux: a read from a signal handler that interrupted
+    /// a read on the same thread finds the locks that read holds busy and takes its key from
+    /// the OS instead (`getrandom(2)`, which is async-signal-safe) — never a spin.
+    ///
+    /// # Panics
+    /// Where [`try_fill_bytes`](Self::try_fill_bytes) returns an error: in a fork child whose
+    /// rekey got no fresh entropy from the OS (fail closed: the child has nothing of its own
+    /// to answer with), or, without `std`, when a lock stayed held (a read from an interrupt
+    /// handler that interrupted a read). Use `try_fill_bytes` where that must not panic.
     #[inline]
     pub fn fill_bytes(&self, dest: &mut [u8]) {
         if let Some(r) = &self.rseq
@@ -353,6 +387,25 @@ impl NodePools {
         self.fill_bytes_locked(dest);
     }
 
+    /// As [`fill_bytes`](Self::fill_bytes), with the error instead of the panic.
+    ///
+    /// # Errors
+    /// [`NumaError::Entropy`] in a fork child whose rekey got no fresh OS entropy (a later
+    /// call tries again); [`NumaError::Busy`] without `std` when a lock stayed held. `dest`
+    /// is then unspecified (never the parent's output).
+    #[inline]
+    pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), NumaError> {
+        if let Some(r) = &self.rseq
+            && !dest.is_empty()
+            && dest.len() <= super::rseq::MAX_LEN
+            && self.rseq_fill(r, dest)
+        {
+            return Ok(());
+        }
+        self.fill_traced(scalrand_os::cpu::current().unwrap_or(0), dest)
+            .map(|_| ())
+    }
+
     /// [`NodePools::fill_bytes`] through the locked slots: out of line, so that the rseq path
     /// above inlines into a caller's loop.
     #[inline(never)]
@@ -361,6 +414,9 @@ impl NodePools {
     }
 
     /// A random `u64` (little-endian bytes from [`NodePools::fill_bytes`]).
+    ///
+    /// # Panics
+    /// As [`fill_bytes`](Self::fill_bytes).
     #[inline]
     pub fn next_u64(&self) -> u64 {
         let mut b = [0u8; 8];
@@ -373,9 +429,15 @@ impl NodePools {
     /// [`NodePools::fill_bytes`] assumes CPU 0) and for modelling a big machine on a small
     /// one. A CPU outside the topology uses slot `cpu % slots` (documented remap, see the
     /// bad-input table).
+    ///
+    /// # Panics
+    /// As [`fill_bytes`](Self::fill_bytes).
     #[inline]
+    #[allow(clippy::panic)] // Fail closed: no secure answer exists (argued on `fill_bytes`).
     pub fn fill_bytes_on_cpu(&self, cpu: usize, dest: &mut [u8]) {
-        let _ = self.fill_traced(cpu, dest);
+        if let Err(e) = self.fill_traced(cpu, dest) {
+            panic!("scalrand: no secure output: {e}");
+        }
     }
 
     /// The slot CPU `cpu` starts from.
@@ -388,41 +450,88 @@ impl NodePools {
     }
 
     /// Fills `dest`; returns (node, generation) of the node key the output descends from
-    /// (`None` for an empty `dest`). The loom model checks the generation.
+    /// (`None` for an empty `dest` or a read keyed from the OS). The loom model checks the
+    /// generation.
     ///
     /// Routing: the home slot, then up to [`MAX_PROBES`] slots after it (a busy slot means
     /// another thread on that CPU, or a preempted one); if all are busy, a one-read key
-    /// straight from the home slot's node.
+    /// straight from the home slot's node. A node lock that stays held through a bounded
+    /// wait (its holder may be this very thread, interrupted by the signal handler that is
+    /// reading now) sends the read to a key from the OS.
     #[inline]
-    pub(crate) fn fill_traced(&self, cpu: usize, dest: &mut [u8]) -> Option<(usize, usize)> {
+    pub(crate) fn fill_traced(
+        &self,
+        cpu: usize,
+        dest: &mut [u8],
+    ) -> Result<Option<(usize, usize)>, NumaError> {
         if dest.is_empty() {
-            return None;
+            return Ok(None);
         }
-        let tag = self.slot_lock_tag();
+        match self.fill_from_pools(cpu, dest) {
+            Err(NumaError::Busy) => self.fill_from_os(dest).map(|()| None),
+            r => r.map(Some),
+        }
+    }
+
+    fn fill_from_pools(&self, cpu: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
+        let tag = self.slot_lock_tag()?;
         let n = self.slots.len();
         let home = self.home_slot(cpu);
         let mut idx = home;
         for _ in 0..MAX_PROBES.min(n) {
-            if let Some(src) = self.read_slot(idx, tag, dest) {
-                return Some(src);
+            if let Some(src) = self.read_slot(idx, tag, dest)? {
+                return Ok(src);
             }
             idx += 1;
             if idx == n {
                 idx = 0;
             }
         }
-        Some(self.fill_from_node(self.slot_node[home] as usize, dest))
+        self.fill_from_node(self.slot_node[home] as usize, dest)
     }
 
     /// Every probed slot was busy: a one-read key straight from the node, keystream outside
     /// the lock.
     #[cold]
-    fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> (usize, usize) {
-        let _ = self.check_fork();
+    fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
+        self.check_fork()?;
         let mut key = [0u8; KEY_LEN];
-        let generation = self.nodes[node].derive(&mut key);
+        let Some(generation) = self.nodes[node].try_derive(&mut key) else {
+            return Err(NumaError::Busy);
+        };
         fill_erasing(&mut key, dest, self.rounds);
-        (node, generation)
+        Ok((node, generation))
+    }
+
+    /// A lock of the pools stayed held: a one-read key from the OS, keystream as usual (fast
+    /// key erasure chunks). Without `std` there is no OS to ask.
+    #[cold]
+    #[inline(never)]
+    fn fill_from_os(&self, dest: &mut [u8]) -> Result<(), NumaError> {
+        #[cfg(feature = "std")]
+        {
+            let mut key = [0u8; KEY_LEN];
+            if let Err(e) = scalrand_os::entropy::fill(&mut key) {
+                key.zeroize();
+                return Err(NumaError::Entropy(e));
+            }
+            super::chacha::observe_key(&key);
+            fill_erasing(&mut key, dest, self.rounds);
+            self.os_keyed.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = dest;
+            Err(NumaError::Busy)
+        }
+    }
+
+    /// Test hook (`doc(hidden)`, not API): reads that took their key from the OS because a
+    /// lock of the pools stayed held.
+    #[doc(hidden)]
+    pub fn __os_keyed_reads(&self) -> usize {
+        self.os_keyed.load(Ordering::Relaxed)
     }
 
     /// Test hook: runs `f` while every slot lock is held, so reads take the fallback path.

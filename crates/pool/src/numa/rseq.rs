@@ -587,7 +587,10 @@ impl NodePools {
             return false;
         };
         // A fork child's slots are zero (epoch 0): rekey the nodes before deriving from one.
-        let _ = self.check_fork();
+        // A child whose rekey failed reads nothing here; the locked path reports the error.
+        if self.check_fork().is_err() {
+            return false;
+        }
         let node = &self.nodes[node as usize];
         let from = epoch(slot.word());
         // SAFETY: the key, the refill counter and the scratch buffer (index `to & 1`, which
@@ -596,7 +599,11 @@ impl NodePools {
         if from == 0
             || slot.src_gen.load(Ordering::Relaxed) != node.generation.load(Ordering::Acquire)
         {
-            let generation = node.derive(key);
+            // Bounded wait: the node lock's holder may be this thread, interrupted by the
+            // signal handler that reads now; the locked path then keys the read elsewhere.
+            let Some(generation) = node.try_derive(key) else {
+                return false;
+            };
             slot.node_gen.store(
                 core::ptr::from_ref(&node.generation).cast_mut(),
                 Ordering::Relaxed,

@@ -126,7 +126,9 @@ impl NodePools {
             let fresh = self.fresh_entropy();
             // One reseeder at a time; a reader that finds it busy does not wait.
             if let Some(input) = self.input.try_lock() {
-                self.reseed_locked(input, &fresh);
+                // Bounded: a node lock may be held by this thread, interrupted by the signal
+                // handler that runs this; a skipped node is reseeded next time.
+                self.reseed_locked(input, &fresh, true);
             }
         }
     }

@@ -15,6 +15,7 @@
 use super::NodePools;
 use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, keystream};
 use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
+use super::topology::NumaError;
 use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
@@ -210,24 +211,29 @@ impl Slot {
 
 impl NodePools {
     /// The slot's own read: if slot `idx` is free, serves `dest` from it and returns the
-    /// (node, generation) the output descends from; `None` if another thread holds it.
+    /// (node, generation) the output descends from; `Ok(None)` if another thread holds it.
     ///
     /// Under the slot lock: refresh a stale key from the node, then either take a small read
     /// from the batch or step the slot key once (fast key erasure) for a one-read key. After
     /// unlocking: a large read's keystream, and the reseed schedule every
     /// [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes.
+    ///
+    /// # Errors
+    /// From the refresh (see `refresh_if_stale`); `dest` is then untouched.
     #[inline]
     pub(crate) fn read_slot(
         &self,
         idx: usize,
         tag: usize,
         dest: &mut [u8],
-    ) -> Option<(usize, usize)> {
+    ) -> Result<Option<(usize, usize)>, NumaError> {
         let slot = &self.slots[idx];
-        let mut guard = slot.state.try_lock_tagged(tag)?;
+        let Some(mut guard) = slot.state.try_lock_tagged(tag) else {
+            return Ok(None);
+        };
         let mut one_read_key = [0u8; KEY_LEN];
         let (src, bulk, due) = guard.with(|s| {
-            let src = self.refresh_if_stale(idx, s);
+            let src = self.refresh_if_stale(idx, s)?;
             let bulk = dest.len() > SMALL_MAX;
             if bulk {
                 fast_key_erasure(&mut s.key, &mut one_read_key);
@@ -246,8 +252,8 @@ impl NodePools {
                     b
                 },
             );
-            (src, bulk, due)
-        });
+            Ok::<_, NumaError>((src, bulk, due))
+        })?;
         slot.count_read();
         drop(guard);
         if bulk {
@@ -257,13 +263,17 @@ impl NodePools {
         if let Some(bytes) = due {
             self.check_schedule(bytes);
         }
-        Some(src)
+        Ok(Some(src))
     }
 
     /// Gives slot `idx` a new key if its key is from another node or an older generation.
     /// Returns the (node, generation) the slot key now descends from.
+    ///
+    /// # Errors
+    /// A fork child whose rekey failed (`check_fork`), or [`NumaError::Busy`] when the node
+    /// lock stayed held through a bounded wait; the slot is left stale.
     #[inline]
-    fn refresh_if_stale(&self, idx: usize, s: &mut SlotState) -> (usize, usize) {
+    fn refresh_if_stale(&self, idx: usize, s: &mut SlotState) -> Result<(usize, usize), NumaError> {
         let node = self.slot_node[idx] as usize;
         let current = self.nodes[node].generation.load(Ordering::Acquire);
         if s.src_gen == 0 || s.src_node as usize != node || s.src_gen != current {
@@ -274,14 +284,17 @@ impl NodePools {
             // (`rekey_after_fork` leaves the kernel-wiped slots alone). Without wipe-on-fork
             // memory the read checked before taking the slot (`slot_lock_tag`).
             if self.wiped {
-                let _ = self.check_fork();
+                self.check_fork()?;
             }
-            let generation = self.nodes[node].derive(&mut s.key);
+            let Some(generation) = self.nodes[node].try_derive(&mut s.key) else {
+                s.wipe();
+                return Err(NumaError::Busy);
+            };
             // Node indices are below MAX_NODES.
             #[allow(clippy::cast_possible_truncation)]
             s.rekeyed(node as u32, generation);
         }
-        (s.src_node as usize, s.src_gen)
+        Ok((s.src_node as usize, s.src_gen))
     }
 }
 

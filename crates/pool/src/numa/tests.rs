@@ -14,7 +14,7 @@ fn all_slots_busy_falls_back_to_a_node_key() {
     let before = p.node_stats();
     let mut a = [0u8; 32];
     let src = p.with_all_slots_busy(|| p.fill_traced(1, &mut a));
-    assert_eq!(src.map(|s| s.0), Some(1));
+    assert_eq!(src.unwrap().map(|s| s.0), Some(1));
     assert_ne!(a, [0; 32]);
     let after = p.node_stats();
     assert_eq!(after[1].key_derivations, before[1].key_derivations + 1);
@@ -25,9 +25,9 @@ fn all_slots_busy_falls_back_to_a_node_key() {
 fn reseed_moves_every_generation_and_slots_follow() {
     let p = two_nodes();
     let mut a = [0u8; 16];
-    let (_, g0) = p.fill_traced(0, &mut a).unwrap();
+    let (_, g0) = p.fill_traced(0, &mut a).unwrap().unwrap();
     p.reseed();
-    let (_, g1) = p.fill_traced(0, &mut a).unwrap();
+    let (_, g1) = p.fill_traced(0, &mut a).unwrap().unwrap();
     assert!(g1 > g0);
     assert_eq!(p.node_stats()[0].generation, g1);
 }
@@ -120,8 +120,31 @@ fn a_zeroed_slot_is_stale_and_never_answers_zeros() {
     }
     let g = p.node_stats()[0].generation;
     let mut b = [0u8; 64];
-    let (_, used) = p.fill_traced(0, &mut b).unwrap();
+    let (_, used) = p.fill_traced(0, &mut b).unwrap().unwrap();
     assert_eq!(used, g);
     assert_ne!(b, [0u8; 64]);
     assert_ne!(a, b);
+}
+
+/// What a signal handler meets when it interrupts a read that holds a node lock: every slot
+/// busy and the node lock held by its own thread. The read must not spin; with `std` it takes
+/// a key from the OS, without it it reports `Busy`.
+#[test]
+fn a_node_lock_held_by_this_thread_sends_the_read_elsewhere() {
+    let p = two_nodes();
+    let mut a = [0u8; 100];
+    let held = p.nodes[1].key.lock();
+    let r = p.with_all_slots_busy(|| p.fill_traced(1, &mut a));
+    drop(held);
+    #[cfg(feature = "std")]
+    {
+        assert_eq!(r, Ok(None), "keyed from the OS, not from a node");
+        assert_ne!(a, [0; 100]);
+        assert_eq!(p.__os_keyed_reads(), 1);
+    }
+    #[cfg(not(feature = "std"))]
+    assert_eq!(r, Err(NumaError::Busy));
+    // And with the lock free again, the node serves it.
+    let r = p.with_all_slots_busy(|| p.fill_traced(1, &mut a));
+    assert_eq!(r.unwrap().map(|s| s.0), Some(1));
 }

@@ -60,6 +60,10 @@ pub enum NumaError {
     NotSeeded,
     /// The topology source (sysfs or hwloc) could not be read or parsed.
     Source(&'static str),
+    /// A read found a lock of the pools held for longer than a bounded wait (its own thread,
+    /// interrupted by the signal handler that reads, may hold it) and has no operating system
+    /// to take a key from instead (`no_std`). With `std` such a read takes its key from the OS.
+    Busy,
 }
 
 impl fmt::Debug for NumaError {
@@ -92,6 +96,10 @@ impl fmt::Display for NumaError {
             Self::Entropy(e) => write!(f, "{e}"),
             Self::NotSeeded => f.write_str("the pools have not been seeded with 128 bits yet"),
             Self::Source(what) => write!(f, "topology source failed: {what}"),
+            Self::Busy => f.write_str(
+                "a lock of the pools stayed held (a read from a signal handler?) and no OS \
+                 entropy source is there to key the read instead",
+            ),
         }
     }
 }

@@ -1,0 +1,346 @@
+//! The node pools in hostile contexts: a fork child whose OS entropy is denied, and signal
+//! handlers that read while the thread they interrupted is inside a read.
+//!
+//! - **Denied entropy** (Linux x86_64; node pools and Fortuna): a seccomp filter in each fork
+//!   child makes
+//!   `getrandom(2)` and `open`/`openat` (the `/dev/urandom` fallback) fail with `EPERM`, as a
+//!   sandbox may. A child that answered anyway could only use what it inherited, which its
+//!   siblings share: the pools must refuse (`try_fill_bytes` errors, `fill_bytes` panics).
+//! - **Signal storms**: readers hammered by `SIGUSR1` whose handler reads too, run in a child
+//!   process with a deadline, with glibc's rseq registration on and off
+//!   (`GLIBC_TUNABLES=glibc.pthread.rseq=0`, the path of every target without the rseq fast
+//!   path). A read must never wait for a lock its own thread holds.
+
+#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
+
+use scalrand_pool::numa::{NodePools, NumaError, Topology};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+fn topology() -> Topology {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    Topology::from_nodes(vec![(0..cpus).collect()])
+}
+
+/// Makes `getrandom`, `open` and `openat` fail with `EPERM` in this process (classic BPF
+/// seccomp filter; `PR_SET_NO_NEW_PRIVS` first, so no privilege is needed).
+#[cfg(target_arch = "x86_64")]
+fn deny_entropy() {
+    #[repr(C)]
+    struct SockFilter {
+        code: u16,
+        jt: u8,
+        jf: u8,
+        k: u32,
+    }
+    #[repr(C)]
+    struct SockFprog {
+        len: u16,
+        filter: *const SockFilter,
+    }
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    let prog = [
+        SockFilter {
+            code: LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        }, // seccomp_data.nr
+        SockFilter {
+            code: JEQ_K,
+            jt: 3,
+            jf: 0,
+            k: libc::SYS_getrandom as u32,
+        },
+        SockFilter {
+            code: JEQ_K,
+            jt: 2,
+            jf: 0,
+            k: libc::SYS_openat as u32,
+        },
+        SockFilter {
+            code: JEQ_K,
+            jt: 1,
+            jf: 0,
+            k: libc::SYS_open as u32,
+        },
+        SockFilter {
+            code: RET_K,
+            jt: 0,
+            jf: 0,
+            k: RET_ALLOW,
+        },
+        SockFilter {
+            code: RET_K,
+            jt: 0,
+            jf: 0,
+            k: RET_ERRNO | libc::EPERM as u32,
+        },
+    ];
+    let fprog = SockFprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr(),
+    };
+    // SAFETY: prctl with the documented arguments; `fprog` and `prog` outlive the call (the
+    // kernel copies the program).
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &fprog as *const SockFprog
+            ),
+            0
+        );
+    }
+}
+
+/// Forks; the child runs `f` and reports what it wrote to the pipe; returns the parent's
+/// copy of the report and the child's exit status.
+fn in_child(f: impl FnOnce(&mut dyn FnMut(&[u8]))) -> (Vec<u8>, i32) {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child only runs `f`, writes to the pipe and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // SAFETY: closing the read end we do not use.
+        unsafe { libc::close(fds[0]) };
+        let mut write = |b: &[u8]| {
+            // SAFETY: `b` is valid for `b.len()` bytes; `fds[1]` is the pipe's write end.
+            unsafe { libc::write(fds[1], b.as_ptr().cast(), b.len()) };
+        };
+        f(&mut write);
+        // SAFETY: ends the child without running the parent's destructors.
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: closing our copy of the write end, so that `read` sees EOF.
+    unsafe { libc::close(fds[1]) };
+    let mut out = Vec::new();
+    let mut buf = [0u8; 256];
+    loop {
+        // SAFETY: `buf` has room for 256 bytes.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe {
+        libc::close(fds[0]);
+        libc::waitpid(pid, &mut status, 0);
+    }
+    (out, status)
+}
+
+/// Children whose OS entropy is denied refuse to answer instead of repeating each other:
+/// both through the wipe-on-fork slots and through the heap fallback (what a system without
+/// wipe-on-fork memory, or an emulator, runs), for a small read (the rseq path where it runs)
+/// and a large one.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_fork_child_without_entropy_refuses_to_answer() {
+    for heap in [false, true] {
+        let pools = if heap {
+            NodePools::__new_on_heap(topology()).unwrap()
+        } else {
+            NodePools::new(topology()).unwrap()
+        };
+        // The parent reads first, so every slot holds a key a child inherits (or finds wiped).
+        let mut warm = [0u8; 32];
+        for _ in 0..100 {
+            pools.fill_bytes(&mut warm);
+        }
+        for len in [16usize, 32, 300] {
+            let mut answers = Vec::new();
+            for _ in 0..3 {
+                let (out, status) = in_child(|report| {
+                    deny_entropy();
+                    let mut b = vec![0u8; len];
+                    match pools.try_fill_bytes(&mut b) {
+                        Err(NumaError::Entropy(_)) => report(b"refused;"),
+                        Err(_) => report(b"other error;"),
+                        Ok(()) => report(b"answered;"),
+                    }
+                    std::panic::set_hook(Box::new(|_| {}));
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        pools.fill_bytes(&mut b);
+                    })) {
+                        Ok(()) => report(&b),
+                        Err(_) => report(b"panicked"),
+                    }
+                });
+                assert_eq!(status, 0);
+                answers.push(out);
+            }
+            for a in &answers {
+                assert_eq!(
+                    a.as_slice(),
+                    b"refused;panicked",
+                    "heap {heap}, {len} B: a child without entropy answered ({} bytes)",
+                    a.len()
+                );
+            }
+        }
+        // The parent is unaffected.
+        let mut a = [0u8; 32];
+        pools.try_fill_bytes(&mut a).unwrap();
+        assert_ne!(a, warm);
+    }
+}
+
+/// Fortuna's fork path fails closed the same way, in both read modes and with both PRFs.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_fortuna_fork_child_without_entropy_refuses_to_answer() {
+    use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, FortunaError, ReadMode};
+    fn check<P: scalrand_pool::fortuna::Prf>(mode: ReadMode) {
+        let f = Fortuna::<P>::with_prf(mode).unwrap();
+        let mut warm = [0u8; 32];
+        f.fill_bytes(&mut warm);
+        let (out, status) = in_child(|report| {
+            deny_entropy();
+            let mut b = [0u8; 32];
+            match f.try_fill_bytes(&mut b) {
+                Err(FortunaError::Entropy(_)) => report(b"refused;"),
+                Err(_) => report(b"other error;"),
+                Ok(()) => report(b"answered;"),
+            }
+            std::panic::set_hook(Box::new(|_| {}));
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.fill_bytes(&mut b))) {
+                Ok(()) => report(&b),
+                Err(_) => report(b"panicked"),
+            }
+        });
+        assert_eq!(status, 0);
+        assert_eq!(
+            out.as_slice(),
+            b"refused;panicked",
+            "{} {mode:?}: a child without entropy answered",
+            P::NAME
+        );
+        f.try_fill_bytes(&mut warm).unwrap();
+    }
+    for mode in [ReadMode::Locked, ReadMode::Concurrent] {
+        check::<Aes256Prf>(mode);
+        check::<ChaCha20Prf>(mode);
+    }
+}
+
+static POOLS: OnceLock<NodePools> = OnceLock::new();
+static HANDLER_LEN: AtomicUsize = AtomicUsize::new(16);
+static HANDLED: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    if let Some(p) = POOLS.get() {
+        let mut b = [0u8; 512];
+        let len = HANDLER_LEN.load(Ordering::Relaxed).min(b.len());
+        p.fill_bytes(&mut b[..len]);
+        HANDLED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The storm itself, run by `signal_handlers_that_read_never_hang` in a child process with a
+/// deadline (`SCALRAND_STORM_LEN` sets the handler's read length). Ignored on its own.
+#[test]
+#[ignore = "run by signal_handlers_that_read_never_hang in a child process"]
+fn signal_storm() {
+    let len: usize = std::env::var("SCALRAND_STORM_LEN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(112);
+    HANDLER_LEN.store(len, Ordering::Relaxed);
+    let p = POOLS.get_or_init(|| NodePools::new(topology()).unwrap());
+    // SAFETY: installs `on_signal` for SIGUSR1 (SA_RESTART so the readers' own calls resume).
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+    }
+    let stop = AtomicBool::new(false);
+    let reads = AtomicUsize::new(0);
+    let tids = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for w in 0..3 {
+            let (stop, reads, tids) = (&stop, &reads, &tids);
+            s.spawn(move || {
+                // SAFETY: no preconditions.
+                tids.lock().unwrap().push(unsafe { libc::pthread_self() });
+                let mut b = [0u8; 400];
+                let mut i = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    let n = [16usize, 112, 304, 48][(i + w) % 4];
+                    p.fill_bytes(&mut b[..n]);
+                    i += 1;
+                }
+                reads.fetch_add(i, Ordering::Relaxed);
+            });
+        }
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(1500) {
+            for &t in tids.lock().unwrap().iter() {
+                // SAFETY: the readers live until `stop`; SIGUSR1 has a handler.
+                unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let handled = HANDLED.load(Ordering::Relaxed);
+    eprintln!(
+        "{} reads, {handled} handler reads, {} keyed from the OS",
+        reads.load(Ordering::Relaxed),
+        p.__os_keyed_reads()
+    );
+    // Signals to one thread coalesce while one is pending: how many run depends on the
+    // scheduler. Hundreds interrupted reads; what matters is that the process finished.
+    assert!(handled > 100, "the handlers ran");
+}
+
+/// Runs `signal_storm` in child processes (handler reads of 16, 112 and 304 bytes; rseq on
+/// and off) and fails if one does not finish within a deadline far beyond its 1.5 s storm.
+#[test]
+fn signal_handlers_that_read_never_hang() {
+    let exe = std::env::current_exe().unwrap();
+    for tunables in ["", "glibc.pthread.rseq=0"] {
+        for len in [16usize, 112, 304] {
+            let mut child = Command::new(&exe)
+                .args(["--exact", "signal_storm", "--ignored", "--nocapture"])
+                .env("SCALRAND_STORM_LEN", len.to_string())
+                .env("GLIBC_TUNABLES", tunables)
+                .spawn()
+                .unwrap();
+            let start = Instant::now();
+            let status = loop {
+                if let Some(s) = child.try_wait().unwrap() {
+                    break Some(s);
+                }
+                if start.elapsed() > Duration::from_secs(30) {
+                    child.kill().unwrap();
+                    child.wait().unwrap();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let status = status.unwrap_or_else(|| {
+                panic!("handler reads of {len} B with GLIBC_TUNABLES={tunables:?}: hung")
+            });
+            assert!(
+                status.success(),
+                "handler reads of {len} B with GLIBC_TUNABLES={tunables:?}: {status}"
+            );
+        }
+    }
+}
