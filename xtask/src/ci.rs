@@ -6,7 +6,8 @@ use clap::ValueEnum;
 
 use crate::cmd::{cargo, cargo_nightly};
 use crate::config::{
-    FUZZ_SMOKE_SECONDS, LIB_CRATES, MIRI, SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
+    BACKEND_TESTS, BACKENDS, FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, SANITIZE,
+    SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
 };
 use crate::{Result, flags, fuzz, loom, no_std};
 
@@ -19,6 +20,12 @@ pub enum Step {
     Clippy,
     /// every test, then the shuffle shape check in release
     Test,
+    /// the pool's known-answer, erasure, fork and hostile-context tests once per forced ChaCha
+    /// backend (AVX-512, AVX2, SSE2, portable), in release builds
+    Backends,
+    /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
+    /// builds, and the OS layer, the pools and the facade pass their tests there
+    LatestDeps,
     /// the library crates without std on the host: clippy and tests
     NoDefaultFeatures,
     /// rustdoc -D warnings
@@ -100,6 +107,8 @@ impl Step {
                 )
                 .run()
             }
+            Step::Backends => backends(),
+            Step::LatestDeps => latest_deps(),
             Step::NoDefaultFeatures => {
                 // The library crates without `std` (on the host): lints and tests still pass.
                 for pkg in LIB_CRATES {
@@ -224,6 +233,82 @@ fn miri() -> Result {
     Ok(())
 }
 
+fn backends() -> Result {
+    for cfg in BACKENDS {
+        let label = format!("backend {}", if cfg.is_empty() { "default" } else { cfg });
+        let mut c = cargo(
+            &label,
+            ["test", "--release", "-p", "scalrand-pool", "--lib"],
+        );
+        for t in BACKEND_TESTS {
+            c = c.args(["--test", t]);
+        }
+        let dir = if cfg.is_empty() {
+            "backend-default".to_owned()
+        } else {
+            format!("backend-{cfg}")
+        };
+        let flags = if cfg.is_empty() {
+            String::new()
+        } else {
+            format!("--cfg {cfg}")
+        };
+        c.env("RUSTFLAGS", flags).target_dir(&dir).run()?;
+    }
+    Ok(())
+}
+
+/// Copies the workspace (without `target/`) to `target/latest-deps/src`, runs `cargo update`
+/// there and tests [`LATEST_DEPS_TESTS`] against what it resolved.
+fn latest_deps() -> Result {
+    let root = crate::project_root();
+    let copy = root.join("target/latest-deps/src");
+    if copy.exists() {
+        std::fs::remove_dir_all(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+    }
+    copy_tree(&root, &root, &copy).map_err(|e| format!("copying the workspace: {e}"))?;
+    let run = |label: &str, args: &[&str]| {
+        cargo(label, args)
+            .current_dir(&copy)
+            .env("CARGO_TARGET_DIR", root.join("target/latest-deps/target"))
+            .run()
+    };
+    run("latest-deps update", &["update"])?;
+    run(
+        "latest-deps build",
+        &["build", "--workspace", "--all-targets"],
+    )?;
+    let mut args = vec!["test"];
+    for p in LATEST_DEPS_TESTS {
+        args.extend(["-p", p]);
+    }
+    run("latest-deps test", &args)
+}
+
+/// Copies `from` (under the workspace `root`) to `to`, leaving out the root's `target/`,
+/// `.git/` and `fuzz/` (its own workspace).
+fn copy_tree(
+    root: &std::path::Path,
+    from: &std::path::Path,
+    to: &std::path::Path,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if from == root && ["target", ".git", "fuzz"].iter().any(|n| name == *n) {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            copy_tree(root, &path, &to.join(&name))?;
+        } else {
+            std::fs::copy(&path, to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
 fn sanitizers() -> Result {
     for san in SANITIZERS {
         for (pkg, test) in SANITIZE {
@@ -260,6 +345,8 @@ mod tests {
                 "fmt",
                 "clippy",
                 "test",
+                "backends",
+                "latest-deps",
                 "no-default-features",
                 "doc",
                 "bench-build",

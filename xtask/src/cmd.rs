@@ -79,6 +79,12 @@ impl Cmd {
         self
     }
 
+    /// Runs the command in `dir` instead of the workspace root.
+    pub fn current_dir(mut self, dir: &std::path::Path) -> Self {
+        self.inner.current_dir(dir);
+        self
+    }
+
     /// A target directory of its own under `target/` (keeps the host build cache intact).
     pub fn target_dir(self, sub: &str) -> Self {
         let dir = project_root().join("target").join(sub);

@@ -83,3 +83,29 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
     // bound 2 the model does not finish in CI's budget (600,000+ executions, all passing).
     ("scalrand-pool", "--lib", "fortuna::rng::loom", 1),
 ];
+
+/// The ChaCha backends of the node pools and Fortuna's ChaCha20 PRF, each forced with a
+/// `--cfg` (a ceiling: the widest backend at or below it that the CPU has runs), and the test
+/// targets that run once per backend in release builds: known answers, key erasure (memory
+/// scans), fork safety and hostile contexts. `""` is the default build (AVX-512 where the CPU
+/// has it).
+pub const BACKENDS: &[&str] = &[
+    "",
+    "scalrand_chacha_soft",
+    "scalrand_chacha_sse2",
+    "scalrand_chacha_portable",
+];
+
+/// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
+pub const BACKEND_TESTS: &[&str] = &[
+    "numa_kat",
+    "numa_erasure",
+    "numa_fork",
+    "numa_hostile",
+    "fortuna_kat",
+    "fortuna_fork",
+];
+
+/// Packages whose tests also run against the newest semver-compatible dependencies (a copy
+/// of the workspace after `cargo update`: what `cargo add scalrand` resolves today).
+pub const LATEST_DEPS_TESTS: &[&str] = &["scalrand-os", "scalrand-pool", "scalrand"];

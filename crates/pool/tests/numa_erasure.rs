@@ -6,7 +6,8 @@
 //! process through `/proc/self/mem` (thread stacks, the heap, glibc's cached stacks of exited
 //! threads) except the pools' own secret memory, and looks for:
 //! - any 16 bytes of any key the pools ever derived (node, slot, one-read and chunk keys,
-//!   current or long replaced), at every 4-byte offset;
+//!   current or long replaced), at every 4-byte offset, as bytes and as big-endian words
+//!   (what a SHA-256 message schedule holds);
 //! - any key word broadcast four times (what a block-per-lane SIMD backend keeps in a
 //!   register, and spills);
 //! - any 16 nonzero bytes of what the secret memory holds now (current keys, unread batches).
@@ -23,8 +24,10 @@
 #![cfg(all(target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{
-    __WIPE_DEPTH, __keystream_unwiped, __observe_keys, NodePools, Rounds, Topology, backend,
+    __FORTUNA_WIPE_DEPTH, __WIPE_DEPTH, __keystream_unwiped, __observe_keys, NodePools, Rounds,
+    Topology, backend,
 };
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -180,10 +183,15 @@ fn needles(mem: &File, secret: &[(usize, usize)], buf: &mut [u8]) -> Vec<u128> {
     // Exactly the room needed: a reallocation would leave a freed copy of masked needles for
     // a later scan to trip over.
     let secret_bytes: usize = secret.iter().map(|&(s, e)| e - s).sum();
-    let mut v = Vec::with_capacity(log.len() / 8 * 13 + secret_bytes / 16);
+    let mut v = Vec::with_capacity(log.len() / 8 * 18 + secret_bytes / 16);
+    let m_swapped = m.swap_bytes();
     for key in log.chunks_exact(8) {
         for off in 0..=4 {
             v.push(pack(&key[off..off + 4]));
+            // The same words big-endian, as SHA-256's message schedule holds a key it hashes
+            // (masked with the byte-swapped mask, which the scan's mask undoes).
+            let be: [u32; 4] = core::array::from_fn(|i| key[off + i].swap_bytes() ^ m_swapped ^ m);
+            v.push(pack(&be));
         }
         for &w in key {
             v.push(pack(&[w; 4]));
@@ -210,41 +218,27 @@ fn needles(mem: &File, secret: &[(usize, usize)], buf: &mut [u8]) -> Vec<u128> {
     v
 }
 
-/// Reads of `len` bytes, 400 through `fill_bytes` (the rseq path where it runs, for
-/// `len <= 64`) and 400 through `fill_bytes_on_cpu` (the locked slots; 4 and 4 for reads over
-/// 1 MiB, which cross a chunk key each), on a worker thread
-/// that keeps the pools alive while the main thread scans; returns the hits.
-fn reads_then_scan(len: usize, rounds: Rounds) -> (Vec<Hit>, usize) {
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+/// Runs `work` on a worker thread, which keeps what it returns alive (a generator) while the
+/// main thread scans everything outside the secret ranges it also returns; returns the hits
+/// and the number of keys observed so far. With `secret_needles`, what the secret ranges hold
+/// is looked for too (the node pools' unread batches; not Fortuna's, whose accumulator holds
+/// public hash constants beside inherited-by-design entropy input).
+fn reads_then_scan<W>(work: W, secret_needles: bool) -> (Vec<Hit>, usize)
+where
+    W: FnOnce() -> (Box<dyn std::any::Any + Send>, Vec<(usize, usize)>) + Send + 'static,
+{
     let (to_main, from_worker) = std::sync::mpsc::channel();
     let (to_worker, from_main) = std::sync::mpsc::channel::<()>();
     let worker = std::thread::spawn(move || {
-        let p = NodePools::new(Topology::from_nodes(vec![(0..cpus).collect()]))
-            .unwrap()
-            .with_rounds(rounds);
-        let mut out = vec![0u8; len];
-        let n = if len > 1 << 20 { 4 } else { 400 };
-        for _ in 0..n {
-            p.fill_bytes(&mut out);
-        }
-        for i in 0..n {
-            p.fill_bytes_on_cpu(i % cpus, &mut out);
-        }
-        eprintln!("out at {:x} len {:x}", out.as_ptr() as usize, out.len());
-        out.fill(0);
-        let secret: Vec<(usize, usize)> = p
-            .__secret_memory()
-            .into_iter()
-            .map(|(ptr, n)| (ptr as usize, ptr as usize + n))
-            .collect();
+        let (holder, secret) = work();
         to_main.send(secret).unwrap();
         from_main.recv().unwrap();
-        drop(p);
+        drop(holder);
     });
     let secret = from_worker.recv().unwrap();
     let mem = File::open("/proc/self/mem").unwrap();
     let mut buf = vec![0u8; 1 << 20];
-    let needles = needles(&mem, &secret, &mut buf);
+    let needles = needles(&mem, if secret_needles { &secret } else { &[] }, &mut buf);
     let mask4 = pack(&[MASK.load(Ordering::Relaxed); 4]);
     let log = LOG.lock().unwrap();
     let log_range = (
@@ -269,22 +263,85 @@ fn reads_then_scan(len: usize, rounds: Rounds) -> (Vec<Hit>, usize) {
     (hits, keys)
 }
 
+/// Reads of `len` bytes from fresh node pools: 400 through `fill_bytes` (the rseq path where
+/// it runs, for `len <= 64`) and 400 through `fill_bytes_on_cpu` (the locked slots; 4 and 4
+/// for reads over 1 MiB, which cross a chunk key each).
+fn node_pool_reads(
+    len: usize,
+    rounds: Rounds,
+) -> (Box<dyn std::any::Any + Send>, Vec<(usize, usize)>) {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let p = NodePools::new(Topology::from_nodes(vec![(0..cpus).collect()]))
+        .unwrap()
+        .with_rounds(rounds);
+    let mut out = vec![0u8; len];
+    let n = if len > 1 << 20 { 4 } else { 400 };
+    for _ in 0..n {
+        p.fill_bytes(&mut out);
+    }
+    for i in 0..n {
+        p.fill_bytes_on_cpu(i % cpus, &mut out);
+    }
+    out.fill(0);
+    let secret = p
+        .__secret_memory()
+        .into_iter()
+        .map(|(ptr, n)| (ptr as usize, ptr as usize + n))
+        .collect();
+    (Box::new(p), secret)
+}
+
+/// Reads of `len` bytes from a fresh Fortuna (100, or 4 over 1 MiB).
+fn fortuna_reads<P: Prf>(
+    mode: ReadMode,
+    len: usize,
+) -> (Box<dyn std::any::Any + Send>, Vec<(usize, usize)>) {
+    let f = Fortuna::<P>::with_prf(mode).unwrap();
+    let mut out = vec![0u8; len];
+    for _ in 0..if len > 1 << 20 { 4 } else { 100 } {
+        f.fill_bytes(&mut out);
+    }
+    out.fill(0);
+    let secret = f
+        .memory_ranges_for_tests()
+        .into_iter()
+        .map(|r| (r.start, r.end))
+        .collect();
+    (Box::new(f), secret)
+}
+
+/// A read that crosses a chunk key (over 1 MiB) in optimised builds; unoptimised AES and
+/// ChaCha take seconds per MiB, so there it is 2000 bytes (the release runs in CI cover it).
+fn huge_read() -> usize {
+    if cfg!(debug_assertions) {
+        2000
+    } else {
+        (1 << 20) + 5
+    }
+}
+
+/// The scans see the whole process: one at a time, or each would find the other's live keys.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn start_observing() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let mut b = [0u8; 4];
+        scalrand_os::entropy::fill(&mut b).unwrap();
+        MASK.store(u32::from_le_bytes(b) | 1, Ordering::Relaxed);
+        LOG.lock().unwrap().reserve_exact(LOG_WORDS);
+        __observe_keys(Some(observe));
+    });
+}
+
 #[test]
 fn no_key_or_unread_output_outside_the_secret_memory() {
-    MASK.store(
-        {
-            let mut b = [0u8; 4];
-            scalrand_os::entropy::fill(&mut b).unwrap();
-            u32::from_le_bytes(b) | 1
-        },
-        Ordering::Relaxed,
-    );
-    LOG.lock().unwrap().reserve_exact(LOG_WORDS);
-    __observe_keys(Some(observe));
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    start_observing();
     let mut failures = Vec::new();
     for rounds in [Rounds::ChaCha20, Rounds::ChaCha12] {
-        for len in [16usize, 32, 100, 300, 1000, 4096, (1 << 20) + 5] {
-            let (hits, keys) = reads_then_scan(len, rounds);
+        for len in [16usize, 32, 100, 300, 1000, 4096, huge_read()] {
+            let (hits, keys) = reads_then_scan(move || node_pool_reads(len, rounds), true);
             eprintln!(
                 "{:?} {rounds:?} {len} B: {keys} keys observed so far, {} copies found",
                 backend(),
@@ -295,7 +352,6 @@ fn no_key_or_unread_output_outside_the_secret_memory() {
             }
         }
     }
-    __observe_keys(None);
     assert!(
         LOG.lock().unwrap().len() > 1000,
         "the observer saw the keys"
@@ -304,6 +360,43 @@ fn no_key_or_unread_output_outside_the_secret_memory() {
         failures.is_empty(),
         "{:?}: copies of keys or unread output outside the secret memory:\n{}",
         backend(),
+        failures.join("\n")
+    );
+}
+
+/// Fortuna's global key and every reader's private key (Concurrent), in both modes and with
+/// both PRFs: no copy outside the generator's own memory after reads of 32 B, 1 KiB and
+/// 1 MiB + 5 B (which crosses a private rekey).
+#[test]
+fn no_fortuna_key_outside_the_generator() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    start_observing();
+    let mut failures = Vec::new();
+    for mode in [ReadMode::Concurrent, ReadMode::Locked] {
+        for len in [32usize, 1024, huge_read()] {
+            for (name, (hits, keys)) in [
+                (
+                    "AES",
+                    reads_then_scan(move || fortuna_reads::<Aes256Prf>(mode, len), false),
+                ),
+                (
+                    "ChaCha20",
+                    reads_then_scan(move || fortuna_reads::<ChaCha20Prf>(mode, len), false),
+                ),
+            ] {
+                eprintln!(
+                    "{name} {mode:?} {len} B: {keys} keys so far, {} copies found",
+                    hits.len()
+                );
+                if !hits.is_empty() {
+                    failures.push(format!("{name} {mode:?} {len} B: {hits:x?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "copies of Fortuna keys outside the generator:\n{}",
         failures.join("\n")
     );
 }
@@ -338,6 +431,7 @@ fn stack_depth(f: &mut dyn FnMut()) -> usize {
 /// and the one-block function, every round count.
 #[test]
 fn backend_stack_depth_is_within_the_wipe() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let key = [0x42u8; 32];
     let mut deepest = 0;
     for rounds in [Rounds::ChaCha8, Rounds::ChaCha12, Rounds::ChaCha20] {
@@ -358,5 +452,35 @@ fn backend_stack_depth_is_within_the_wipe() {
         "{:?} reaches {deepest} bytes below the caller; the wipe covers {}",
         backend(),
         __WIPE_DEPTH
+    );
+}
+
+/// Fortuna wipes the stack below its entry points after every read, reseed and construction:
+/// after each, no byte deeper than that wipe was written (the read's frames reached no
+/// deeper than the wipe), for both PRFs, both modes, and reads that cross a private rekey.
+#[test]
+fn fortuna_stack_use_is_within_the_wipe() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    fn check<P: Prf>(deepest: &mut usize) {
+        for mode in [ReadMode::Concurrent, ReadMode::Locked] {
+            let f = Fortuna::<P, _>::from_seed(mode, &[7; 32], scalrand_os::MonotonicClock::new())
+                .unwrap();
+            for len in [0usize, 32, 1024, huge_read()] {
+                let mut out = vec![0u8; len];
+                *deepest = (*deepest).max(stack_depth(&mut || f.fill_bytes(&mut out)));
+            }
+            *deepest = (*deepest).max(stack_depth(&mut || f.reseed(b"more")));
+        }
+    }
+    let mut deepest = 0;
+    check::<Aes256Prf>(&mut deepest);
+    check::<ChaCha20Prf>(&mut deepest);
+    eprintln!("Fortuna: deepest write {deepest} bytes, wiped {__FORTUNA_WIPE_DEPTH}");
+    // The wipe itself writes down to about its depth below the entry point's frame, which
+    // lies a few frames below the measuring one (large frames in unoptimised builds).
+    let slack = if cfg!(debug_assertions) { 8192 } else { 512 };
+    assert!(
+        deepest <= __FORTUNA_WIPE_DEPTH + slack,
+        "a Fortuna call wrote {deepest} bytes below its caller; the wipe covers {__FORTUNA_WIPE_DEPTH}"
     );
 }

@@ -114,6 +114,16 @@ impl<P: Prf> Generator<P> {
     /// Any seed length is accepted, the empty seed included (FS&K place no bound; it is the
     /// caller's job to supply entropy). The first reseed makes the generator usable.
     pub fn reseed(&mut self, seed: &[u8]) {
+        self.reseed_in_frame(seed);
+        // The hash of K ran in the frame below (see `reseed_in_frame`): wipe it.
+        crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
+    }
+
+    /// [`reseed`](Self::reseed) without the stack wipe. Never inlined: `finalize` moves the
+    /// hasher, whose buffer and message schedule held K, and leaves the moved-from copy in
+    /// this frame, for the caller's wipe.
+    #[inline(never)]
+    fn reseed_in_frame(&mut self, seed: &[u8]) {
         let mut inner = Sha256::new();
         inner.update(self.key.as_slice()); // a slice: `update(self.key)` would copy K by value
         inner.update(seed);
@@ -122,6 +132,7 @@ impl<P: Prf> Generator<P> {
         self.key.copy_from_slice(h2.as_slice());
         h1.as_mut_slice().zeroize();
         h2.as_mut_slice().zeroize();
+        crate::numa::chacha::observe_key(&self.key);
         self.counter = self.counter.wrapping_add(1);
         self.seeded = true;
     }
@@ -161,6 +172,7 @@ impl<P: Prf> Generator<P> {
         let keyed = P::keyed(&self.key);
         let c = P::keystream(&keyed, self.counter, out);
         self.counter = P::keystream(&keyed, c, &mut self.key);
+        crate::numa::chacha::observe_key(&self.key);
     }
 
     /// Concurrent read, the part done under the lock (see "Concurrent key schedule" in the
@@ -187,6 +199,8 @@ impl<P: Prf> Generator<P> {
             let c = P::keystream(&keyed, self.counter, reader_key);
             self.counter = P::keystream(&keyed, c, &mut self.key);
         }
+        crate::numa::chacha::observe_key(reader_key);
+        crate::numa::chacha::observe_key(&self.key);
         // `keyed` (the expanded old K) is wiped as it drops here.
     }
 
@@ -201,6 +215,10 @@ impl<P: Prf> Generator<P> {
     /// The fork secret S = SHA-256("scalrand fortuna fork secret" ‖ K) of the current key,
     /// written into `out`. One-way: S does not give K back. See "Fork safety" in the module
     /// docs.
+    ///
+    /// Never inlined: `finalize` moves the hasher, whose buffer holds K, and leaves the
+    /// moved-from copy in this frame, which the public entry points wipe after returning.
+    #[inline(never)]
     pub(crate) fn fork_secret(&self, out: &mut [u8; 32]) {
         let mut h = Sha256::new();
         h.update(FORK_SECRET_LABEL);

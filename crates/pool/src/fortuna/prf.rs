@@ -5,8 +5,9 @@
 //! The generator only ever asks for runs of consecutive block numbers, so each PRF exposes
 //! one bulk call, [`Prf::keystream`], that writes the blocks straight into the caller's
 //! buffer: AES gets the counter blocks written in place and encrypted by the `aes` crate's
-//! parallel `encrypt_blocks` (8 blocks in flight with AES-NI), ChaCha20 runs the `chacha20`
-//! crate's SIMD core. Nothing is allocated.
+//! parallel `encrypt_blocks` (8 blocks in flight with AES-NI), ChaCha20 runs the node pools'
+//! own backends (AVX-512, AVX2, SSE2 or portable, chosen at run time; each call followed by a
+//! wipe of the stack it used). Nothing is allocated.
 //!
 //! # Counter mappings
 //!
@@ -20,14 +21,13 @@
 //!   `C mod 2^64` with 64-bit nonce `C >> 64`. All three describe the same 16 input words,
 //!   so the output is the same; they differ only in where a counter *increment* carries.
 //!   Here C is a 128-bit number and always carries, so a run crossing 2^32 or 2^64 simply
-//!   continues (the implementation restarts the djb core at each 2^64 boundary). The known
-//!   answers cover runs across both boundaries and across 2^128.
+//!   continues (the implementation splits a run at each 2^32 boundary of C and carries into
+//!   the upper words itself). The known answers cover runs across both boundaries and across
+//!   2^128.
 
 use aes::Aes256Enc;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use chacha20::ChaCha20LegacyCore;
-use chacha20::cipher::{KeyIvInit, StreamCipherCore};
 use core::fmt;
 use zeroize::Zeroize;
 
@@ -148,42 +148,28 @@ impl Prf for ChaCha20Prf {
     }
 
     fn keystream(keyed: &ChaChaKey, counter: u128, out: &mut [u8]) -> u128 {
-        let (mut blocks, tail) = Array::slice_as_chunks_mut(out);
+        // Runs that stay below a 2^32 boundary of C: the backends step state word 12 alone
+        // (RFC 8439 layout), and C's carry into words 13..15 happens between runs.
         let mut c = counter;
-        // One djb-layout core per run that stays below a 2^64 boundary of C: the core's own
-        // 64-bit counter then never wraps where C would carry.
-        while !blocks.is_empty() {
-            let mut core = chacha_core(keyed, c);
-            let to_boundary = u64::MAX - (c as u64); // blocks after the first, before 2^64
-            let run = usize::try_from(to_boundary)
-                .map_or(blocks.len(), |r| r.saturating_add(1).min(blocks.len()));
-            let (now, later) = blocks.split_at_mut(run);
-            core.write_keystream_blocks(now);
-            c = c.wrapping_add(run as u128);
-            blocks = later;
-        }
-        if !tail.is_empty() {
-            let mut core = chacha_core(keyed, c);
-            let mut block = Array::default();
-            core.write_keystream_block(&mut block);
-            c = c.wrapping_add(1);
-            let n = tail.len();
-            tail.copy_from_slice(&block[..n]);
-            block.as_mut_slice().zeroize();
+        let mut rest = out;
+        while !rest.is_empty() {
+            let to_boundary = (1u64 << 32) - u64::from(c as u32); // blocks before word 12 wraps
+            let bytes = usize::try_from(to_boundary.saturating_mul(64))
+                .map_or(rest.len(), |b| b.min(rest.len()));
+            let (now, later) = rest.split_at_mut(bytes);
+            let nonce = [(c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
+            crate::numa::backends::keystream(
+                &keyed.0,
+                &nonce,
+                c as u32,
+                now,
+                crate::numa::Rounds::ChaCha20,
+            );
+            c = c.wrapping_add(now.len().div_ceil(64) as u128);
+            rest = later;
         }
         c
     }
-}
-
-/// A ChaCha20 core positioned at block `c`: djb layout, 64-bit counter = low half of C,
-/// 64-bit nonce = high half, both little-endian (state words 12..15 = C, LSW first).
-#[inline]
-fn chacha_core(key: &ChaChaKey, c: u128) -> ChaCha20LegacyCore {
-    let nonce = ((c >> 64) as u64).to_le_bytes();
-    // The key by reference: no stack copy of it is left behind.
-    let mut core = ChaCha20LegacyCore::new((&key.0).into(), &Array::from(nonce));
-    core.set_block_pos(c as u64);
-    core
 }
 
 /// A stand-in PRF for the loom model: each 16-byte block is `tag(K) ‖ C` (little-endian

@@ -202,11 +202,23 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             reseed_ready: AtomicBool::new(ready),
         };
         // Seeded in place, in the state's own memory: no copy of K is moved into it.
-        f.state().lock().with(|s| {
-            s.generator.reseed(seed);
-            f.note_keying(&s.generator);
-        });
+        f.key_in_place(seed);
         Ok(f)
+    }
+
+    /// The first keying (see `from_seed_and_accumulator`), then a wipe of the frames below
+    /// this one, where K was hashed (the reseed, the fork secret).
+    fn key_in_place(&self, seed: &[u8]) {
+        self.key_in_frame(seed);
+        wipe_below();
+    }
+
+    #[inline(never)]
+    fn key_in_frame(&self, seed: &[u8]) {
+        self.state().lock().with(|s| {
+            s.generator.reseed(seed);
+            self.note_keying(&s.generator);
+        });
     }
 
     /// The read mode chosen at construction.
@@ -235,6 +247,19 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// child would otherwise key itself from what it inherited, which its siblings share. The
     /// generator stays unkeyed and a later call tries again; `dest` is then unspecified.
     pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
+        let r = self.fill_in_frame(dest);
+        // The frames below this one held expanded keys, key-derived blocks and the reader's
+        // key in moves and temporaries that no `Zeroize` reaches (the PRF's key expansion, a
+        // moved-from expanded key, by-value returns): wipe them, as the node pools do after
+        // every block function.
+        wipe_below();
+        r
+    }
+
+    /// The read itself, in frames of its own (never inlined into `try_fill_bytes`, whose
+    /// wipe only reaches below it).
+    #[inline(never)]
+    fn fill_in_frame(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         self.reseed_from_pools_if_due();
         match self.mode {
             ReadMode::Locked => self.fill_locked(dest),
@@ -247,6 +272,13 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// read. Any length is accepted. In a fork child whose own rekey failed (see
     /// [`try_fill_bytes`](Self::try_fill_bytes)) it does nothing.
     pub fn reseed(&self, seed: &[u8]) {
+        self.reseed_in_frame(seed);
+        // SHA-256 of K (the reseed, the fork secret) ran in frames below this one.
+        wipe_below();
+    }
+
+    #[inline(never)]
+    fn reseed_in_frame(&self, seed: &[u8]) {
         let _ = self.with_state(|s| {
             s.generator.reseed(seed);
             self.note_keying(&s.generator);
@@ -484,6 +516,13 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     }
 }
 
+/// Zeroes the stack below the caller to the depth a Fortuna operation reaches (see
+/// `numa::backends::FORTUNA_WIPE_DEPTH`).
+#[inline]
+fn wipe_below() {
+    crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
+}
+
 /// Domain label of the fork path's reseed.
 const FORK_LABEL: &[u8] = b"scalrand fortuna fork";
 
@@ -500,6 +539,7 @@ fn generate_with_reader_key<P: Prf>(key: &mut [u8; 32], dest: &mut [u8]) {
         c = P::keystream(&keyed, c, piece);
         if pieces.peek().is_some() {
             c = P::keystream(&keyed, c, key);
+            crate::numa::chacha::observe_key(key);
             keyed = P::keyed(key);
             key.zeroize();
         }

@@ -175,6 +175,11 @@ pub fn __keystream_unwiped(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], r
 #[doc(hidden)]
 pub const __WIPE_DEPTH: usize = backends::WIPE_DEPTH;
 
+/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every Fortuna read,
+/// reseed and construction.
+#[doc(hidden)]
+pub const __FORTUNA_WIPE_DEPTH: usize = backends::FORTUNA_WIPE_DEPTH;
+
 /// Fills `dest` of any length from the one-use key `key`, erasing it on the way: up to
 /// [`CHUNK_LEN`] bytes per key; before a chunk that is not the last, block 0 of the current key
 /// becomes the next key (fast key erasure again) and the chunk's output starts at block 1.

@@ -137,8 +137,8 @@
 //! pid and generation so a child never repeats its parent (not covered by a test: it needs
 //! fault injection into `getrandom`).
 
-mod backends;
-mod chacha;
+pub(crate) mod backends;
+pub(crate) mod chacha;
 mod input;
 mod node;
 mod pools;
@@ -166,7 +166,7 @@ mod slot;
 mod topology;
 
 #[doc(hidden)]
-pub use chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys};
+pub use chacha::{__FORTUNA_WIPE_DEPTH, __WIPE_DEPTH, __keystream_unwiped, __observe_keys};
 pub use chacha::{
     BLOCK_LEN, Backend, CHUNK_LEN, KEY_LEN, Rounds, backend, chacha20_block, fast_key_erasure,
     keystream,

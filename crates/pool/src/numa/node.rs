@@ -70,9 +70,13 @@ impl NodePool {
         let mut g = self.key.lock();
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
+        super::backends::wipe_stack();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The SHA-256 below holds the old key in its message schedule and block buffer, in
+    /// frames below this one: callers wipe the stack after the lock is dropped.
+    #[inline(never)]
     fn reseed_key(nk: &mut NodeKey, mirror: &AtomicUsize, label: &[u8], input: &[u8]) {
         let mut h = Sha256::new();
         h.update(b"scalrand numa node ");
@@ -95,6 +99,7 @@ impl NodePool {
         };
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
+        super::backends::wipe_stack();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
         true
     }

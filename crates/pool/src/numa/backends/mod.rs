@@ -157,22 +157,40 @@ fn have_avx2() -> bool {
 /// Stack bytes below the caller's frame that [`wipe_stack`] zeroes after every backend call:
 /// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
 /// (`backend_stack_depth_is_within_the_wipe`, which paints the stack, runs each call and finds
-/// the lowest byte written). Builds without optimisation spill every temporary and keep
-/// deeper frames, so they wipe 64 KiB.
+/// the lowest byte written: about 1.2 KiB for the AVX2 backend in an optimised x86_64
+/// build). Builds without optimisation spill every temporary and keep deeper frames (about
+/// 21 KiB measured there), so they wipe 32 KiB.
 #[cfg(not(debug_assertions))]
 pub(crate) const WIPE_DEPTH: usize = 2048;
 /// See the optimised builds' value.
 #[cfg(debug_assertions)]
-pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
+pub(crate) const WIPE_DEPTH: usize = 32 * 1024;
 
 /// Zeroes [`WIPE_DEPTH`] bytes of stack below the caller's frame: the frames the backend call
 /// just returned from. Never inlined, so its buffer lies where those frames were; the
 /// optimisation barrier makes the compiler treat the zeroed buffer as read, so the stores stay.
 #[inline(never)]
 pub(crate) fn wipe_stack() {
-    let buf = [0u64; WIPE_DEPTH / 8];
+    wipe_stack_bytes::<WIPE_DEPTH>();
+}
+
+/// [`wipe_stack`] with a depth of `BYTES`: for callers whose frames below reach deeper than
+/// one backend call (Fortuna's reads, with the AES key schedule).
+#[inline(never)]
+pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
+    let buf = [0u8; BYTES];
     core::hint::black_box(&buf);
 }
+
+/// Stack bytes wiped after every Fortuna read, reseed and construction: the deepest a read
+/// reaches below the entry point (the AES key expansion and 8-block pipeline, a moved
+/// expanded key, the generator's SHA-256), measured by `tests/numa_erasure.rs`
+/// (`fortuna_stack_depth_is_within_the_wipe`). Unoptimised builds: 64 KiB.
+#[cfg(not(debug_assertions))]
+pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
+/// See the optimised builds' value.
+#[cfg(debug_assertions)]
+pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 
 /// Clears `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`).
 #[cfg(all(
