@@ -44,13 +44,21 @@ pub use error::Error;
 )]
 pub type Rng = SecureRng;
 
-#[doc(inline)]
+// The crates are linked, not inlined: rustdoc inlines a foreign crate whole, with every
+// re-export inside it (core's atomics, the `digest` crate and its `typenum`), and their pages
+// would repeat here with links that only resolve on their own sites.
+/// Non-cryptographic generators: bit-exact xoroshiro128 `+`/`++`/`**` with jumps, wyrand,
+/// and `PerCpu`, one state per CPU shared by `&self` (the crate `scalrand-fastprng`).
 pub use scalrand_fastprng as fastprng;
-#[doc(inline)]
+/// The OS layer every crate builds on: CPU id, fork detection, wipe-on-fork memory, OS
+/// entropy, a fork-aware lock, the clock (the crate `scalrand-os`).
 pub use scalrand_os as os;
-#[doc(inline)]
+/// Cryptographic generators that scale: Fortuna that generates outside its lock, per-NUMA
+/// ChaCha20 pools with per-CPU fast key erasure (the crate `scalrand-pool`).
 pub use scalrand_pool as pool;
-#[doc(inline)]
+/// A simulator of Linux's page-allocator free-list shuffle with a memory-side-cache model
+/// (the crate `scalrand-shuffle`).
 pub use scalrand_shuffle as shuffle;
-#[doc(inline)]
+/// Hashing in bounded chunks that yields to a thread, a host or an async executor
+/// (`digest_async` with the `async` feature; the crate `scalrand-simd-chunk`).
 pub use scalrand_simd_chunk as simd_chunk;

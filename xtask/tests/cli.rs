@@ -46,6 +46,8 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "test",
             "no-default-features",
             "doc",
+            "doc-links",
+            "fresh-crate",
             "bench-build",
             "no-std",
             "loom",
