@@ -12,6 +12,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// The benchmark tools' command line, declared once in the benches package and parsed here
+// too, so help and bad input are answered before the benches are built.
+#[path = "../../benches/src/args.rs"]
+mod bench_args;
 mod ci;
 mod cmd;
 mod config;
