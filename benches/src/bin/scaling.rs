@@ -93,6 +93,9 @@ fn run(args: &Args) -> Result<(), String> {
         println!("\n{md}");
     }
     write_all(&args.out, &report, &md, &json)?;
+    for w in report.warnings() {
+        eprintln!("scaling: warning: {w}");
+    }
     if let Some(p) = &args.svg {
         plot::write_svg(&report, p).map_err(|e| format!("cannot draw {}: {e}", p.display()))?;
     }
