@@ -294,3 +294,29 @@ pub fn rows() -> Vec<Row> {
         ),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+
+    /// The buffered raw-keystream worker hands out whole reads and stops when told.
+    #[test]
+    fn buffered_keystream_rows_run() {
+        for make in [
+            raw_keystream::<chacha20::ChaCha20, 32> as fn() -> Result<Worker, MakeError>,
+            raw_keystream::<chacha20::ChaCha8, 4096>,
+        ] {
+            let worker = make().unwrap();
+            let stop = AtomicBool::new(false);
+            let n = std::thread::scope(|s| {
+                let h = s.spawn(|| worker(0, &stop));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                stop.store(true, Ordering::Relaxed);
+                h.join().unwrap()
+            });
+            assert!(n > 0);
+        }
+    }
+}
