@@ -47,8 +47,17 @@ pub fn colour(i: usize, n: usize) -> RGBColor {
     if n <= COLOURS.len() {
         return COLOURS[i % COLOURS.len()];
     }
-    // Evenly spaced hues, dark enough to read on white: HSL (i / n, 0.75, 0.4) as RGB.
-    let h = i as f64 / n as f64 * 6.0;
+    // Evenly spaced hues, dark enough to read on white: HSL (k / n, 0.75, 0.4) as RGB, where
+    // series i takes hue k = i * step mod n with a step coprime to n near n / 3, so that
+    // series listed next to each other in the legend are far apart on the colour wheel.
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let step = (n / 3..n).find(|&s| s > 0 && gcd(s, n) == 1).unwrap_or(1);
+    let h = ((i * step) % n) as f64 / n as f64 * 6.0;
     let (s, l) = (0.75, 0.40);
     let c = (1.0 - (2.0 * l - 1.0_f64).abs()) * s;
     let x = c * (1.0 - (h % 2.0 - 1.0).abs());
