@@ -303,13 +303,15 @@ pub fn __static_slots_mapped() -> bool {
 /// speed, for one slot round trip in all. Not cryptographic.
 ///
 /// ```
-/// let mut hits = 0u32;
+/// use rand::RngExt; // rand's unbiased ranges on the CPU's own `WyRand`
+///
+/// let mut sixes = 0u32;
 /// scalrand::fast::with(|rng| {
 ///     for _ in 0..1000 {
-///         hits += u32::from(rng.next_raw() % 6 == 0);
+///         sixes += u32::from(rng.random_range(1..=6) == 6);
 ///     }
 /// });
-/// # let _ = hits;
+/// # let _ = sixes;
 /// ```
 #[inline]
 pub fn with<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
