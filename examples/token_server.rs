@@ -24,7 +24,7 @@
 //! # Why a current-thread runtime
 //! The whole server runs on **one** thread, as an embedded service or a sidecar often does,
 //! so the point shows plainly: `/hash-blocking` holds that thread for the whole digest
-//! (256 MiB: 0.15 to 0.37 s on the 2-core test VM with SHA-NI; about a second without) and no `/ping` is answered meanwhile;
+//! (BENCHMARKS.md, "scalrand-simd-chunk", has the times) and no `/ping` is answered meanwhile;
 //! `/hash` returns `Pending` every 64 KiB, so pings keep being answered between polls. A
 //! multi-thread runtime hides the problem until as many large uploads arrive as it has
 //! workers.

@@ -16,6 +16,8 @@ use std::boxed::Box;
 
 use scalrand_pool::numa::{NodePools, NumaError, Topology};
 
+use crate::Error;
+
 /// The global pools: null until built, then a leaked `Box` that is never freed.
 ///
 /// Not a `OnceLock`: a `fork()` while another thread runs a `OnceLock`'s initialiser leaves the
@@ -111,11 +113,29 @@ pub fn fill_bytes(dest: &mut [u8]) {
 /// ```
 ///
 /// # Errors
-/// [`NumaError::Entropy`] while the global pools cannot be seeded, or in a fork child whose
-/// rekey got no fresh OS entropy (the child fails closed rather than answer from what it
-/// inherited, which its siblings share); a later call tries again.
-pub fn try_fill_bytes(dest: &mut [u8]) -> Result<(), NumaError> {
-    try_pools()?.try_fill_bytes(dest)
+/// [`Error`] while the global pools cannot be seeded (the OS entropy source failed), or in a
+/// fork child whose rekey got no fresh OS entropy (the child fails closed rather than answer
+/// from what it inherited, which its siblings share); a later call tries again.
+pub fn try_fill_bytes(dest: &mut [u8]) -> Result<(), Error> {
+    try_pools()
+        .map_err(Error::from_numa)?
+        .try_fill_bytes(dest)
+        .map_err(Error::from_numa)
+}
+
+/// As [`next_u64`], but a typed error instead of the first-use panic.
+///
+/// ```
+/// let id = scalrand::try_next_u64().expect("the OS entropy source works here");
+/// # let _ = id;
+/// ```
+///
+/// # Errors
+/// As [`try_fill_bytes`].
+pub fn try_next_u64() -> Result<u64, Error> {
+    let mut b = [0u8; 8];
+    try_fill_bytes(&mut b)?;
+    Ok(u64::from_le_bytes(b))
 }
 
 /// A **cryptographically secure** random `u64` (from the same pools as [`fill_bytes`]).
@@ -134,40 +154,51 @@ pub fn next_u64() -> u64 {
 
 /// A handle to the global **cryptographically secure** pools, implementing rand_core 0.10's
 /// `TryRng<Error = Infallible>` and `TryCryptoRng`, hence `Rng + CryptoRng`: every `rand`
-/// helper works on it.
+/// helper works on it. [`rng`] returns one, as `rand::rng()` returns a `ThreadRng`.
 ///
 /// The handle holds no state (all state is per CPU in the global pools), so any number of
-/// handles on any threads read the same fork-safe, key-erasing generator.
+/// handles on any threads read the same fork-safe, key-erasing generator. That is also why it
+/// is `Copy`, unlike a generator with state of its own: a copy cannot repeat the original's
+/// output, it reads the same pools. It is `Send + Sync` and can be held across `.await`.
 ///
 /// ```
 /// use rand::RngExt;
 ///
-/// let mut rng = scalrand::Rng::new();
+/// let mut rng = scalrand::rng();
 /// let die: u8 = rng.random_range(1..=6);
 /// assert!((1..=6).contains(&die));
 /// let nonce: [u8; 12] = rng.random();
 /// # let _ = nonce;
 /// ```
-#[derive(Debug)]
-pub struct Rng {
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SecureRng {
     _private: (),
 }
 
-impl Rng {
+impl SecureRng {
     /// A handle to the global pools (built on first use; see [`fill_bytes`] for the one
-    /// panic).
-    pub fn new() -> Self {
+    /// panic). The same as [`rng`].
+    #[must_use]
+    pub const fn new() -> Self {
         Self { _private: () }
     }
 }
 
-impl Default for Rng {
-    fn default() -> Self {
-        Self::new()
-    }
+/// A handle to the global **cryptographically secure** pools: scalrand's `rand::rng()`.
+///
+/// ```
+/// use rand::RngExt;
+///
+/// let coin: bool = scalrand::rng().random();
+/// # let _ = coin;
+/// ```
+#[must_use]
+#[inline]
+pub const fn rng() -> SecureRng {
+    SecureRng::new()
 }
 
-impl rand_core::TryRng for Rng {
+impl rand_core::TryRng for SecureRng {
     type Error = Infallible;
 
     #[inline]
@@ -189,7 +220,7 @@ impl rand_core::TryRng for Rng {
     }
 }
 
-impl rand_core::TryCryptoRng for Rng {}
+impl rand_core::TryCryptoRng for SecureRng {}
 
 #[cfg(test)]
 mod tests {
@@ -200,7 +231,7 @@ mod tests {
 
     #[test]
     fn handle_is_a_crypto_rng() {
-        let mut r = Rng::new();
+        let mut r = rng();
         assert_crypto(&r);
         let a = r.next_u64();
         let b = r.next_u64();
@@ -235,5 +266,15 @@ mod tests {
     #[test]
     fn zero_length_is_fine() {
         fill_bytes(&mut []);
+        try_fill_bytes(&mut []).unwrap();
+    }
+
+    #[test]
+    fn copies_read_the_same_pools_without_repeating() {
+        let mut a = SecureRng::new();
+        let mut b = a;
+        assert_ne!(a.next_u64(), b.next_u64());
+        let (x, y) = (try_next_u64().unwrap(), try_next_u64().unwrap());
+        assert_ne!(x, y);
     }
 }

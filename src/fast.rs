@@ -43,15 +43,32 @@
 //! numbers at once, [`with`] and [`fill_u64`] take the current CPU's slot once and run at an
 //! owned generator's speed. `BENCHMARKS.md` has the measured ratios.
 //!
+//! # One-liners
+//! As in `fastrand`: [`u8()`] to [`u64()`], [`i8()`] to [`i64()`], [`usize()`] and
+//! [`isize()`] take a range and draw from it without modulo bias (`None` only for an empty
+//! range); [`bool()`], [`f32()`], [`f64()`], [`shuffle`], [`choice`] and [`fill`] do what
+//! their names say. There is
+//! no `seed`: the per-CPU streams cannot be replayed (which CPU answers is the scheduler's
+//! choice). For a reproducible stream own a generator:
+//! `scalrand::fastprng::WyRand::from_state(seed)` is `fastrand::Rng::with_seed(seed)`, bit
+//! for bit, and every `rand` helper works on it.
+//!
 //! ```
-//! let a = scalrand::fast::next_u64();
+//! use scalrand::fast;
+//!
+//! let die = fast::u8(1..=6).unwrap_or(1);
+//! assert!((1..=6).contains(&die));
+//! let heads = fast::bool();
+//! let unit = fast::f64(); // in [0, 1)
+//! let mut deck: Vec<u32> = (0..52).collect();
+//! fast::shuffle(&mut deck);
+//! let card = fast::choice(&deck);
 //! let mut buf = [0u8; 20];
-//! scalrand::fast::fill_bytes(&mut buf);
-//! let dice = scalrand::fast::next_u64() % 6 + 1;
-//! assert!((1..=6).contains(&dice));
-//! # let _ = a;
+//! fast::fill(&mut buf);
+//! # let _ = (heads, unit, card);
 //! ```
 
+use core::ops::{Bound, RangeBounds};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::boxed::Box;
@@ -59,6 +76,8 @@ use std::boxed::Box;
 use scalrand_fastprng::{PerCpuWyRand, StaticWyRand, WyRand};
 
 use rand_core::SeedableRng;
+
+use crate::uniform::below_u64;
 
 /// A generator and the fork generation of the process image that built it.
 struct Global {
@@ -284,13 +303,15 @@ pub fn __static_slots_mapped() -> bool {
 /// speed, for one slot round trip in all. Not cryptographic.
 ///
 /// ```
-/// let mut hits = 0u32;
+/// use rand::RngExt; // rand's unbiased ranges on the CPU's own `WyRand`
+///
+/// let mut sixes = 0u32;
 /// scalrand::fast::with(|rng| {
 ///     for _ in 0..1000 {
-///         hits += u32::from(rng.next_raw() % 6 == 0);
+///         sixes += u32::from(rng.random_range(1..=6) == 6);
 ///     }
 /// });
-/// # let _ = hits;
+/// # let _ = sixes;
 /// ```
 #[inline]
 pub fn with<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
@@ -301,6 +322,122 @@ pub fn with<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
 #[inline]
 pub fn fill_u64(dest: &mut [u64]) {
     global().fill_u64(dest)
+}
+
+/// Same as [`fill_bytes`] (`fastrand::fill`'s name). Not cryptographic.
+#[inline]
+pub fn fill(dest: &mut [u8]) {
+    fill_bytes(dest);
+}
+
+/// A uniformly distributed `bool` (the top bit of a [`next_u64`]). Not cryptographic.
+#[inline]
+pub fn bool() -> bool {
+    next_u64() >> 63 == 1
+}
+
+/// A uniformly distributed `f64` in `[0, 1)`: 53 random bits, every multiple of `2^-53`
+/// equally likely. Not cryptographic.
+#[inline]
+pub fn f64() -> f64 {
+    (next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A uniformly distributed `f32` in `[0, 1)`: 24 random bits, every multiple of `2^-24`
+/// equally likely. Not cryptographic.
+#[inline]
+pub fn f32() -> f32 {
+    (next_u64() >> 40) as f32 * (1.0 / (1u32 << 24) as f32)
+}
+
+/// Shuffles `slice` in place (Fisher-Yates, each swap index drawn without modulo bias): every
+/// order equally likely, within what a 64-bit generator state can reach. Not cryptographic.
+///
+/// ```
+/// let mut v = [1, 2, 3, 4, 5];
+/// scalrand::fast::shuffle(&mut v);
+/// v.sort_unstable();
+/// assert_eq!(v, [1, 2, 3, 4, 5]);
+/// ```
+pub fn shuffle<T>(slice: &mut [T]) {
+    for i in (1..slice.len()).rev() {
+        // i + 1 <= slice.len() fits in u64, and the answer is at most i.
+        let j = below_u64(i as u64 + 1, next_u64) as usize;
+        slice.swap(i, j);
+    }
+}
+
+/// One item of `iter`, each equally likely; `None` when it is empty. Not cryptographic.
+///
+/// ```
+/// let pick = scalrand::fast::choice(["rock", "paper", "scissors"]);
+/// assert!(pick.is_some());
+/// assert_eq!(scalrand::fast::choice(Vec::<u8>::new()), None);
+/// ```
+pub fn choice<I>(iter: I) -> Option<I::Item>
+where
+    I: IntoIterator,
+    I::IntoIter: ExactSizeIterator,
+{
+    let mut it = iter.into_iter();
+    let n = it.len();
+    if n == 0 {
+        return None;
+    }
+    it.nth(below_u64(n as u64, next_u64) as usize)
+}
+
+/// The uniform integer one-liners: `$name(range)` for `$t`, through `$u` (same width,
+/// unsigned) and [`below_u64`].
+macro_rules! ranges {
+    ($($name:ident: $t:ty, $u:ty;)*) => {$(
+        #[doc = concat!("A uniformly distributed `", stringify!($t), "` in `range` (`..` for any), without modulo bias;")]
+        /// `None` when the range is empty. Not cryptographic.
+        ///
+        /// ```
+        #[doc = concat!("let x = scalrand::fast::", stringify!($name), "(1..=6).unwrap();")]
+        /// assert!((1..=6).contains(&x));
+        #[doc = concat!("assert_eq!(scalrand::fast::", stringify!($name), "(3..3), None);")]
+        /// ```
+        #[inline]
+        pub fn $name(range: impl RangeBounds<$t>) -> Option<$t> {
+            let low = match range.start_bound() {
+                Bound::Included(&x) => x,
+                Bound::Excluded(&x) => x.checked_add(1)?,
+                Bound::Unbounded => <$t>::MIN,
+            };
+            let high = match range.end_bound() {
+                Bound::Included(&x) => x,
+                Bound::Excluded(&x) => x.checked_sub(1)?,
+                Bound::Unbounded => <$t>::MAX,
+            };
+            if low > high {
+                return None;
+            }
+            // The number of values, in u64; 0 only for the whole 64-bit range.
+            let span = ((high as $u).wrapping_sub(low as $u) as u64).wrapping_add(1);
+            let offset = if span == 0 {
+                next_u64()
+            } else {
+                below_u64(span, next_u64)
+            };
+            // offset < span, so low + offset stays within low..=high.
+            Some(low.wrapping_add(offset as $u as $t))
+        }
+    )*};
+}
+
+ranges! {
+    u8: u8, u8;
+    u16: u16, u16;
+    u32: u32, u32;
+    u64: u64, u64;
+    usize: usize, usize;
+    i8: i8, u8;
+    i16: i16, u16;
+    i32: i32, u32;
+    i64: i64, u64;
+    isize: isize, usize;
 }
 
 #[cfg(test)]
@@ -347,5 +484,119 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), v.len());
+    }
+
+    /// Pearson's chi-square statistic of observed counts against equal expected counts.
+    fn chi_square(counts: &[u64]) -> f64 {
+        let n: u64 = counts.iter().sum();
+        let e = n as f64 / counts.len() as f64;
+        counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+    }
+
+    #[test]
+    fn die_rolls_pass_chi_square() {
+        let mut counts = [0u64; 6];
+        for _ in 0..600_000 {
+            let d = super::u32(1..=6).unwrap();
+            counts[d as usize - 1] += 1;
+        }
+        // 5 degrees of freedom: P(chi2 > 40) is about 1e-7.
+        let x = chi_square(&counts);
+        assert!(x < 40.0, "chi2 = {x}, counts {counts:?}");
+    }
+
+    #[test]
+    fn ranges_reach_both_ends_and_refuse_empty_ones() {
+        let mut seen = [false; 256];
+        for _ in 0..100_000 {
+            seen[(super::i8(..).unwrap() as u8) as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "some i8 never drawn");
+        let mut top = [false; 6];
+        for _ in 0..10_000 {
+            top[usize::from(super::u8(250..=255).unwrap() - 250)] = true;
+        }
+        assert_eq!(top, [true; 6]);
+        for _ in 0..1000 {
+            let v = super::i64(-3..2).unwrap();
+            assert!((-3..2).contains(&v), "{v}");
+            let w = super::isize(isize::MIN..isize::MIN + 2).unwrap();
+            assert!(w == isize::MIN || w == isize::MIN + 1);
+        }
+        assert_eq!(super::u64(5..6), Some(5));
+        assert_eq!(super::u64(u64::MAX..), Some(u64::MAX));
+        let _ = super::u64(..).unwrap();
+        let _ = super::usize(..=0).unwrap();
+        assert_eq!(super::u32(5..5), None);
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = super::i32(3..=2);
+        assert_eq!(reversed, None);
+        assert_eq!(
+            super::u8((core::ops::Bound::Excluded(255), core::ops::Bound::Unbounded)),
+            None
+        );
+        assert_eq!(super::i16(..i16::MIN), None);
+    }
+
+    #[test]
+    fn floats_and_bools_are_in_range_and_centred() {
+        let n = 100_000;
+        let mut sum = 0.0;
+        let mut ones = 0u32;
+        for _ in 0..n {
+            let x = super::f64();
+            assert!((0.0..1.0).contains(&x));
+            let y = super::f32();
+            assert!((0.0..1.0).contains(&y));
+            sum += x;
+            ones += u32::from(super::bool());
+        }
+        // Both means have sd below 0.002 here: 0.01 is 5 sd.
+        assert!((sum / f64::from(n) - 0.5).abs() < 0.01, "{sum}");
+        assert!(
+            (f64::from(ones) / f64::from(n) - 0.5).abs() < 0.01,
+            "{ones}"
+        );
+    }
+
+    #[test]
+    fn shuffle_gives_every_order_equally_often() {
+        // The 6 orders of 3 items, counted over 60,000 shuffles.
+        let mut counts = [0u64; 6];
+        for _ in 0..60_000 {
+            let mut v = [0u8, 1, 2];
+            super::shuffle(&mut v);
+            let k = match v {
+                [0, 1, 2] => 0,
+                [0, 2, 1] => 1,
+                [1, 0, 2] => 2,
+                [1, 2, 0] => 3,
+                [2, 0, 1] => 4,
+                [2, 1, 0] => 5,
+                other => panic!("not a permutation: {other:?}"),
+            };
+            counts[k] += 1;
+        }
+        let x = chi_square(&counts);
+        assert!(x < 40.0, "chi2 = {x}, counts {counts:?}");
+        let mut empty: [u8; 0] = [];
+        super::shuffle(&mut empty);
+        let mut one = [7];
+        super::shuffle(&mut one);
+        assert_eq!(one, [7]);
+    }
+
+    #[test]
+    fn choice_picks_every_item_and_none_from_nothing() {
+        let mut counts = [0u64; 4];
+        for _ in 0..40_000 {
+            counts[*super::choice(&[0usize, 1, 2, 3]).unwrap()] += 1;
+        }
+        let x = chi_square(&counts);
+        assert!(x < 35.0, "chi2 = {x}, counts {counts:?}");
+        assert_eq!(super::choice(core::iter::empty::<u8>()), None);
+        let mut buf = [0u8; 100];
+        super::fill(&mut buf);
+        assert!(buf.iter().any(|&b| b != 0));
     }
 }

@@ -1,5 +1,9 @@
 #![no_std]
-#![doc = include_str!("../README.md")]
+// The front page is its own file, not the README that `STYLE` habits include: the README is
+// the repository's page and links to files (BENCHMARKS.md, docs/) that docs.rs does not host.
+// This page links with intra-doc links and absolute URLs only, and `cargo xtask ci --only
+// doc-links` checks every link it renders.
+#![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "std")]
@@ -14,16 +18,47 @@ pub mod fast;
 /// non-cryptographic [`fast`] module.
 #[cfg(feature = "std")]
 mod crypto;
+#[cfg(feature = "std")]
+mod error;
+#[cfg(feature = "std")]
+mod uniform;
+
 /// The **cryptographic** generator: [`fill_bytes`] and [`next_u64`] read a lazily-initialised
-/// global [`pool::numa::NodePools`] seeded from the OS; [`Rng`] is a `rand_core`
-/// `Rng + CryptoRng` handle to it. For keys, nonces and tokens; see [`fast`] for speed without
-/// cryptographic guarantees.
+/// global [`pool::numa::NodePools`] seeded from the OS; [`rng`] returns a [`SecureRng`], a
+/// `rand_core` `Rng + CryptoRng` handle to it. For keys, nonces and tokens; see [`fast`] for
+/// speed without cryptographic guarantees.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use crypto::{Rng, fill_bytes, next_u64, try_fill_bytes};
+pub use crypto::{SecureRng, fill_bytes, next_u64, rng, try_fill_bytes, try_next_u64};
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use error::Error;
 
+/// The former name of [`SecureRng`], which collided with rand 0.10's `Rng` trait in a
+/// `use rand::Rng; use scalrand::Rng;` (E0252).
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed to `SecureRng` (or call `scalrand::rng()`)"
+)]
+pub type Rng = SecureRng;
+
+// The crates are linked, not inlined: rustdoc inlines a foreign crate whole, with every
+// re-export inside it (core's atomics, the `digest` crate and its `typenum`), and their pages
+// would repeat here with links that only resolve on their own sites.
+/// Non-cryptographic generators: bit-exact xoroshiro128 `+`/`++`/`**` with jumps, wyrand,
+/// and `PerCpu`, one state per CPU shared by `&self` (the crate `scalrand-fastprng`).
 pub use scalrand_fastprng as fastprng;
+/// The OS layer every crate builds on: CPU id, fork detection, wipe-on-fork memory, OS
+/// entropy, a fork-aware lock, the clock (the crate `scalrand-os`).
 pub use scalrand_os as os;
+/// Cryptographic generators that scale: Fortuna that generates outside its lock, per-NUMA
+/// ChaCha20 pools with per-CPU fast key erasure (the crate `scalrand-pool`).
 pub use scalrand_pool as pool;
+/// A simulator of Linux's page-allocator free-list shuffle with a memory-side-cache model
+/// (the crate `scalrand-shuffle`).
 pub use scalrand_shuffle as shuffle;
+/// Hashing in bounded chunks that yields to a thread, a host or an async executor
+/// (`digest_async` with the `async` feature; the crate `scalrand-simd-chunk`).
 pub use scalrand_simd_chunk as simd_chunk;

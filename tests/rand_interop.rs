@@ -1,6 +1,6 @@
 //! rand 0.10's helpers (`rand::RngExt`: `random`, `random_range`, `random_bool`, `fill`;
 //! `rand::seq::SliceRandom::shuffle`, `IndexedRandom::choose`) on every scalrand generator:
-//! the facade's [`scalrand::Rng`] handle, `&PerCpu<_>` (and the global `scalrand::fast`
+//! the facade's [`scalrand::SecureRng`] handle, `&PerCpu<_>` (and the global `scalrand::fast`
 //! one), the three xoroshiro types, and `&Fortuna` / `Fortuna`.
 //!
 //! All of them implement rand_core 0.10's `TryRng<Error = Infallible>`, which makes them
@@ -73,13 +73,18 @@ fn assert_crypto<R: CryptoRng + ?Sized>(_: &R) {}
 
 #[test]
 fn facade_crypto_handle() {
-    let mut rng = scalrand::Rng::new();
+    let mut rng = scalrand::rng();
     assert_crypto(&rng);
     exercise(&mut rng);
+    // A copy reads the same pools: it does not repeat the original's output.
+    let mut copy = rng;
+    assert_ne!(rng.random::<u64>(), copy.random::<u64>());
+    let mut named = scalrand::SecureRng::new();
+    exercise(&mut named);
     // Handles share the global pools; any number of them, on any thread.
     let tokens: Vec<[u8; 32]> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..4)
-            .map(|_| s.spawn(|| scalrand::Rng::new().random::<[u8; 32]>()))
+            .map(|_| s.spawn(|| scalrand::rng().random::<[u8; 32]>()))
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -115,7 +120,7 @@ fn xoroshiro_types() {
     exercise(&mut Xoroshiro128StarStar::seed_from_u64(2));
     exercise(&mut Xoroshiro128Plus::seed_from_u64(3));
     // Seeding one generator from another through rand_core's SeedableRng::from_rng.
-    let mut from_crypto = Xoroshiro128PlusPlus::from_rng(&mut scalrand::Rng::new());
+    let mut from_crypto = Xoroshiro128PlusPlus::from_rng(&mut scalrand::rng());
     exercise(&mut from_crypto);
 }
 
@@ -209,15 +214,15 @@ fn node_pools_by_shared_reference() {
 /// The code of `docs/MIGRATION.md`, kept compiling and passing here.
 #[test]
 fn migration_guide_snippets() {
-    // rand::rng() -> scalrand::Rng
-    let mut rng = scalrand::Rng::new();
+    // rand::rng() -> scalrand::rng()
+    let mut rng = scalrand::rng();
     let die: u8 = rng.random_range(1..=6);
     assert!((1..=6).contains(&die));
     let nonce: [u8; 12] = rng.random();
     let _ = nonce;
-    // `scalrand::Rng` is Send + Sync (ThreadRng is neither).
-    fn send_sync<T: Send + Sync>(_: &T) {}
-    send_sync(&rng);
+    // `scalrand::SecureRng` is Send + Sync + Copy (ThreadRng is none of them).
+    fn send_sync_copy<T: Send + Sync + Copy>(_: &T) {}
+    send_sync_copy(&rng);
 
     // getrandom::fill -> scalrand::fill_bytes
     let mut key = [0u8; 32];
@@ -226,6 +231,21 @@ fn migration_guide_snippets() {
 
     // fastrand -> scalrand::fast
     let _x = scalrand::fast::next_u64();
+    let roll = scalrand::fast::u8(1..=6).unwrap();
+    assert!((1..=6).contains(&roll));
+    let mut v: Vec<u32> = (0..10).collect();
+    scalrand::fast::shuffle(&mut v);
+    let pick = scalrand::fast::choice(&v).unwrap();
+    assert!(*pick < 10);
+    let coin = scalrand::fast::bool();
+    let unit = scalrand::fast::f64();
+    assert!((0.0..1.0).contains(&unit));
+    let _ = coin;
+    // fastrand::Rng::with_seed(7) -> WyRand::from_state(7): the same stream.
+    let mut seeded = scalrand::fastprng::WyRand::from_state(7);
+    let again: Vec<u64> = (0..3).map(|_| seeded.next_raw()).collect();
+    let mut seeded = scalrand::fastprng::WyRand::from_state(7);
+    assert_eq!(again, (0..3).map(|_| seeded.next_raw()).collect::<Vec<_>>());
     let mut rng = scalrand::fast::global();
     let roll: u8 = rng.random_range(1..=6);
     assert!((1..=6).contains(&roll));
@@ -238,9 +258,39 @@ fn migration_guide_snippets() {
     let rng = PerCpu::with_cpus(Xoroshiro128PlusPlus::seed_from_u64(42), 8).unwrap();
     let sample: f64 = (&rng).random();
     assert!((0.0..1.0).contains(&sample));
-    let mut sim = Xoroshiro128PlusPlus::from_rng(&mut scalrand::Rng::new());
+    let first = rng.with_cpu(0, |slot| slot.random::<u64>()).unwrap();
+    // Slot 0 of another instance from the same seed gives the same value.
+    let twin = PerCpu::with_cpus(Xoroshiro128PlusPlus::seed_from_u64(42), 8).unwrap();
+    assert_eq!(
+        twin.with_cpu(0, |slot| slot.random::<u64>()).unwrap(),
+        first
+    );
+    let mut sim = Xoroshiro128PlusPlus::from_rng(&mut scalrand::rng());
     let step = sim.random_range(0..100);
     assert!(step < 100);
     let firsts: Vec<u64> = (&rng).random_iter().take(3).collect();
     assert_eq!(firsts.len(), 3);
+}
+
+/// The old name still compiles (deprecated), and the new one sits beside rand's `Rng` trait
+/// in one scope: `use rand::Rng; use scalrand::Rng;` was E0252.
+#[test]
+#[allow(deprecated)]
+fn renamed_handle_keeps_a_deprecated_alias() {
+    #[allow(unused_imports)]
+    use rand::Rng;
+    use scalrand::SecureRng;
+    let mut old = scalrand::Rng::new();
+    let mut new: SecureRng = old;
+    assert_ne!(old.random::<u64>(), new.random::<u64>());
+}
+
+/// `try_` functions report a typed `scalrand::Error` that `?` converts into a boxed error.
+#[test]
+fn try_functions_return_scalrand_error() -> Result<(), Box<dyn std::error::Error>> {
+    let mut salt = [0u8; 16];
+    scalrand::try_fill_bytes(&mut salt)?;
+    let id: Result<u64, scalrand::Error> = scalrand::try_next_u64();
+    assert_ne!(id?, scalrand::try_next_u64()?);
+    Ok(())
 }

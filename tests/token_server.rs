@@ -484,7 +484,7 @@ fn large_upload_is_hashed_while_the_probe_keeps_answering() {
             "no ping answered during the chunked hash"
         );
     }
-    // And the probe kept answering during the whole upload (generous: a loaded 2-core VM).
+    // And the probe kept answering during the whole upload (generous: a loaded 2-core machine).
     assert!(chunked.probe.answered >= 2, "{:?}", chunked.probe);
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;

@@ -1,4 +1,4 @@
-//! scalrand-simd-chunk benches (issue 7), baselines side by side:
+//! scalrand-simd-chunk benches, baselines side by side:
 //!
 //! 1. Throughput (criterion): chunked (`digest_chunked`, default 4 KiB policy) vs one-shot
 //!    `D::digest` for SHA-256 and SHA-512, plus BLAKE3 at 4 KiB, 16 KiB and `Policy::tree_hash`.

@@ -11,6 +11,7 @@
 
 use std::sync::atomic::AtomicBool;
 
+pub mod args;
 pub mod cli;
 pub mod harness;
 pub mod plot;

@@ -28,7 +28,8 @@ const COLUMNS: usize = 2;
 /// Font family every text of the plot uses (registered by [`register_fonts`]).
 const FONT: &str = "sans-serif";
 
-/// Line colours (ColorBrewer Dark2, then grey), one per series of a panel.
+/// Line colours (ColorBrewer Dark2, then grey), one per series of a panel of up to 8 series;
+/// larger panels get evenly spaced hues instead ([`colour`]), so no two lines share a colour.
 const COLOURS: [RGBColor; 8] = [
     RGBColor(0x1b, 0x9e, 0x77),
     RGBColor(0xd9, 0x5f, 0x02),
@@ -39,6 +40,39 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(0xa6, 0x76, 0x1d),
     RGBColor(0x66, 0x66, 0x66),
 ];
+
+/// The colour of series `i` of a panel of `n` series: distinct from every other series of the
+/// panel.
+pub fn colour(i: usize, n: usize) -> RGBColor {
+    if n <= COLOURS.len() {
+        return COLOURS[i % COLOURS.len()];
+    }
+    // Evenly spaced hues, dark enough to read on white: HSL (k / n, 0.75, 0.4) as RGB, where
+    // series i takes hue k = i * step mod n with a step coprime to n near n / 3, so that
+    // series listed next to each other in the legend are far apart on the colour wheel.
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let step = (n / 3..n).find(|&s| s > 0 && gcd(s, n) == 1).unwrap_or(1);
+    let h = ((i * step) % n) as f64 / n as f64 * 6.0;
+    let (s, l) = (0.75, 0.40);
+    let c = (1.0 - (2.0 * l - 1.0_f64).abs()) * s;
+    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
+    let (r, g, b) = match h as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    RGBColor(byte(r), byte(g), byte(b))
+}
 
 /// Makes DejaVu Sans the plots' sans-serif font (regular and bold); harmless to repeat.
 fn register_fonts() -> Result<(), PlotError> {
@@ -126,20 +160,21 @@ where
     let mut chart = ChartBuilder::on(&chart_area)
         .caption(&group.name, (FONT, 14).into_font().style(FontStyle::Bold))
         .margin(10)
-        .x_label_area_size(36)
-        .y_label_area_size(70)
+        .x_label_area_size(40)
+        .y_label_area_size(86)
         .build_cartesian_2d(
             xs.log_scale()
                 .with_key_points(threads.iter().map(|&t| t as f64).collect()),
             ys.log_scale().with_key_points(decades),
         )?;
-    let unit = match group.unit {
-        Unit::Ops => " op/s",
-        Unit::Bytes => "B/s",
+    let (unit, y_desc) = match group.unit {
+        Unit::Ops => (" op/s", "aggregate throughput (calls/s, log)"),
+        Unit::Bytes => ("B/s", "aggregate throughput (bytes/s, log)"),
     };
     chart
         .configure_mesh()
-        .x_desc("threads")
+        .x_desc("threads (log)")
+        .y_desc(y_desc)
         .x_label_formatter(&|t| format!("{}", t.round()))
         .y_label_formatter(&|v| format!("{}{unit}", si(*v)))
         .label_style((FONT, 11))
@@ -148,8 +183,9 @@ where
         .bold_line_style(RGBColor(0xee, 0xee, 0xee))
         .draw()?;
 
+    let n = group.series.len();
     for (i, s) in group.series.iter().enumerate() {
-        let c = COLOURS[i % COLOURS.len()];
+        let c = colour(i, n);
         let style = c.stroke_width(2);
         let pts: Vec<(f64, f64)> = s
             .points
@@ -192,4 +228,21 @@ pub fn write_png(report: &Report, path: &Path) -> Result<(), PlotError> {
     register_fonts()?;
     let root = BitMapBackend::new(path, size(report)).into_drawing_area();
     draw(&root, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::colour;
+
+    #[test]
+    fn colours_are_distinct_within_a_panel() {
+        for n in 1..=16 {
+            let cs: Vec<_> = (0..n).map(|i| colour(i, n)).collect();
+            for i in 0..n {
+                for j in 0..i {
+                    assert_ne!(cs[i], cs[j], "{n} series: {i} and {j} share a colour");
+                }
+            }
+        }
+    }
 }

@@ -175,9 +175,87 @@ pub fn group_table(report: &Report, group: &Group) -> Table {
     Table { header, rows }
 }
 
+/// How to read the tables' columns (the markdown's second paragraph).
+pub const COLUMNS_EXPLAINED: &str = "\
+Columns: `N thr` is the aggregate throughput of N threads at once (median of the runs); \
+`M/1 thr` is the most threads' throughput over one thread's. `serial s` is the fraction of \
+one call that Amdahl's law, speedup(n) = 1 / (s + (1 - s) / n), fits to those two points: \
+near 0 for a row that scales (per-CPU or per-thread state), near 1 for one that does not \
+(a lock). `bound N CPUs` is one thread's throughput times 1 / (s + (1 - s) / N): what that \
+fit allows on a machine with N CPUs. The bounds are extrapolations from two points, not \
+measurements, and a single noisy point moves them a lot.";
+
+/// The share of the ideal speedup below which a group whose best row scaled no better is
+/// reported as measured on a busy machine (per-thread baselines reach 0.93-1.0 of it on an
+/// idle one).
+pub const DISTURBED_BELOW: f64 = 0.85;
+
+/// `ours / base` as `1.23x`, or `n/a` where either figure is missing or zero.
+fn ratio(ours: f64, base: f64) -> String {
+    let r = ours / base;
+    if r.is_finite() && base > 0.0 {
+        format!("{r:.2}x")
+    } else {
+        "n/a".to_owned()
+    }
+}
+
 impl Report {
+    /// Reasons to distrust this run's serial and bound columns, or its figures, in words:
+    /// more threads than CPUs, a fit from only two thread counts, and groups in which no row
+    /// scaled near the ideal (a busy or throttled machine).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let maxt = self.threads.iter().copied().max().unwrap_or(1);
+        if maxt <= 1 {
+            return out;
+        }
+        if maxt > self.cpus {
+            out.push(format!(
+                "{maxt} threads on {} CPUs: beyond {} threads the workers time-share the CPUs, \
+                 so every row stops scaling there; the serial and bound columns fit that, not \
+                 the generator.",
+                self.cpus, self.cpus
+            ));
+        }
+        if self.threads.len() <= 2 {
+            out.push(format!(
+                "The serial and bound columns come from two points (1 and {maxt} threads): read \
+                 them as a sketch, and measure more thread counts on a larger machine before \
+                 quoting a bound."
+            ));
+        }
+        let ideal = maxt.min(self.cpus);
+        if ideal >= 2 {
+            for g in &self.groups {
+                let best = g
+                    .series
+                    .iter()
+                    .filter_map(|s| {
+                        let one = s.points.iter().find(|p| p.threads == 1)?.per_sec;
+                        let at = s.points.iter().find(|p| p.threads == ideal)?.per_sec;
+                        Some(at / one).filter(|r| r.is_finite())
+                    })
+                    .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+                if let Some(best) = best
+                    && best < DISTURBED_BELOW * ideal as f64
+                {
+                    out.push(format!(
+                        "{}: no row scaled above {best:.2}x from 1 to {ideal} threads, where \
+                         per-thread rows reach about {ideal}x on an idle machine: the run looks \
+                         disturbed (other load, throttling); rerun, with --pin, before quoting \
+                         this group.",
+                        g.name
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Every group as a markdown section: its table, then the ratio of every scalrand row to
-    /// every baseline at the largest thread count.
+    /// every baseline at one thread and at the largest thread count; the columns explained
+    /// and any [`warnings`](Report::warnings) first.
     pub fn markdown(&self) -> String {
         let mut md = format!(
             "Measured by `cargo xtask scaling` on {} CPUs ({} ms x {} runs, median{}).\n\n",
@@ -190,6 +268,16 @@ impl Report {
                 ""
             }
         );
+        md.push_str(COLUMNS_EXPLAINED);
+        md.push_str("\n\n");
+        let warnings = self.warnings();
+        if !warnings.is_empty() {
+            md.push_str("**Warnings:**\n\n");
+            for w in &warnings {
+                md.push_str(&format!("- {w}\n"));
+            }
+            md.push('\n');
+        }
         let maxt = self.threads.iter().copied().max().unwrap_or(1);
         for g in &self.groups {
             md.push_str(&format!("### {}\n\n", g.name));
@@ -216,7 +304,7 @@ impl Report {
                         let ov = at(o);
                         let parts: Vec<String> = base
                             .iter()
-                            .map(|b| format!("{:.2}x {}", ov / at(b), b.name))
+                            .map(|b| format!("{} {}", ratio(ov, at(b)), b.name))
                             .collect();
                         md.push_str(&format!("- {}: {}\n", o.name, parts.join(", ")));
                     }
@@ -282,6 +370,50 @@ mod tests {
         ));
         assert!(md.contains("Ratios at 1 thread (ours / baseline):\n\n- ours: 2.00x Mutex"));
         assert!(md.contains("Ratios at 2 threads (ours / baseline):\n\n- ours: 20.00x Mutex"));
+    }
+
+    #[test]
+    fn columns_are_explained_and_two_points_warned_about() {
+        let md = report().markdown();
+        assert!(md.contains("`serial s` is the fraction of"));
+        assert!(md.contains("`bound N CPUs` is one thread's throughput"));
+        assert!(
+            md.contains("**Warnings:**\n\n- The serial and bound columns come from two points")
+        );
+        // The report's best row doubled: not disturbed.
+        assert_eq!(report().warnings().len(), 1);
+    }
+
+    #[test]
+    fn a_group_where_nothing_scaled_is_flagged() {
+        let mut r = report();
+        r.groups[0].series[0].points[1].per_sec = 130e6; // 1.3x at 2 threads, the best row
+        let w = r.warnings();
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("fast u64: no row scaled above 1.30x from 1 to 2 threads")),
+            "{w:?}"
+        );
+        assert!(r.markdown().contains("the run looks disturbed"));
+    }
+
+    #[test]
+    fn more_threads_than_cpus_and_missing_points_are_named() {
+        let mut r = report();
+        r.threads = vec![1, 2, 4];
+        for s in &mut r.groups[0].series {
+            s.points.push(Point {
+                threads: 4,
+                per_sec: 0.0,
+            });
+        }
+        let w = r.warnings();
+        assert!(w[0].starts_with("4 threads on 2 CPUs"), "{w:?}");
+        assert_eq!(w.len(), 1, "{w:?}");
+        // A zero baseline gives n/a, never NaN or inf.
+        let md = r.markdown();
+        assert!(md.contains("- ours: n/a Mutex"), "{md}");
+        assert!(!md.contains("NaN") && !md.contains("inf"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The kernel's own user-space CSPRNG, called directly: the vDSO `getrandom()` (Jason A.
 //! Donenfeld's series, Linux 6.11). glibc ≥ 2.41 routes `getrandom(3)` through it; older glibc
-//! (2.36 on this project's machines) does not, so the harness finds it itself:
+//! (2.36 on Debian 12) does not, so the harness finds it itself:
 //! `dlopen("linux-vdso.so.1", RTLD_NOLOAD)` + `dlsym("__vdso_getrandom")`, asks for the opaque
 //! state's size and mapping flags (a call with a null buffer and `opaque_len = ~0`), and maps
 //! one state per thread with them (the kernel's `MAP_DROPPABLE`, wipe-on-fork memory).

@@ -44,7 +44,7 @@ fn help_lists_the_flags_and_examples() {
     assert!(
         String::from_utf8(out.stdout)
             .unwrap()
-            .starts_with("scaling ")
+            .starts_with("cargo xtask scaling ")
     );
 }
 
@@ -137,4 +137,42 @@ fn a_bad_value_exits_2_naming_the_flag() {
     let out = scaling().arg("--thread").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("--thread"));
+}
+
+/// Each bad input of the harness is refused before anything is measured, with its message.
+#[test]
+fn bad_inputs_are_refused_before_the_run() {
+    let dir = out_dir("scaling-cli-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.to_str().unwrap();
+    let missing = dir.join("no-such-dir").join("plot.png");
+    let missing = missing.to_str().unwrap();
+    for (args, code, message) in [
+        (
+            &["--threads", "100000"][..],
+            2,
+            "100000 threads is more than the 1024 the harness starts at most",
+        ),
+        (&["--threads", "-4"], 2, "-4 is negative: a thread count"),
+        (
+            &["--duration-ms", "0"],
+            2,
+            "0 is not a duration in milliseconds: it is at least 1",
+        ),
+        (&["--repeat", "-1"], 2, "-1 is negative: a repeat count"),
+        (&["--out", file], 1, "is a file, not a directory"),
+        (&["--png", missing], 1, "does not exist"),
+    ] {
+        let out = scaling()
+            .args(["--filter", "fastrand", "--threads", "1"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} measured something");
+    }
 }

@@ -85,3 +85,35 @@ fn bad_input_exits_2_naming_the_flag() {
     let out = stats().output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Raw bytes on a terminal are refused, with a message saying what to do; `script`
+/// (util-linux) gives the tool a pseudo-terminal for stdout.
+#[test]
+fn raw_output_to_a_terminal_is_refused() {
+    let cmd = format!("{} percpu", env!("CARGO_BIN_EXE_stats"));
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+    else {
+        eprintln!("skipped: no `script` command to give stats a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("stats: stdout is a terminal, and GEN writes raw binary there"),
+        "{text}"
+    );
+}
+
+#[test]
+fn negative_sizes_and_seeds_are_named() {
+    let out = stats().args(["percpu", "--bytes", "-1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("-1 is negative: a size"), "{err}");
+    let out = stats().args(["percpu", "--seed", "-7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("-7 is negative: a seed"), "{err}");
+}

@@ -9,7 +9,7 @@ use crate::config::{
     BACKEND_TESTS, BACKENDS, FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, SANITIZE,
     SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
 };
-use crate::{Result, flags, fuzz, loom, no_std};
+use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std};
 
 /// The CI steps, declared in the order CI runs them; `--only` / `--skip` take their names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -30,6 +30,11 @@ pub enum Step {
     NoDefaultFeatures,
     /// rustdoc -D warnings
     Doc,
+    /// every relative link, image and anchor in the facade's rendered docs resolves
+    DocLinks,
+    /// a new crate with only the README's dependency lines builds and runs each README
+    /// example (the quick start, async hashing included)
+    FreshCrate,
     /// the criterion benches build, and each benchmark runs once (`-- --test`), so a bench
     /// whose setup no longer holds fails here rather than on a user's `cargo bench`
     BenchBuild,
@@ -122,6 +127,8 @@ impl Step {
             Step::Doc => cargo(name, ["doc", "--workspace", "--no-deps", "--all-features"])
                 .env("RUSTDOCFLAGS", "-D warnings")
                 .run(),
+            Step::DocLinks => doc_links::run(),
+            Step::FreshCrate => fresh_crate::run(),
             Step::BenchBuild => {
                 cargo(name, ["bench", "-p", "scalrand-benches", "--", "--test"]).run()
             }
@@ -349,6 +356,8 @@ mod tests {
                 "latest-deps",
                 "no-default-features",
                 "doc",
+                "doc-links",
+                "fresh-crate",
                 "bench-build",
                 "no-std",
                 "loom",

@@ -98,10 +98,12 @@ pub struct Stats {
     #[arg(long)]
     pub list: bool,
     /// Bytes to write, e.g. 8MiB (0: until the reader stops)
-    #[arg(long, value_name = "SIZE")]
-    pub bytes: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::bench_args::byte_size,
+          allow_negative_numbers = true)]
+    pub bytes: Option<u64>,
     /// Seed of the seedable generators
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::bench_args::seed,
+          allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// The quick z-scores instead of raw bytes
     #[arg(long, conflicts_with = "dieharder")]
@@ -148,6 +150,19 @@ mod tests {
             panic!("not stats: {x:?}")
         };
         assert_eq!(s.dieharder.as_deref(), Some(&[][..]));
+    }
+
+    #[test]
+    fn stats_sizes_and_seeds_name_negative_numbers() {
+        let e = Xtask::try_parse_from(["xtask", "stats", "percpu", "--bytes", "-1"]).unwrap_err();
+        assert!(e.to_string().contains("-1 is negative: a size"), "{e}");
+        let e = Xtask::try_parse_from(["xtask", "stats", "percpu", "--seed", "-3"]).unwrap_err();
+        assert!(e.to_string().contains("-3 is negative: a seed"), "{e}");
+        let x = Xtask::try_parse_from(["xtask", "stats", "percpu", "--bytes", "8MiB"]).unwrap();
+        let Command::Stats(s) = x.command else {
+            panic!("not stats: {x:?}")
+        };
+        assert_eq!(s.bytes, Some(8 << 20));
     }
 
     #[test]

@@ -12,10 +12,16 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// The benchmark tools' command line, declared once in the benches package and parsed here
+// too, so help and bad input are answered before the benches are built.
+#[path = "../../benches/src/args.rs"]
+mod bench_args;
 mod ci;
 mod cmd;
 mod config;
+mod doc_links;
 mod flags;
+mod fresh_crate;
 mod fuzz;
 mod loom;
 mod no_std;

@@ -1,11 +1,16 @@
 //! `cargo xtask stats`: a generator's raw output (the `stats` binary of the benches, in
 //! release), its smoke scores, or that output piped into `dieharder -g 200`.
 
+use std::io::IsTerminal;
+
 use crate::cmd::{Cmd, cargo};
-use crate::{Result, flags};
+use crate::{Result, bench_args, flags};
 
 /// `cargo xtask stats`.
 pub fn run(flags: &flags::Stats) -> Result {
+    // Raw bytes to a terminal are refused before the tool is built.
+    let raw = !flags.list && !flags.smoke && flags.dieharder.is_none();
+    bench_args::refuse_terminal(raw, std::io::stdout().is_terminal())?;
     let mut producer = cargo(
         "stats",
         [
@@ -25,8 +30,8 @@ pub fn run(flags: &flags::Stats) -> Result {
     if let Some(g) = &flags.generator {
         producer = producer.arg(g);
     }
-    if let Some(b) = &flags.bytes {
-        producer = producer.args(["--bytes", b]);
+    if let Some(b) = flags.bytes {
+        producer = producer.args(["--bytes".to_owned(), b.to_string()]);
     }
     if let Some(s) = flags.seed {
         producer = producer.args(["--seed".to_owned(), s.to_string()]);

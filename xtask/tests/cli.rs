@@ -46,6 +46,8 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "test",
             "no-default-features",
             "doc",
+            "doc-links",
+            "fresh-crate",
             "bench-build",
             "no-std",
             "loom",
@@ -77,4 +79,88 @@ fn a_bad_step_exits_2_naming_the_flag() {
 
     let out = xtask().arg("no-such-command").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// xtask with a cargo that cannot start: any attempt to build fails loudly, so a command
+/// that succeeds, or fails with its own message, answered without building.
+fn xtask_without_cargo() -> Command {
+    let mut c = xtask();
+    c.env("CARGO", "/nonexistent/cargo");
+    c
+}
+
+#[test]
+fn scaling_help_answers_without_building() {
+    let out = xtask_without_cargo()
+        .args(["scaling", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        help.contains("Usage: cargo xtask scaling [OPTIONS]"),
+        "{help}"
+    );
+    assert!(help.contains("--duration-ms"));
+}
+
+#[test]
+fn scaling_refuses_bad_values_before_building() {
+    for (args, message) in [
+        (
+            &["--threads", "100000"][..],
+            "100000 threads is more than the 1024 the harness starts at most",
+        ),
+        (&["--threads", "-4"], "-4 is negative: a thread count"),
+        (
+            &["--duration-ms", "0"],
+            "0 is not a duration in milliseconds: it is at least 1",
+        ),
+        (&["--out", "Cargo.toml"], "is a file, not a directory"),
+        (
+            &["--png", "no-such-dir/x.png"],
+            "the directory no-such-dir does not exist",
+        ),
+    ] {
+        let out = xtask_without_cargo()
+            .arg("scaling")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(
+            !err.contains("/nonexistent/cargo"),
+            "{args:?} tried to build: {err}"
+        );
+    }
+}
+
+/// `stats GEN` on a terminal: refused before the tool is built. `script` (util-linux) gives
+/// the command a pseudo-terminal for stdout.
+#[test]
+fn stats_refuses_a_terminal() {
+    let cmd = format!(
+        "CARGO=/nonexistent/cargo {} stats percpu",
+        env!("CARGO_BIN_EXE_xtask")
+    );
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+    else {
+        eprintln!("skipped: no `script` command to give xtask a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("stdout is a terminal"), "{text}");
+    assert!(
+        !text.contains("/nonexistent/cargo"),
+        "tried to build: {text}"
+    );
 }

@@ -1,77 +1,18 @@
 //! The scaling harness behind `cargo xtask scaling`: aggregate throughput of every scalrand
 //! generator and its baselines at 1, 2, 4, ... threads up to all CPUs, measured in one run,
 //! printed as a table and written as markdown, JSON and a plot (SVG and PNG). `--help` lists
-//! the options.
+//! the options, declared in [`scalrand_benches::args`] (which xtask parses too, before it
+//! builds this).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use scalrand_benches::args::ScalingArgs as Args;
 use scalrand_benches::harness::{self, Options};
 use scalrand_benches::report::Report;
 use scalrand_benches::{Row, all_rows, cli, plot};
-
-const EXAMPLES: &str = "\
-Examples:
-  cargo xtask scaling                                  every row, 1, 2, 4, ... all CPUs
-  cargo xtask scaling --threads 1,2,4 --filter crypto  the crypto rows at 1, 2 and 4 threads
-  cargo xtask scaling --duration-ms 400 --repeat 5 --out docs
-                                                       refresh the committed tables and plots
-  cargo xtask scaling --from docs/scaling.json --out target/replot
-                                                       redraw a saved run without measuring
-  cargo xtask scaling --from docs/scaling.json --png plot.png
-                                                       the same, plus the PNG at plot.png
-  cargo xtask scaling --pin --filter 'fast u64'        worker i pinned to CPU i
-  cargo xtask scaling --list                           the rows, by group";
-
-/// Aggregate throughput of scalrand's generators and their baselines against thread count.
-///
-/// Writes scaling.md (the tables), scaling.json (the data), scaling.svg and scaling.png (one
-/// drawing) into --out.
-#[derive(Debug, Parser)]
-#[command(name = "scaling", version, after_help = EXAMPLES)]
-struct Args {
-    /// Thread counts to measure, comma-separated or repeated [default: 1, 2, 4, ... up to all
-    /// CPUs]
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = cli::thread_count)]
-    threads: Vec<usize>,
-    /// Length of one measurement, in milliseconds
-    #[arg(long, value_name = "MS", default_value_t = 300)]
-    duration_ms: u64,
-    /// Measurements per point; the median is reported
-    #[arg(long, value_name = "N", default_value_t = 3,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    repeat: u32,
-    /// Only rows whose group or name contains TEXT (repeatable: any of them)
-    #[arg(long, value_name = "TEXT")]
-    filter: Vec<String>,
-    /// Where scaling.{md,json,svg,png} go (`docs` refreshes the committed ones)
-    #[arg(long, value_name = "DIR", default_value = "target/scaling")]
-    out: PathBuf,
-    /// List the rows (after --filter) and exit
-    #[arg(long)]
-    list: bool,
-    /// Print the report as JSON on stdout instead of the tables
-    #[arg(long)]
-    json: bool,
-    /// Redraw the tables and plots of a saved run (a scaling.json) instead of measuring
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["threads", "list"])]
-    from: Option<PathBuf>,
-    /// Pin worker thread i to CPU i (mod the CPU count) while it measures: steadier figures
-    /// for the per-CPU generators on a shared machine, and the thread-per-core case
-    #[arg(long)]
-    pin: bool,
-    /// Also draw the plot as SVG at PATH (the same drawing as --out's scaling.svg)
-    #[arg(long, value_name = "PATH")]
-    svg: Option<PathBuf>,
-    /// Also draw the plot as PNG at PATH (the same drawing as --out's scaling.png)
-    #[arg(long, value_name = "PATH")]
-    png: Option<PathBuf>,
-    /// No progress bar and no per-point lines on stderr
-    #[arg(long, short)]
-    quiet: bool,
-}
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -97,6 +38,8 @@ fn selected(filter: &[String]) -> Vec<Row> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    // Before anything is measured: a run that cannot write its outputs is refused now.
+    args.check_outputs()?;
     let report = match &args.from {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -150,6 +93,9 @@ fn run(args: &Args) -> Result<(), String> {
         println!("\n{md}");
     }
     write_all(&args.out, &report, &md, &json)?;
+    for w in report.warnings() {
+        eprintln!("scaling: warning: {w}");
+    }
     if let Some(p) = &args.svg {
         plot::write_svg(&report, p).map_err(|e| format!("cannot draw {}: {e}", p.display()))?;
     }

@@ -2,11 +2,11 @@
 //! `--smoke`. `cargo xtask stats GEN --dieharder` pipes it into `dieharder -g 200 -a`;
 //! `--help` lists the options.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use scalrand_benches::{cli, sources, stats};
+use scalrand_benches::{args, sources, stats};
 use serde::Serialize;
 
 const EXAMPLES: &str = "\
@@ -29,10 +29,12 @@ struct Args {
     #[arg(long)]
     list: bool,
     /// Bytes to write, e.g. 4096 or 8MiB; 0 = until the reader stops (with --smoke: 8MiB)
-    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = cli::byte_size)]
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = args::byte_size,
+          allow_negative_numbers = true)]
     bytes: u64,
     /// Seed of the seedable generators (the OS-seeded ones ignore it)
-    #[arg(long, value_name = "S", default_value_t = 0x5ca1_ab1e)]
+    #[arg(long, value_name = "S", default_value_t = 0x5ca1_ab1e, value_parser = args::seed,
+          allow_negative_numbers = true)]
     seed: u64,
     /// Print the quick z-scores (monobit, byte chi-square, serial correlation) instead
     #[arg(long)]
@@ -81,6 +83,8 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Raw bytes go to stdout: never to a terminal (checked before the generator is built).
+    args::refuse_terminal(!args.smoke, std::io::stdout().is_terminal())?;
     let name = args.generator.as_deref().unwrap_or_default();
     let mut source = sources::by_name(name, args.seed)
         .ok_or_else(|| format!("unknown generator {name:?}; `stats --list` lists them"))?

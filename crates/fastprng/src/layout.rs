@@ -7,19 +7,18 @@
 //! `kernel/rseq.c` returns `EINVAL` for an area of the original 32-byte size that is not
 //! 32-byte aligned (and for a larger one not aligned to `struct rseq`). A slot word whose
 //! address has the same low 12 bits as those bytes ("4K aliasing") makes a load wait on an
-//! unrelated store: a microbenchmark of the `PerCpu<Xoroshiro128++>` step on this project's
-//! AMD EPYC test machine ran 1.65 ns per call with the slot anywhere else in the page and
-//! 2.10 ns (+27%) with its buffers over the area's bytes 4..16. So every word a xoroshiro
+//! unrelated store, and a `PerCpu<Xoroshiro128++>` step with its buffers over the area's
+//! bytes 4..16 is measurably slower (BENCHMARKS.md, "scalrand-fastprng and
+//! `scalrand::fast`"). So every word a xoroshiro
 //! section loads or stores sits at an offset that is 16..32 modulo 32 within a
 //! 128-byte-aligned slot: it can never alias bytes 4..16 modulo 32 of any thread's rseq area,
 //! wherever the allocator and each thread's TLS put them. Only the abort counter, touched
 //! once per abort, sits at byte 0.
 //!
-//! The wyrand slots (`PerCpuWyRand`, `StaticWyRand`) keep their state at byte 0. With it at
-//! byte 16 or 24, `scalrand::fast::next_u64` measured 0.97× the thread-local `rand_xoshiro`
-//! against 1.06× (five alternated runs each, pinned), for a reason not found; their state
-//! word can alias `cpu_id` only in a slot whose page offset equals the area's, which needs
-//! the area at a multiple of 128 bytes in its page.
+//! The wyrand slots (`PerCpuWyRand`, `StaticWyRand`) keep their state at byte 0, where
+//! `scalrand::fast::next_u64` measured faster than with it at byte 16 or 24, for a reason not
+//! found; their state word can alias `cpu_id` only in a slot whose page offset equals the
+//! area's, which needs the area at a multiple of 128 bytes in its page.
 
 /// Byte offset of slot 0's abort counter (`restarts`).
 #[allow(dead_code)]

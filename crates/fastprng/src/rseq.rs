@@ -35,10 +35,10 @@
 //! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference.
 //!
 //! (A single 16-byte store of `(s0, s1)` would also be a valid commit, but it moves the state
-//! through vector registers and the next call's loads wait on it: 2.5–2.8× the time per call
-//! of this layout, whether the step itself runs in general or in vector registers; and even
-//! an unsound in-place update by two plain stores is only about 10% faster than this layout.
-//! BENCHMARKS.md, "Session 7", has the measurements.)
+//! through vector registers and the next call's loads wait on it, whether the step itself runs
+//! in general or in vector registers; and even an unsound in-place update by two plain stores
+//! is only a little faster than this layout. BENCHMARKS.md, "scalrand-fastprng and
+//! `scalrand::fast`", has the measurements.)
 //!
 //! A thread whose rseq registration failed reads `cpu_id` as -1 or -2, which the unsigned
 //! bounds check rejects; the caller then uses the try-lock slots, which are a separate set of

@@ -50,12 +50,13 @@ const SEED_TRIES: usize = 8;
 ///
 /// static RNG: StaticWyRand = StaticWyRand::new();
 ///
-/// fn roll() -> u64 {
+/// fn nibble() -> u64 {
 ///     // `None` where the restartable sequence does not run: fall back to a per-CPU
-///     // generator with try-lock slots.
-///     RNG.try_next_u64().unwrap_or_else(|| PerCpuWyRand::from_os().unwrap().next_u64()) % 6
+///     // generator with try-lock slots. (The top 4 bits: uniform in 0..16, where `% 6`
+///     // would favour small values.)
+///     RNG.try_next_u64().unwrap_or_else(|| PerCpuWyRand::from_os().unwrap().next_u64()) >> 60
 /// }
-/// assert!(roll() < 6);
+/// assert!(nibble() < 16);
 /// ```
 pub struct StaticWyRand {
     /// The slots' mapping (never unmapped once published), or null.
@@ -109,8 +110,8 @@ impl StaticWyRand {
     ///     SLOW.get_or_init(|| PerCpuWyRand::from_os().unwrap()).next_u64()
     /// }
     ///
-    /// let roll = RNG.next_u64_or(slow) % 6;
-    /// assert!(roll < 6);
+    /// let nibble = RNG.next_u64_or(slow) >> 60; // uniform in 0..16
+    /// assert!(nibble < 16);
     /// ```
     #[inline]
     pub fn next_u64_or(&self, fallback: impl FnOnce() -> u64) -> u64 {

@@ -1,8 +1,8 @@
 //! Check-interval policies: how many bytes to process between two `should_yield` checks.
 //!
 //! Follows the outcome of the kernel thread LKML, Robert Elliott, "[PATCH v4 10/24] crypto: x86/poly - limit FPU preemption", December 2022 and the kernel patches after it: a
-//! fixed 4 KiB interval with a cheap test, not per-algorithm byte tables. Two refinements the
-//! issue asks for: the interval is rounded to a multiple of the algorithm's block size (so the
+//! fixed 4 KiB interval with a cheap test, not per-algorithm byte tables. Two refinements on
+//! top: the interval is rounded to a multiple of the algorithm's block size (so the
 //! hasher never buffers a partial block at a check), and a latency target can be turned into an
 //! interval from a measured ns/byte, so fast and slow algorithms get the same latency.
 
@@ -18,10 +18,9 @@ pub const DEFAULT_INTERVAL: usize = 4096;
 /// Bytes between checks for tree hashes such as BLAKE3: 64 KiB, 64 of BLAKE3's 1 KiB chunks.
 ///
 /// BLAKE3 hashes 8 or 16 chunks at once with AVX2/AVX-512 and merges subtrees as large as each
-/// `update` allows, so short updates cost it throughput: on this project's benchmark machine
-/// 4 KiB updates ran at about 0.45x of one-shot and 16 KiB at about 0.9x, while 64 KiB matched
-/// one-shot within noise (see `BENCHMARKS.md`). At BLAKE3 speeds 64 KiB is still only 10-15 µs
-/// between checks.
+/// `update` allows, so short updates cost it throughput, and 64 KiB updates keep it near
+/// one-shot speed (BENCHMARKS.md, "scalrand-simd-chunk", has the ratios). At BLAKE3 speeds
+/// 64 KiB is still only microseconds between checks.
 pub const TREE_HASH_INTERVAL: usize = 64 * 1024;
 
 /// A bad policy parameter. Every constructor that can be misused returns one of these.

@@ -361,7 +361,7 @@ mod on_tokio {
             .min(g.len() - 1)]
     }
 
-    /// The acceptance test: 256 MiB hashed with `digest_async` on a current-thread
+    /// The crate's acceptance test: 256 MiB hashed with `digest_async` on a current-thread
     /// runtime while a 1 ms ticker keeps ticking; the same hash done with a plain
     /// `Sha256::digest` in the same future starves the ticker completely. (sha2 is built with
     /// opt-level 3 even in debug, see the root Cargo.toml, so this takes well under a second.)
