@@ -115,6 +115,13 @@
 //! against a child made by `fork()`, by `syscall(SYS_fork)` and under an earlier-registered
 //! atfork handler, and scans the child's memory for the parent's later output.
 //!
+//! The fresh OS bytes are the defence; pid and generation are an extra (siblings started as
+//! pid 1 of their own namespaces share both, and share the inherited input pool). So a child
+//! whose OS read fails **fails closed**: it rekeys nothing, [`NodePools::try_fill_bytes`]
+//! returns [`NumaError::Entropy`] and [`NodePools::fill_bytes`] panics, and the next read
+//! asks the OS again (`tests/numa_hostile.rs`, with `getrandom` and `/dev/urandom` denied by
+//! a seccomp filter).
+//!
 //! # Bad inputs
 //!
 //! | input | result | test |
@@ -131,11 +138,12 @@
 //! | `add_entropy` crediting `usize::MAX` bits | mixed in; at most one push per node, the rest of the credit dropped (bounded work under the input lock) | `numa_bad_inputs::huge_credit_is_bounded` |
 //! | malformed sysfs `cpulist` | [`NumaError::Source`] | `numa_bad_inputs::bad_sysfs` |
 //! | bad hwloc synthetic description | [`NumaError::Source`] | `numa_hwloc::bad_synthetic` (`hwloc` feature) |
+//! | OS entropy denied in a fork child (seccomp, sandbox) | fail closed: [`NodePools::try_fill_bytes`] returns [`NumaError::Entropy`], [`NodePools::fill_bytes`] panics; a later read tries again | `numa_hostile::a_fork_child_without_entropy_refuses_to_answer` |
+//! | a read whose node or input lock stays held (a signal handler interrupting a read on its own thread) | bounded wait, then a one-read key from the OS; without `std`, [`NumaError::Busy`] | `numa::tests::a_node_lock_held_by_this_thread_sends_the_read_elsewhere`, `numa_hostile::signal_handlers_that_read_never_hang` |
 //!
-//! If the OS entropy source fails, [`NodePools::new`] returns [`NumaError::Entropy`]; a
-//! reseed or fork rekey then still rotates every key and, after a fork, mixes in the child's
-//! pid and generation so a child never repeats its parent (not covered by a test: it needs
-//! fault injection into `getrandom`).
+//! If the OS entropy source fails, [`NodePools::new`] returns [`NumaError::Entropy`]. A
+//! scheduled reseed whose OS read fails still rotates every node key (the pools' own state is
+//! secret; the next reseed asks the OS again).
 
 pub(crate) mod backends;
 pub(crate) mod chacha;
