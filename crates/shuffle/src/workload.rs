@@ -234,10 +234,25 @@ pub fn run_stream<R: Rng>(
     cache: &mut MemSideCache,
     spec: &StreamSpec,
 ) -> Result<CacheStats, Error> {
+    run_stream_with(zone, cache, spec, &mut |z: &mut Zone<R>| {
+        z.alloc_pages(0, MigrateType::Movable)
+    })
+}
+
+/// [`run_stream`] with the arrays' pages from `alloc` (e.g. through a server's reclaim).
+///
+/// # Errors
+/// As [`run_stream`].
+pub fn run_stream_with<R: Rng>(
+    zone: &mut Zone<R>,
+    cache: &mut MemSideCache,
+    spec: &StreamSpec,
+    alloc: &mut PageAlloc<'_, R>,
+) -> Result<CacheStats, Error> {
     if spec.array_pages == 0 || spec.sweeps == 0 {
         return Err(Error::BadParameter("stream needs pages and sweeps"));
     }
-    let Some(phys) = alloc_run(zone, 3 * spec.array_pages, MigrateType::Movable)? else {
+    let Some(phys) = alloc_run_with(zone, 3 * spec.array_pages, alloc)? else {
         return Err(Error::BadParameter(
             "stream arrays do not fit in the zone's free memory",
         ));
@@ -245,27 +260,78 @@ pub fn run_stream<R: Rng>(
     let n = spec.array_pages as usize;
     let (a, rest) = phys.split_at(n);
     let (b, c) = rest.split_at(n);
-    let step = match cache.mode() {
-        crate::cache::CacheMode::Line => crate::cache::LINE_SIZE,
-        crate::cache::CacheMode::PageColour => PAGE_SIZE,
-    };
     cache.flush();
     for sweep in 0..=spec.sweeps {
         if sweep == 1 {
             cache.reset_stats();
         }
         for i in 0..n {
-            let mut off = 0;
-            while off < PAGE_SIZE {
-                cache.access_page(b[i], off);
-                cache.access_page(c[i], off);
-                cache.access_page(a[i], off);
-                off += step;
-            }
+            sweep_page(cache, &[b[i], c[i], a[i]]);
         }
     }
     let st = cache.stats();
     free_run(zone, &phys)?;
+    Ok(st)
+}
+
+/// Touches every line (line mode) or the page (page-colour mode) of each page, interleaved.
+fn sweep_page(cache: &mut MemSideCache, pages: &[u64]) {
+    let step = match cache.mode() {
+        crate::cache::CacheMode::Line => crate::cache::LINE_SIZE,
+        crate::cache::CacheMode::PageColour => PAGE_SIZE,
+    };
+    let mut off = 0;
+    while off < PAGE_SIZE {
+        for &p in pages {
+            cache.access_page(p, off);
+        }
+        off += step;
+    }
+}
+
+/// The two-instance case as a bandwidth tool runs it: each instance streams over its own
+/// `pages` pages, the two interleaved page by page, `sweeps` measured passes after one warm
+/// pass. `before[k]` runs on node `k` just before instance `k` allocates (e.g. a zonesort
+/// that sees what instance 0 holds). Returns the stats; frees both instances.
+///
+/// # Errors
+/// [`Error::BadParameter`] for zero pages or sweeps, or an instance that does not fit.
+pub fn run_two_instance_stream<R: Rng>(
+    nodes: &mut [Zone<R>; 2],
+    cache: &mut MemSideCache,
+    pages: u64,
+    sweeps: u32,
+    before: &mut dyn FnMut(usize, &mut [Zone<R>; 2]) -> Result<(), Error>,
+) -> Result<CacheStats, Error> {
+    if pages == 0 || sweeps == 0 {
+        return Err(Error::BadParameter("two-instance needs pages and sweeps"));
+    }
+    let mut inst: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..2 {
+        before(k, nodes)?;
+        match alloc_run(&mut nodes[k], pages, MigrateType::Movable)? {
+            Some(p) => inst[k] = p,
+            None => {
+                if k == 1 {
+                    free_run(&mut nodes[0], &inst[0])?;
+                }
+                return Err(Error::BadParameter("an instance does not fit on its node"));
+            }
+        }
+    }
+    cache.flush();
+    for sweep in 0..=sweeps {
+        if sweep == 1 {
+            cache.reset_stats();
+        }
+        for i in 0..pages as usize {
+            sweep_page(cache, &[inst[0][i], inst[1][i]]);
+        }
+    }
+    let st = cache.stats();
+    for k in 0..2 {
+        free_run(&mut nodes[k], &inst[k])?;
+    }
     Ok(st)
 }
 

@@ -683,6 +683,26 @@ impl<R: Rng> Zone<R> {
         self.area.add(i, order, mt, to_tail);
     }
 
+    /// Pages in use per 4 MiB cache slot for a direct-mapped cache of `cache_pages` pages
+    /// (see [`crate::zonesort`]).
+    ///
+    /// # Errors
+    /// [`Error::BadParameter`] unless `cache_pages` is a positive multiple of 1024.
+    pub fn slot_cover(&self, cache_pages: u64) -> Result<Vec<u64>, Error> {
+        crate::zonesort::slot_cover(&self.area, cache_pages)
+    }
+
+    /// Intel's zonesort (see [`crate::zonesort`]): every free list sorted by address, the
+    /// order-10 lists queued by how many times their cache slot is covered in `cover` (from
+    /// [`Zone::slot_cover`], summed over every zone behind the cache).
+    ///
+    /// # Errors
+    /// [`Error::BadParameter`] unless `cache_pages` is a positive multiple of 1024 and `cover`
+    /// has `cache_pages / 1024` entries.
+    pub fn zonesort(&mut self, cache_pages: u64, cover: &[u64]) -> Result<(), Error> {
+        crate::zonesort::zonesort(&mut self.area, cache_pages, cover)
+    }
+
     /// Shuffles the free lists of blocks of `order` over the whole zone with `mode`
     /// (see [`crate::shuffle`]).
     ///

@@ -17,8 +17,9 @@ use scalrand_shuffle::presets::{self, PRESETS, default_aging, heap_for};
 use scalrand_shuffle::server::ServerSpec;
 use scalrand_shuffle::workload::{StreamSpec, TwoInstanceSpec};
 use scalrand_shuffle::{
-    BiasReport, CacheMode, Curve, ExperimentConfig, ExperimentResult, KernelVersion, PAGE_SIZE,
-    ShuffleMode, Workload, measure_bias, run_experiment,
+    BandwidthModel, BiasReport, CacheMode, CalibrateConfig, Curve, ExperimentConfig,
+    ExperimentResult, KernelVersion, PAGE_SIZE, ShuffleMode, Workload, measure_bias, run_calibrate,
+    run_experiment,
 };
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +30,9 @@ const EXAMPLES: &str = "Examples:
   scalrand-shuffle simulate --preset java --zone-mib 1GiB --cache-mib 128MiB --order 0
   scalrand-shuffle simulate --config experiment.json --json   # an ExperimentConfig as JSON
   scalrand-shuffle bias --mode kernel --blocks 8 --trials 200000 --json
-  scalrand-shuffle plot --report run.json --svg docs/shuffle.svg --png docs/shuffle.png";
+  scalrand-shuffle plot --report run.json --svg docs/shuffle.svg --png docs/shuffle.png
+  scalrand-shuffle calibrate --json                           # KNL STREAM + aliasing at 1/16 size
+  scalrand-shuffle calibrate --scale 1 --near-gbps 450 --far-gbps 90";
 
 /// Simulator of Linux's free-list shuffle (mm/shuffle.c) with a memory-side-cache model.
 #[derive(Debug, Parser)]
@@ -50,6 +53,41 @@ enum Command {
     /// Redraw the plot of a saved `simulate --json` report (SVG and/or PNG).
     #[command(after_help = EXAMPLES)]
     Plot(PlotArgs),
+    /// Hold the model against public measurements: KNL STREAM fresh and aged, the
+    /// two-instance aliasing case; near-memory miss ratios and modelled bandwidth.
+    #[command(after_help = EXAMPLES)]
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Args)]
+struct CalibrateArgs {
+    /// Divide every size by this power of two (1 = full size: 96 GiB zone, 16 GiB cache).
+    #[arg(long, default_value_t = 16)]
+    scale: u64,
+    /// Near-memory (cache) bandwidth, GB/s.
+    #[arg(long, default_value_t = BandwidthModel::KNL.near_gbps)]
+    near_gbps: f64,
+    /// Far-memory bandwidth, GB/s.
+    #[arg(long, default_value_t = BandwidthModel::KNL.far_gbps)]
+    far_gbps: f64,
+    /// Seeds, comma-separated (one aging history each; figures are medians).
+    #[arg(long, value_delimiter = ',', num_args = 1, default_value = "1,2,3,4,5")]
+    seeds: Vec<u64>,
+    /// Server aging rounds before the aged STREAM run.
+    #[arg(long, default_value_t = 4)]
+    rounds: u32,
+    /// STREAM passes measured (after one warm pass).
+    #[arg(long, default_value_t = 3)]
+    sweeps: u32,
+    /// Kernel whose rules apply: any major.minor from 5.2.
+    #[arg(long, value_name = "VERSION", value_parser = parse_kernel, default_value = "5.10")]
+    kernel: KernelVersion,
+    /// JSON report on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -256,6 +294,7 @@ fn main() -> ExitCode {
         Command::Simulate(a) => simulate(a),
         Command::Bias(a) => bias(a),
         Command::Plot(a) => plot(a),
+        Command::Calibrate(a) => calibrate(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -461,6 +500,72 @@ fn report(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> Simulat
             shuffled_sd: r.shuffled.sd.clone(),
         },
     }
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
+    let cfg = CalibrateConfig {
+        scale: a.scale,
+        bandwidth: BandwidthModel {
+            near_gbps: a.near_gbps,
+            far_gbps: a.far_gbps,
+        },
+        seeds: a.seeds,
+        aging_rounds: a.rounds,
+        sweeps: a.sweeps,
+        kernel: a.kernel,
+    };
+    cfg.validate()?;
+    let target = if a.quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(Some(cfg.seeds.len() as u64 * 4), target);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
+    {
+        bar.set_style(style);
+    }
+    let res = run_calibrate::<Xoroshiro128PlusPlus>(&cfg, &mut |done, _| bar.set_position(done));
+    bar.finish_and_clear();
+    let r = res?;
+    if a.json {
+        let text = serde_json::to_string(&r).map_err(|e| CliError(e.to_string()))?;
+        println!("{text}");
+        return Ok(());
+    }
+    let k = &r.knl_stream;
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    println!(
+        "bandwidth model: near {} GB/s, far {} GB/s; scale 1/{} ({:.2} GiB zone, {:.2} GiB cache), {} seeds (medians)",
+        cfg.bandwidth.near_gbps,
+        cfg.bandwidth.far_gbps,
+        cfg.scale,
+        gib(k.zone_bytes),
+        gib(k.cache_bytes),
+        cfg.seeds.len()
+    );
+    println!(
+        "KNL STREAM   fresh: miss {:.3} -> {:.0} GB/s (published {:.0})   aged: miss {:.3} -> {:.0} GB/s (published {:.0})",
+        k.fresh_miss_ratio,
+        k.fresh_gbps,
+        k.target_fresh_gbps,
+        k.aged_miss_ratio,
+        k.aged_gbps,
+        k.target_aged_gbps
+    );
+    let al = &r.aliasing;
+    println!(
+        "aliasing     in-order: miss {:.3} -> {:.0} GB/s   shuffled: miss {:.3} -> {:.0} GB/s ({:.2}x)   zonesort: miss {:.3} -> {:.0} GB/s",
+        al.in_order_miss_ratio,
+        al.in_order_gbps,
+        al.shuffled_miss_ratio,
+        al.shuffled_gbps,
+        al.shuffle_speedup,
+        al.zonesort_miss_ratio,
+        al.zonesort_gbps
+    );
+    Ok(())
 }
 
 fn simulate(a: SimulateArgs) -> Result<(), CliError> {
