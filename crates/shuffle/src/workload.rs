@@ -289,6 +289,9 @@ fn sweep_page(cache: &mut MemSideCache, pages: &[u64]) {
     }
 }
 
+/// What runs on the nodes before instance `k` allocates (see [`run_two_instance_stream`]).
+pub type NodeHook<'a, R> = dyn FnMut(usize, &mut [Zone<R>; 2]) -> Result<(), Error> + 'a;
+
 /// The two-instance case as a bandwidth tool runs it: each instance streams over its own
 /// `pages` pages, the two interleaved page by page, `sweeps` measured passes after one warm
 /// pass. `before[k]` runs on node `k` just before instance `k` allocates (e.g. a zonesort
@@ -301,7 +304,7 @@ pub fn run_two_instance_stream<R: Rng>(
     cache: &mut MemSideCache,
     pages: u64,
     sweeps: u32,
-    before: &mut dyn FnMut(usize, &mut [Zone<R>; 2]) -> Result<(), Error>,
+    before: &mut NodeHook<'_, R>,
 ) -> Result<CacheStats, Error> {
     if pages == 0 || sweeps == 0 {
         return Err(Error::BadParameter("two-instance needs pages and sweeps"));
@@ -324,8 +327,8 @@ pub fn run_two_instance_stream<R: Rng>(
         if sweep == 1 {
             cache.reset_stats();
         }
-        for i in 0..pages as usize {
-            sweep_page(cache, &[inst[0][i], inst[1][i]]);
+        for (&p0, &p1) in inst[0].iter().zip(&inst[1]) {
+            sweep_page(cache, &[p0, p1]);
         }
     }
     let st = cache.stats();
