@@ -8,7 +8,7 @@
 //! A cache *slot* here is one order-10 block's worth of cache (4 MiB): slot of a block =
 //! `(pfn / 1024) mod (cache_pages / 1024)`. The cover of a slot is the number of pages in use
 //! (present and not on a buddy free list) whose 4 MiB granule maps to it; blocks are queued by
-//! `cover / 1024` (whole times covered), then by address. [`slot_cover`] counts one zone;
+//! `cover / 1024` (whole times covered), then by address. [`crate::Zone::slot_cover`] counts one zone;
 //! a caller with several zones behind one cache (NUMA nodes) adds their covers up.
 //!
 //! Like the module, this works on the buddy lists only: pages on per-CPU lists stay there.

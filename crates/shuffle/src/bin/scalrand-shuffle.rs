@@ -71,7 +71,12 @@ struct CalibrateArgs {
     #[arg(long, default_value_t = BandwidthModel::KNL.far_gbps)]
     far_gbps: f64,
     /// Seeds, comma-separated (one aging history each; figures are medians).
-    #[arg(long, value_delimiter = ',', num_args = 1, default_value = "1,2,3,4,5")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1,
+        default_value = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"
+    )]
     seeds: Vec<u64>,
     /// Server aging rounds before the aged STREAM run.
     #[arg(long, default_value_t = 4)]
@@ -520,7 +525,7 @@ fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
     } else {
         ProgressDrawTarget::stderr()
     };
-    let bar = ProgressBar::with_draw_target(Some(cfg.seeds.len() as u64 * 4), target);
+    let bar = ProgressBar::with_draw_target(Some(cfg.seeds.len() as u64 * 7), target);
     if let Ok(style) =
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
     {
@@ -565,6 +570,22 @@ fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
         al.zonesort_miss_ratio,
         al.zonesort_gbps
     );
+    let pct = |x: f64| x * 100.0;
+    for (name, p) in [
+        ("in-order", &r.jvm.in_order),
+        ("shuffle", &r.jvm.shuffle),
+        ("zonesort", &r.jvm.zonesort),
+    ] {
+        println!(
+            "JVM {name:<9} conflict rate  fresh: {:.2}% (p10 {:.2}, p90 {:.2})   aged: {:.2}% (p10 {:.2}, p90 {:.2})",
+            pct(p.fresh.median),
+            pct(p.fresh.p10),
+            pct(p.fresh.p90),
+            pct(p.aged.median),
+            pct(p.aged.p10),
+            pct(p.aged.p90)
+        );
+    }
     Ok(())
 }
 
