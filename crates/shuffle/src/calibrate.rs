@@ -160,7 +160,30 @@ pub struct AliasingCalibration {
     pub zonesort_gbps: f64,
     /// `shuffled_gbps / in_order_gbps` (the changelog reports 3×).
     pub shuffle_speedup: f64,
+    /// The same case with instances of a quarter and an eighth of the cache (the changelog
+    /// does not give the size).
+    pub smaller_instances: Vec<AliasingPoint>,
 }
+
+/// The aliasing case at one instance size (medians over seeds).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AliasingPoint {
+    /// Pages per instance.
+    pub instance_pages: u64,
+    /// Delivered bandwidth per policy, GB/s.
+    pub in_order_gbps: f64,
+    /// See `in_order_gbps`.
+    pub shuffled_gbps: f64,
+    /// See `in_order_gbps`.
+    pub zonesort_gbps: f64,
+    /// `shuffled_gbps / in_order_gbps`.
+    pub shuffle_speedup: f64,
+}
+
+/// Instance sizes of the aliasing case, as fractions 1/n of the cache; the first is the
+/// headline case.
+const ALIAS_FRACTIONS: [u64; 3] = [2, 4, 8];
 
 /// Median and the 10th and 90th percentiles of a sample (linear interpolation between order
 /// statistics).
@@ -264,7 +287,7 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
     };
     let server = ServerSpec::for_zone(zone_pages);
     let (mut fresh, mut aged) = (Vec::new(), Vec::new());
-    let mut alias: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut alias: [[Vec<f64>; 3]; ALIAS_FRACTIONS.len()] = Default::default();
     let mut jvm: [(Vec<f64>, Vec<f64>); 3] = Default::default();
     for &seed in &cfg.seeds {
         // KNL STREAM: in-order zone, fresh then aged.
@@ -287,40 +310,43 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
         aged.push(st.miss_rate());
         done += 1;
         progress(done, total);
-        // Aliasing: two cache-sized nodes, three policies.
-        for (p, out) in alias.iter_mut().enumerate() {
-            let policy = if p == 1 {
-                ShufflePolicy::KERNEL
-            } else {
-                ShufflePolicy::OFF
-            };
-            let node = |n: u64| -> Result<Zone<R>, Error> {
-                let zc = ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
-                Zone::new(
-                    &zc,
-                    policy,
-                    R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
-                )
-            };
-            let mut nodes = [node(0)?, node(1)?];
-            let zonesort = p == 2;
-            let st = run_two_instance_stream(
-                &mut nodes,
-                &mut cache,
-                cache_pages / 2,
-                cfg.sweeps,
-                &mut |k, nodes: &mut [Zone<R>; 2]| {
-                    if !zonesort {
-                        return Ok(());
-                    }
-                    let mut cover = nodes[0].slot_cover(cache_pages)?;
-                    for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
-                        *c += d;
-                    }
-                    nodes[k].zonesort(cache_pages, &cover)
-                },
-            )?;
-            out.push(st.miss_rate());
+        // Aliasing: two cache-sized nodes, three policies, three instance sizes.
+        for (frac, outs) in ALIAS_FRACTIONS.iter().zip(alias.iter_mut()) {
+            for (p, out) in outs.iter_mut().enumerate() {
+                let policy = if p == 1 {
+                    ShufflePolicy::KERNEL
+                } else {
+                    ShufflePolicy::OFF
+                };
+                let node = |n: u64| -> Result<Zone<R>, Error> {
+                    let zc =
+                        ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
+                    Zone::new(
+                        &zc,
+                        policy,
+                        R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
+                    )
+                };
+                let mut nodes = [node(0)?, node(1)?];
+                let zonesort = p == 2;
+                let st = run_two_instance_stream(
+                    &mut nodes,
+                    &mut cache,
+                    cache_pages / frac,
+                    cfg.sweeps,
+                    &mut |k, nodes: &mut [Zone<R>; 2]| {
+                        if !zonesort {
+                            return Ok(());
+                        }
+                        let mut cover = nodes[0].slot_cover(cache_pages)?;
+                        for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
+                            *c += d;
+                        }
+                        nodes[k].zonesort(cache_pages, &cover)
+                    },
+                )?;
+                out.push(st.miss_rate());
+            }
         }
         done += 2;
         progress(done, total);
@@ -334,10 +360,25 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
     }
     let bw = cfg.bandwidth;
     let (f, a) = (median(&fresh), median(&aged));
-    let m: [f64; 3] = core::array::from_fn(|p| median(&alias[p]));
+    let m: [f64; 3] = core::array::from_fn(|p| median(&alias[0][p]));
     // Medians of the bandwidths are the bandwidths of the median miss ratios: bw(m) is
     // monotonic.
     let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(m[p]));
+    let smaller_instances = ALIAS_FRACTIONS
+        .iter()
+        .zip(&alias)
+        .skip(1)
+        .map(|(frac, a)| {
+            let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(median(&a[p])));
+            AliasingPoint {
+                instance_pages: cache_pages / frac,
+                in_order_gbps: g[0],
+                shuffled_gbps: g[1],
+                zonesort_gbps: g[2],
+                shuffle_speedup: g[1] / g[0],
+            }
+        })
+        .collect();
     Ok(CalibrateReport {
         config: cfg.clone(),
         knl_stream: StreamCalibration {
@@ -360,6 +401,7 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
             shuffled_gbps: g[1],
             zonesort_gbps: g[2],
             shuffle_speedup: g[1] / g[0],
+            smaller_instances,
         },
         jvm: {
             let pol = |p: usize| JvmPolicy {

@@ -8,7 +8,8 @@
 //! A cache *slot* here is one order-10 block's worth of cache (4 MiB): slot of a block =
 //! `(pfn / 1024) mod (cache_pages / 1024)`. The cover of a slot is the number of pages in use
 //! (present and not on a buddy free list) whose 4 MiB granule maps to it; blocks are queued by
-//! `cover / 1024` (whole times covered), then by address. [`crate::Zone::slot_cover`] counts one zone;
+//! the times their slot is covered, `ceil(cover / 1024)` (a partly covered slot counts: its
+//! pages in use would conflict), then by address. [`crate::Zone::slot_cover`] counts one zone;
 //! a caller with several zones behind one cache (NUMA nodes) adds their covers up.
 //!
 //! Like the module, this works on the buddy lists only: pages on per-CPU lists stay there.
@@ -58,8 +59,8 @@ pub(crate) fn slot_cover(area: &FreeArea, cache_pages: u64) -> Result<Vec<u64>, 
     Ok(cover)
 }
 
-/// Sorts every free list of `area` by address; the order-10 lists by whole times their slot is
-/// covered (`cover`, one entry per slot), then by address.
+/// Sorts every free list of `area` by address; the order-10 lists by the times their slot is
+/// covered (`ceil(cover / 1024)`, `cover` one entry per slot), then by address.
 ///
 /// # Errors
 /// [`Error::BadParameter`] unless `cache_pages` is a positive multiple of 1024 and `cover` has
@@ -78,7 +79,10 @@ pub(crate) fn zonesort(area: &mut FreeArea, cache_pages: u64, cover: &[u64]) -> 
             if order == MAX_ORDER {
                 nodes.sort_unstable_by_key(|&i| {
                     let pfn = start + u64::from(i);
-                    (cover[((pfn / SLOT_PAGES) % n) as usize] / SLOT_PAGES, i)
+                    (
+                        cover[((pfn / SLOT_PAGES) % n) as usize].div_ceil(SLOT_PAGES),
+                        i,
+                    )
                 });
             } else {
                 nodes.sort_unstable();

@@ -61,26 +61,27 @@ fn zonesort_sorts_by_address_then_by_slot_cover() {
     assert_eq!(cover, vec![0; 4]);
     z.zonesort(4096, &cover).unwrap();
     assert_eq!(z.free_list(10, MigrateType::Movable), sorted);
-    // Slots 0 and 1 covered once (a whole block each), slot 2 by half a block, 3 not at all:
-    // whole times covered 1, 1, 0, 0 -> blocks of slots 2 and 3 first, by address.
+    // Slot 0 covered by a whole block, slot 1 by 1500 pages, slot 2 by half a block, slot 3
+    // not at all: times covered (a partly covered slot counts) 1, 2, 1, 0 -> slot 3's blocks
+    // first, then slots 0 and 2 by address, then slot 1.
     z.zonesort(4096, &[1024, 1500, 512, 0]).unwrap();
     assert_eq!(
         z.free_list(10, MigrateType::Movable),
-        vec![2048, 3072, 6144, 7168, 0, 1024, 4096, 5120]
+        vec![3072, 7168, 0, 2048, 4096, 6144, 1024, 5120]
     );
-    // Allocate block 0 (1024 pages in use in slot 0) and split block 1024: cover counts pages
+    // Allocate block 3072 whole and one page of block 7168 (both slot 3): cover counts pages
     // in use, and lower orders are sorted by address.
     let a = z.alloc_pages(10, MigrateType::Movable).unwrap().unwrap();
-    assert_eq!(a, 2048);
+    assert_eq!(a, 3072);
     let b = z.alloc_pages(0, MigrateType::Movable).unwrap().unwrap();
-    assert_eq!(b, 3072);
-    assert_eq!(z.slot_cover(4096).unwrap(), vec![0, 0, 1024, 1]);
+    assert_eq!(b, 7168);
+    assert_eq!(z.slot_cover(4096).unwrap(), vec![0, 0, 0, 1025]);
     z.zonesort(4096, &z.slot_cover(4096).unwrap()).unwrap();
-    assert_eq!(z.free_list(0, MigrateType::Movable), vec![3073]);
-    assert_eq!(z.free_list(9, MigrateType::Movable), vec![3584]);
+    assert_eq!(z.free_list(0, MigrateType::Movable), vec![7169]);
+    assert_eq!(z.free_list(9, MigrateType::Movable), vec![7680]);
     assert_eq!(
         z.free_list(10, MigrateType::Movable),
-        vec![0, 1024, 4096, 5120, 7168, 6144]
+        vec![0, 1024, 2048, 4096, 5120, 6144]
     );
     z.check_consistency().unwrap();
 }
@@ -134,6 +135,18 @@ fn calibrate_small() {
     // conflict. Strictly between the two.
     assert!(a.shuffled_miss_ratio > 0.0 && a.shuffled_miss_ratio < 1.0);
     assert!((a.shuffle_speedup - a.shuffled_gbps / a.in_order_gbps).abs() < 1e-12);
+    // Smaller instances: a quarter and an eighth of the cache. In-order still aliases page for
+    // page; zonesort still separates them.
+    let sizes: Vec<u64> = a
+        .smaller_instances
+        .iter()
+        .map(|p| p.instance_pages)
+        .collect();
+    assert_eq!(sizes, vec![1024, 512]);
+    for p in &a.smaller_instances {
+        assert_eq!(p.in_order_gbps, 90.0);
+        assert_eq!(p.zonesort_gbps, 400.0);
+    }
 }
 
 #[test]

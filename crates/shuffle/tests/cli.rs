@@ -287,6 +287,14 @@ fn calibrate_json_shape() {
         frac(&a[format!("{p}_miss_ratio")]);
         a[format!("{p}_gbps")].as_f64().unwrap();
     }
+    assert_eq!(a["smaller_instances"].as_array().unwrap().len(), 2);
+    for p in ["in_order", "shuffle", "zonesort"] {
+        for when in ["fresh", "aged"] {
+            let d = &v["jvm"][p][when];
+            let (lo, mid, hi) = (frac(&d["p10"]), frac(&d["median"]), frac(&d["p90"]));
+            assert!(lo <= mid && mid <= hi, "{p} {when}: {d}");
+        }
+    }
     assert_eq!(v["config"]["scale"], 1024);
     assert_eq!(v["config"]["kernel"], "5.10");
 }

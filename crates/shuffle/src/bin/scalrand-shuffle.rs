@@ -570,6 +570,16 @@ fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
         al.zonesort_miss_ratio,
         al.zonesort_gbps
     );
+    for pt in &al.smaller_instances {
+        println!(
+            "  instances of {:.3} of the cache: in-order {:.0}, shuffled {:.0} GB/s ({:.2}x), zonesort {:.0} GB/s",
+            pt.instance_pages as f64 / (k.cache_bytes / scalrand_shuffle::PAGE_SIZE) as f64,
+            pt.in_order_gbps,
+            pt.shuffled_gbps,
+            pt.shuffle_speedup,
+            pt.zonesort_gbps
+        );
+    }
     let pct = |x: f64| x * 100.0;
     for (name, p) in [
         ("in-order", &r.jvm.in_order),
