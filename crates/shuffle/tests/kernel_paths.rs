@@ -602,6 +602,15 @@ fn scenarios() -> Vec<Scenario> {
             ],
             hotplug: vec![],
         },
+        // A zone start that is pageblock- but not order-10-aligned (the kernel's shuffle then
+        // never finds a partner, yet draws its words), a RECLAIMABLE run, a hole onlined.
+        Scenario {
+            start: 0x2_0000 + 1536,
+            spanned: 12 * 1024 + 512,
+            holes: vec![(0x2_0000 + 4096, 0x2_0000 + 6144)],
+            runs: vec![(0x2_0000 + 8192, 0x2_0000 + 9216, MigrateType::Reclaimable)],
+            hotplug: vec![(0x2_0000 + 4096, 0x2_0000 + 6144)],
+        },
         // A large hole brought online in two steps; UNMOVABLE run at the zone start.
         Scenario {
             start: 0x8_0000,
