@@ -109,6 +109,63 @@ impl HeapSpec {
     }
 }
 
+/// Which workload an experiment measures.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Workload {
+    /// The Java-like heap with a hot Zipf subset.
+    Heap(HeapSpec),
+    /// The STREAM-like sweep.
+    Stream(StreamSpec),
+    /// The two-instance contrived case (two nodes of `zone_pages` each).
+    TwoInstance(TwoInstanceSpec),
+}
+
+impl Workload {
+    /// Runs the workload once on `zones` (the first; both for the two-instance case) through
+    /// `cache`, drawing from `rng`: [`run_heap`] (its pages from `alloc` when given, e.g. a
+    /// server's reclaim; `zipf` is its hot-region table), [`run_stream`] or
+    /// [`run_two_instance`].
+    ///
+    /// # Errors
+    /// Those of the workload; [`Error::BadParameter`] for a heap without its Zipf table, or
+    /// fewer zones than the workload needs.
+    pub fn run<R: Rng, W: Rng>(
+        &self,
+        zones: &mut [Zone<R>],
+        cache: &mut MemSideCache,
+        rng: &mut W,
+        zipf: Option<&Zipf>,
+        alloc: Option<&mut PageAlloc<'_, R>>,
+    ) -> Result<CacheStats, Error> {
+        let needed = if matches!(self, Workload::TwoInstance(_)) {
+            2
+        } else {
+            1
+        };
+        if zones.len() < needed {
+            return Err(Error::BadParameter("workload needs more zones"));
+        }
+        match self {
+            Workload::Heap(h) => {
+                let zipf = zipf.ok_or(Error::BadParameter("heap without its Zipf table"))?;
+                match alloc {
+                    Some(a) => run_heap_with(&mut zones[0], cache, rng, h, zipf, a),
+                    None => run_heap(&mut zones[0], cache, rng, h, zipf),
+                }
+            }
+            Workload::Stream(s) => match alloc {
+                Some(a) => run_stream_with(&mut zones[0], cache, s, a),
+                None => run_stream(&mut zones[0], cache, s),
+            },
+            Workload::TwoInstance(t) => {
+                let (a, b) = zones.split_at_mut(1);
+                run_two_instance(&mut a[0], &mut b[0], cache, rng, t)
+            }
+        }
+    }
+}
+
 /// How a workload gets one order-0 page: straight from the zone, or through a server's
 /// reclaim ([`crate::server::ServerAging::alloc`]).
 pub type PageAlloc<'a, R> = dyn FnMut(&mut Zone<R>) -> Result<Option<u64>, Error> + 'a;
