@@ -14,23 +14,10 @@ use crate::kernel::KernelVersion;
 use crate::pcp::PcpLists;
 use crate::server::{ServerAging, ServerSpec};
 use crate::shuffle::ShuffleMode;
-use crate::workload::{
-    Aging, AgingSpec, HeapSpec, StreamSpec, TwoInstanceSpec, Zipf, run_heap, run_heap_with,
-    run_stream, run_two_instance,
-};
+use crate::workload::{Aging, AgingSpec, Zipf};
 use crate::zone::{MAX_ORDER, MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
 
-/// Which workload an experiment measures.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum Workload {
-    /// The Java-like heap with a hot Zipf subset.
-    Heap(HeapSpec),
-    /// The STREAM-like sweep.
-    Stream(StreamSpec),
-    /// The two-instance contrived case (two nodes of `zone_pages` each).
-    TwoInstance(TwoInstanceSpec),
-}
+pub use crate::workload::Workload;
 
 /// Everything an experiment needs.
 #[derive(Clone, Debug, PartialEq)]
@@ -234,28 +221,20 @@ pub fn run_experiment<R: Rng + SeedableRng>(
                         }
                     }
                 }
-                let st = match &cfg.workload {
-                    Workload::Heap(h) => match (&zipf, &cfg.server) {
-                        (Some(zf), Some(sp)) => {
-                            let srv = &mut servers[0];
-                            run_heap_with(
-                                &mut zones[0],
-                                &mut cache,
-                                &mut wrng,
-                                h,
-                                zf,
-                                &mut |z: &mut Zone<R>| srv.alloc(z, sp, 0, MigrateType::Movable),
-                            )?
-                        }
-                        (Some(zf), None) => run_heap(&mut zones[0], &mut cache, &mut wrng, h, zf)?,
-                        (None, _) => {
-                            return Err(Error::BadParameter("heap without its Zipf table"));
-                        }
-                    },
-                    Workload::Stream(s) => run_stream(&mut zones[0], &mut cache, s)?,
-                    Workload::TwoInstance(t) => {
-                        let (a, b) = zones.split_at_mut(1);
-                        run_two_instance(&mut a[0], &mut b[0], &mut cache, &mut wrng, t)?
+                let st = match &cfg.server {
+                    Some(sp) => {
+                        let srv = &mut servers[0];
+                        cfg.workload.run(
+                            &mut zones,
+                            &mut cache,
+                            &mut wrng,
+                            zipf.as_ref(),
+                            Some(&mut |z: &mut Zone<R>| srv.alloc(z, sp, 0, MigrateType::Movable)),
+                        )?
+                    }
+                    None => {
+                        cfg.workload
+                            .run(&mut zones, &mut cache, &mut wrng, zipf.as_ref(), None)?
                     }
                 };
                 let r = st.conflict_rate();

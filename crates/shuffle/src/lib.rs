@@ -6,8 +6,10 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod bandwidth;
 pub mod bias;
 pub mod cache;
+pub mod calibrate;
 mod error;
 pub mod experiment;
 pub mod free_area;
@@ -18,9 +20,12 @@ pub mod server;
 pub mod shuffle;
 pub mod workload;
 pub mod zone;
+pub mod zonesort;
 
+pub use bandwidth::BandwidthModel;
 pub use bias::{BiasReport, chi2_sf, measure_bias};
 pub use cache::{CacheMode, CacheStats, LINE_SIZE, MemSideCache};
+pub use calibrate::{CalibrateConfig, CalibrateReport, run_calibrate};
 pub use error::Error;
 pub use experiment::{Curve, ExperimentConfig, ExperimentResult, Workload, run_experiment};
 pub use free_area::{

@@ -109,6 +109,63 @@ impl HeapSpec {
     }
 }
 
+/// Which workload an experiment measures.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Workload {
+    /// The Java-like heap with a hot Zipf subset.
+    Heap(HeapSpec),
+    /// The STREAM-like sweep.
+    Stream(StreamSpec),
+    /// The two-instance contrived case (two nodes of `zone_pages` each).
+    TwoInstance(TwoInstanceSpec),
+}
+
+impl Workload {
+    /// Runs the workload once on `zones` (the first; both for the two-instance case) through
+    /// `cache`, drawing from `rng`: [`run_heap`] (its pages from `alloc` when given, e.g. a
+    /// server's reclaim; `zipf` is its hot-region table), [`run_stream`] or
+    /// [`run_two_instance`].
+    ///
+    /// # Errors
+    /// Those of the workload; [`Error::BadParameter`] for a heap without its Zipf table, or
+    /// fewer zones than the workload needs.
+    pub fn run<R: Rng, W: Rng>(
+        &self,
+        zones: &mut [Zone<R>],
+        cache: &mut MemSideCache,
+        rng: &mut W,
+        zipf: Option<&Zipf>,
+        alloc: Option<&mut PageAlloc<'_, R>>,
+    ) -> Result<CacheStats, Error> {
+        let needed = if matches!(self, Workload::TwoInstance(_)) {
+            2
+        } else {
+            1
+        };
+        if zones.len() < needed {
+            return Err(Error::BadParameter("workload needs more zones"));
+        }
+        match self {
+            Workload::Heap(h) => {
+                let zipf = zipf.ok_or(Error::BadParameter("heap without its Zipf table"))?;
+                match alloc {
+                    Some(a) => run_heap_with(&mut zones[0], cache, rng, h, zipf, a),
+                    None => run_heap(&mut zones[0], cache, rng, h, zipf),
+                }
+            }
+            Workload::Stream(s) => match alloc {
+                Some(a) => run_stream_with(&mut zones[0], cache, s, a),
+                None => run_stream(&mut zones[0], cache, s),
+            },
+            Workload::TwoInstance(t) => {
+                let (a, b) = zones.split_at_mut(1);
+                run_two_instance(&mut a[0], &mut b[0], cache, rng, t)
+            }
+        }
+    }
+}
+
 /// How a workload gets one order-0 page: straight from the zone, or through a server's
 /// reclaim ([`crate::server::ServerAging::alloc`]).
 pub type PageAlloc<'a, R> = dyn FnMut(&mut Zone<R>) -> Result<Option<u64>, Error> + 'a;
@@ -234,10 +291,25 @@ pub fn run_stream<R: Rng>(
     cache: &mut MemSideCache,
     spec: &StreamSpec,
 ) -> Result<CacheStats, Error> {
+    run_stream_with(zone, cache, spec, &mut |z: &mut Zone<R>| {
+        z.alloc_pages(0, MigrateType::Movable)
+    })
+}
+
+/// [`run_stream`] with the arrays' pages from `alloc` (e.g. through a server's reclaim).
+///
+/// # Errors
+/// As [`run_stream`].
+pub fn run_stream_with<R: Rng>(
+    zone: &mut Zone<R>,
+    cache: &mut MemSideCache,
+    spec: &StreamSpec,
+    alloc: &mut PageAlloc<'_, R>,
+) -> Result<CacheStats, Error> {
     if spec.array_pages == 0 || spec.sweeps == 0 {
         return Err(Error::BadParameter("stream needs pages and sweeps"));
     }
-    let Some(phys) = alloc_run(zone, 3 * spec.array_pages, MigrateType::Movable)? else {
+    let Some(phys) = alloc_run_with(zone, 3 * spec.array_pages, alloc)? else {
         return Err(Error::BadParameter(
             "stream arrays do not fit in the zone's free memory",
         ));
@@ -245,27 +317,81 @@ pub fn run_stream<R: Rng>(
     let n = spec.array_pages as usize;
     let (a, rest) = phys.split_at(n);
     let (b, c) = rest.split_at(n);
-    let step = match cache.mode() {
-        crate::cache::CacheMode::Line => crate::cache::LINE_SIZE,
-        crate::cache::CacheMode::PageColour => PAGE_SIZE,
-    };
     cache.flush();
     for sweep in 0..=spec.sweeps {
         if sweep == 1 {
             cache.reset_stats();
         }
         for i in 0..n {
-            let mut off = 0;
-            while off < PAGE_SIZE {
-                cache.access_page(b[i], off);
-                cache.access_page(c[i], off);
-                cache.access_page(a[i], off);
-                off += step;
-            }
+            sweep_page(cache, &[b[i], c[i], a[i]]);
         }
     }
     let st = cache.stats();
     free_run(zone, &phys)?;
+    Ok(st)
+}
+
+/// Touches every line (line mode) or the page (page-colour mode) of each page, interleaved.
+fn sweep_page(cache: &mut MemSideCache, pages: &[u64]) {
+    let step = match cache.mode() {
+        crate::cache::CacheMode::Line => crate::cache::LINE_SIZE,
+        crate::cache::CacheMode::PageColour => PAGE_SIZE,
+    };
+    let mut off = 0;
+    while off < PAGE_SIZE {
+        for &p in pages {
+            cache.access_page(p, off);
+        }
+        off += step;
+    }
+}
+
+/// What runs on the nodes before instance `k` allocates (see [`run_two_instance_stream`]).
+pub type NodeHook<'a, R> = dyn FnMut(usize, &mut [Zone<R>; 2]) -> Result<(), Error> + 'a;
+
+/// The two-instance case as a bandwidth tool runs it: each instance streams over its own
+/// `pages` pages, the two interleaved page by page, `sweeps` measured passes after one warm
+/// pass. `before[k]` runs on node `k` just before instance `k` allocates (e.g. a zonesort
+/// that sees what instance 0 holds). Returns the stats; frees both instances.
+///
+/// # Errors
+/// [`Error::BadParameter`] for zero pages or sweeps, or an instance that does not fit.
+pub fn run_two_instance_stream<R: Rng>(
+    nodes: &mut [Zone<R>; 2],
+    cache: &mut MemSideCache,
+    pages: u64,
+    sweeps: u32,
+    before: &mut NodeHook<'_, R>,
+) -> Result<CacheStats, Error> {
+    if pages == 0 || sweeps == 0 {
+        return Err(Error::BadParameter("two-instance needs pages and sweeps"));
+    }
+    let mut inst: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..2 {
+        before(k, nodes)?;
+        match alloc_run(&mut nodes[k], pages, MigrateType::Movable)? {
+            Some(p) => inst[k] = p,
+            None => {
+                if k == 1 {
+                    free_run(&mut nodes[0], &inst[0])?;
+                }
+                return Err(Error::BadParameter("an instance does not fit on its node"));
+            }
+        }
+    }
+    cache.flush();
+    for sweep in 0..=sweeps {
+        if sweep == 1 {
+            cache.reset_stats();
+        }
+        for (&p0, &p1) in inst[0].iter().zip(&inst[1]) {
+            sweep_page(cache, &[p0, p1]);
+        }
+    }
+    let st = cache.stats();
+    for k in 0..2 {
+        free_run(&mut nodes[k], &inst[k])?;
+    }
     Ok(st)
 }
 

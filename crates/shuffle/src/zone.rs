@@ -18,12 +18,16 @@
 //!   since 5.10), else at the head or the tail by the shuffle coin at orders ≥ the shuffle
 //!   order, else at the tail when the merged block's buddy is free (`buddy_merge_likely`),
 //!   else at the head.
-//! * Boot marks every pageblock MOVABLE (`memmap_init_zone`) and frees every present range in
-//!   ascending PFN order in the largest naturally aligned chunks (`__free_pages_memory`), then
-//!   shuffles. Pageblock types given with [`ZoneConfig::migratetype`] are applied after the
-//!   boot frees, as a later conversion would (`set_pageblock_migratetype` +
-//!   `move_freepages_block`). [`Zone::online_pages`] (hotplug) frees a hole the way boot does
-//!   and shuffles the zone again.
+//! * Boot marks every pageblock MOVABLE (`memmap_init_zone`), sets the pageblock types given
+//!   with [`ZoneConfig::migratetype`] (`set_pageblock_migratetype`, before any page is free,
+//!   as `init_cma_reserved_pageblock` does for CMA), frees every present range in ascending
+//!   PFN order in the largest naturally aligned chunks (`__free_pages_memory` →
+//!   `__free_pages_core` → `__free_one_page`, so each block joins its pageblock's list by the
+//!   version's placement rule), then shuffles.
+//! * [`Zone::online_pages`] (hotplug) marks every pageblock whose first PFN it onlines MOVABLE
+//!   (`memmap_init_zone(MEMMAP_HOTPLUG)`; 5.10 isolates them first and ends at MOVABLE, with
+//!   the same lists for section-aligned ranges), frees the range the way boot does and
+//!   shuffles the zone again.
 //!
 //! Simplifications: no watermarks inside the zone (the server aging keeps its own), no
 //! `ALLOC_NOFRAGMENT`, no CMA or isolation, and "alike pages" in `steal_suitable_fallback`
@@ -106,9 +110,10 @@ impl ZoneConfig {
         Ok(self)
     }
 
-    /// Gives the pageblocks overlapping PFNs `start .. end` the migratetype `mt` after the boot
-    /// frees (boot itself marks every pageblock MOVABLE): their free blocks move to `mt`'s
-    /// lists, as `move_freepages_block` does when a pageblock is converted.
+    /// Gives the pageblocks overlapping PFNs `start .. end` the migratetype `mt` before the
+    /// boot frees (after `memmap_init_zone` has marked every pageblock MOVABLE), so the boot
+    /// frees put their blocks on `mt`'s lists by `__free_one_page`'s rules. A hole brought
+    /// online later becomes MOVABLE again, as hotplug makes it.
     ///
     /// # Errors
     /// [`Error::StartAfterEnd`], [`Error::RangeOutsideZone`].
@@ -241,21 +246,25 @@ impl<R: Rng> Zone<R> {
             bulk: Vec::new(),
             ops: 0,
         };
-        zone.free_present_range(config.start_pfn, config.end_pfn);
         for &(s, e, mt) in &config.migratetypes {
             if s < e {
-                zone.convert_pageblocks(s, e, mt as u8);
+                zone.set_pageblocks(s, e, mt as u8);
             }
         }
+        zone.free_present_range(config.start_pfn, config.end_pfn);
         if policy.enabled {
             zone.shuffle_free_memory();
         }
         Ok(zone)
     }
 
-    /// Memory hotplug: brings the hole `start .. end` online, frees it in ascending order the
-    /// way boot does and, if shuffling is on, shuffles the zone again (`online_pages` →
-    /// `shuffle_zone`).
+    /// Memory hotplug: brings the hole `start .. end` online, marks every pageblock whose first
+    /// PFN lies in it MOVABLE (`memmap_init_zone(MEMMAP_HOTPLUG)`), frees it in ascending
+    /// order the way boot does and, if shuffling is on, shuffles the zone again
+    /// (`online_pages` → `shuffle_zone`). Linux 5.10 onlines into MIGRATE_ISOLATE pageblocks
+    /// and moves the blocks to the MOVABLE tail afterwards (`undo_isolate_page_range`); for
+    /// ranges that are aligned multiples of 1024 pages, as memory sections are, that gives the
+    /// lists this direct tail free gives.
     ///
     /// # Errors
     /// [`Error::StartAfterEnd`], [`Error::RangeOutsideZone`], [`Error::AlreadyOnline`] if any
@@ -273,6 +282,14 @@ impl<R: Rng> Zone<R> {
             }
         }
         self.area.make_present(start, end);
+        // memmap_init_zone(MEMMAP_HOTPLUG): every pageblock whose first PFN is onlined
+        // becomes MOVABLE (5.10 isolates it first and ends at MOVABLE too).
+        let mut next = start.checked_next_multiple_of(PAGEBLOCK_NR_PAGES);
+        while let Some(pfn) = next.filter(|&p| p < end) {
+            let i = self.area.idx(pfn) as u32;
+            self.area.set_pageblock_mt(i, MigrateType::Movable as u8);
+            next = pfn.checked_add(PAGEBLOCK_NR_PAGES);
+        }
         self.free_present_range(start, end);
         if self.policy.enabled {
             return Ok(Some(self.shuffle_free_memory()));
@@ -336,14 +353,13 @@ impl<R: Rng> Zone<R> {
         }
     }
 
-    /// Sets the pageblocks overlapping `start .. end` to `mt` and moves their free blocks to
-    /// `mt`'s lists (`set_pageblock_migratetype` + `move_freepages_block`).
-    fn convert_pageblocks(&mut self, start: u64, end: u64, mt: u8) {
+    /// `set_pageblock_migratetype` for every pageblock overlapping `start .. end` (before the
+    /// boot frees: nothing is free yet, so nothing moves).
+    fn set_pageblocks(&mut self, start: u64, end: u64, mt: u8) {
         let mut pfn = start & !(PAGEBLOCK_NR_PAGES - 1);
         while pfn < end {
             if let Some(i) = self.area.index_of(pfn.max(self.start_pfn())) {
                 self.area.set_pageblock_mt(i, mt);
-                self.move_freepages_block(i, mt);
             }
             // A zone may end at the top of the PFN space (the fuzzer's zones do).
             let Some(next) = pfn.checked_add(PAGEBLOCK_NR_PAGES) else {
@@ -665,6 +681,26 @@ impl<R: Rng> Zone<R> {
             false
         };
         self.area.add(i, order, mt, to_tail);
+    }
+
+    /// Pages in use per 4 MiB cache slot for a direct-mapped cache of `cache_pages` pages
+    /// (see [`crate::zonesort`]).
+    ///
+    /// # Errors
+    /// [`Error::BadParameter`] unless `cache_pages` is a positive multiple of 1024.
+    pub fn slot_cover(&self, cache_pages: u64) -> Result<Vec<u64>, Error> {
+        crate::zonesort::slot_cover(&self.area, cache_pages)
+    }
+
+    /// Intel's zonesort (see [`crate::zonesort`]): every free list sorted by address, the
+    /// order-10 lists queued by how many times their cache slot is covered in `cover` (from
+    /// [`Zone::slot_cover`], summed over every zone behind the cache).
+    ///
+    /// # Errors
+    /// [`Error::BadParameter`] unless `cache_pages` is a positive multiple of 1024 and `cover`
+    /// has `cache_pages / 1024` entries.
+    pub fn zonesort(&mut self, cache_pages: u64, cover: &[u64]) -> Result<(), Error> {
+        crate::zonesort::zonesort(&mut self.area, cache_pages, cover)
     }
 
     /// Shuffles the free lists of blocks of `order` over the whole zone with `mode`

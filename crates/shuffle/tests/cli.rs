@@ -217,6 +217,88 @@ fn bad_input_exits_2_with_a_message() {
     }
 }
 
+/// `calibrate`'s bad inputs are refused before any zone is built: each answers at once with a
+/// message naming the problem (even at `--scale 1`, whose run would take minutes).
+#[test]
+fn calibrate_bad_input_exits_2_before_work() {
+    for (args, needle) in [
+        (&["calibrate", "--scale", "3"][..], "power of two"),
+        (&["calibrate", "--frobnicate"], "frobnicate"),
+        (&["calibrate", "--scale", "0"], "power of two"),
+        (&["calibrate", "--scale", "2048"], "power of two"),
+        (
+            &["calibrate", "--scale", "1", "--near-gbps", "0"],
+            "above 0",
+        ),
+        (&["calibrate", "--scale", "1", "--far-gbps=-5"], "above 0"),
+        (
+            &["calibrate", "--scale", "1", "--near-gbps", "NaN"],
+            "above 0",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--far-gbps", "500"],
+            "must not exceed",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--rounds", "0"],
+            "aging round",
+        ),
+        (&["calibrate", "--scale", "1", "--sweeps", "0"], "sweep"),
+        (&["calibrate", "--scale", "1", "--seeds", ""], "seed"),
+        (&["calibrate", "--scale", "1", "--kernel", "4.19"], "kernel"),
+    ] {
+        let t = std::time::Instant::now();
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("scalrand-shuffle: "), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+        assert!(t.elapsed().as_secs() < 5, "{args:?} did work first");
+    }
+}
+
+#[test]
+fn calibrate_json_shape() {
+    let v = run_json(&[
+        "calibrate",
+        "--scale",
+        "1024",
+        "--seeds",
+        "1,2",
+        "--rounds",
+        "1",
+        "--json",
+    ]);
+    let k = &v["knl_stream"];
+    for key in ["fresh_miss_ratio", "aged_miss_ratio"] {
+        frac(&k[key]);
+    }
+    let (fresh, aged) = (
+        k["fresh_gbps"].as_f64().unwrap(),
+        k["aged_gbps"].as_f64().unwrap(),
+    );
+    assert!((90.0..=400.0).contains(&fresh) && (90.0..=400.0).contains(&aged));
+    assert_eq!(k["target_fresh_gbps"], 336.0);
+    assert_eq!(k["target_aged_gbps"], 117.0);
+    assert_eq!(k["aged_miss_ratios"].as_array().unwrap().len(), 2);
+    let a = &v["aliasing"];
+    for p in ["in_order", "shuffled", "zonesort"] {
+        frac(&a[format!("{p}_miss_ratio")]);
+        a[format!("{p}_gbps")].as_f64().unwrap();
+    }
+    assert_eq!(a["smaller_instances"].as_array().unwrap().len(), 2);
+    for p in ["in_order", "shuffle", "zonesort"] {
+        for when in ["fresh", "aged"] {
+            let d = &v["jvm"][p][when];
+            let (lo, mid, hi) = (frac(&d["p10"]), frac(&d["median"]), frac(&d["p90"]));
+            assert!(lo <= mid && mid <= hi, "{p} {when}: {d}");
+        }
+    }
+    assert_eq!(v["config"]["scale"], 1024);
+    assert_eq!(v["config"]["kernel"], "5.10");
+}
+
 /// The one end-to-end check of the clap front end: help with examples, the version, a good
 /// run whose JSON parses and round-trips, and a bad flag named in a status-2 error.
 #[test]

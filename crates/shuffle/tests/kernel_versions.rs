@@ -186,8 +186,8 @@ fn two_types() -> Zone<Replay> {
 #[test]
 fn merged_block_joins_the_freed_pages_migratetype() {
     let mut z = two_types();
-    // Boot: every pageblock MOVABLE, [0 1024] at order 10; converting pageblock 1 moves
-    // nothing (PFN 512 is inside block 0, not a free head).
+    // Boot: pageblock 1 is UNMOVABLE before the frees, but the order-10 chunk at PFN 0 is
+    // freed under PFN 0's pageblock type: [0 1024] on the MOVABLE order-10 list.
     assert_eq!(z.free_list(10, MigrateType::Movable), vec![0, 1024]);
     // Two movable order-9 allocations: 0 (512 goes to the movable order-9 list), then 512.
     assert_eq!(z.alloc_pages(9, MigrateType::Movable).unwrap(), Some(0));

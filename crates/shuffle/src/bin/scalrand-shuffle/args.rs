@@ -1,0 +1,231 @@
+//! Command-line arguments: the subcommands' flags (clap derive) and the size and version parsers.
+
+use std::format;
+use std::path::PathBuf;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use clap::{Args, ValueEnum};
+use scalrand_shuffle::presets::PRESETS;
+use scalrand_shuffle::{BandwidthModel, KernelVersion};
+
+pub(crate) const EXAMPLES: &str = "Examples:
+  scalrand-shuffle simulate                                   # preset server: 64 GiB zone, 8 GiB cache
+  scalrand-shuffle simulate --preset server --kernel 5.4 --svg plot.svg --png plot.png
+  scalrand-shuffle simulate --preset server-small --seeds 1,2,3 --json
+  scalrand-shuffle simulate --preset java --zone-mib 1GiB --cache-mib 128MiB --order 0
+  scalrand-shuffle simulate --config experiment.json --json   # an ExperimentConfig as JSON
+  scalrand-shuffle bias --mode kernel --blocks 8 --trials 200000 --json
+  scalrand-shuffle plot --report run.json --svg docs/shuffle.svg --png docs/shuffle.png
+  scalrand-shuffle calibrate --json                           # KNL STREAM + aliasing at 1/16 size
+  scalrand-shuffle calibrate --scale 1 --near-gbps 450 --far-gbps 90";
+
+#[derive(Debug, Args)]
+pub(crate) struct CalibrateArgs {
+    /// Divide every size by this power of two (1 = full size: 96 GiB zone, 16 GiB cache).
+    #[arg(long, default_value_t = 16)]
+    pub(crate) scale: u64,
+    /// Near-memory (cache) bandwidth, GB/s.
+    #[arg(long, default_value_t = BandwidthModel::KNL.near_gbps)]
+    pub(crate) near_gbps: f64,
+    /// Far-memory bandwidth, GB/s.
+    #[arg(long, default_value_t = BandwidthModel::KNL.far_gbps)]
+    pub(crate) far_gbps: f64,
+    /// Seeds, comma-separated (one aging history each; figures are medians).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1,
+        default_value = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"
+    )]
+    pub(crate) seeds: Vec<u64>,
+    /// Server aging rounds before the aged STREAM run.
+    #[arg(long, default_value_t = 4)]
+    pub(crate) rounds: u32,
+    /// STREAM passes measured (after one warm pass).
+    #[arg(long, default_value_t = 3)]
+    pub(crate) sweeps: u32,
+    /// Kernel whose rules apply: any major.minor from 5.2.
+    #[arg(long, value_name = "VERSION", value_parser = parse_kernel, default_value = "5.10")]
+    pub(crate) kernel: KernelVersion,
+    /// JSON report on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PlotArgs {
+    /// A report written by `simulate --json`.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) report: PathBuf,
+    /// Write the plot as SVG.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) svg: Option<PathBuf>,
+    /// Write the plot as PNG (same drawing).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) png: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WorkloadArg {
+    Heap,
+    Stream,
+    TwoInstance,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CacheModeArg {
+    /// One set per 4 KiB page colour (fast).
+    Page,
+    /// One set per 64-byte line.
+    Line,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ModeArg {
+    /// The kernel's `__shuffle_zone`, bias included.
+    Kernel,
+    /// An unbiased Fisher–Yates permutation.
+    #[value(alias = "fy")]
+    FisherYates,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AgingArg {
+    /// Page cache + reclaim, processes, per-CPU lists.
+    Server,
+    /// Mixed-order synthetic churn.
+    Synthetic,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SimulateArgs {
+    /// Named experiment.
+    #[arg(long, default_value = "server", value_parser = clap::builder::PossibleValuesParser::new(PRESETS))]
+    pub(crate) preset: String,
+    /// Start from an ExperimentConfig in JSON (as `--dump-config` prints); flags override it.
+    #[arg(long, value_name = "PATH", conflicts_with = "preset")]
+    pub(crate) config: Option<PathBuf>,
+    /// Print the resolved ExperimentConfig as JSON and exit.
+    #[arg(long)]
+    pub(crate) dump_config: bool,
+    /// Measured workload (default: the preset's).
+    #[arg(long, value_enum)]
+    pub(crate) workload: Option<WorkloadArg>,
+    /// Zone size: a number of MiB or a size like 64GiB, 512MiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_mib)]
+    pub(crate) zone_mib: Option<u64>,
+    /// Cache size: a number of MiB or a size like 8GiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_mib, conflicts_with = "cache_bytes")]
+    pub(crate) cache_mib: Option<u64>,
+    /// Cache size in bytes (or with a unit: 64KiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub(crate) cache_bytes: Option<u64>,
+    /// Cache model granularity.
+    #[arg(long, value_enum)]
+    pub(crate) cache_mode: Option<CacheModeArg>,
+    /// Shuffle order (0..=10; the kernel's is 10).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=10))]
+    pub(crate) order: Option<u8>,
+    /// Shuffle used in the shuffled runs.
+    #[arg(long, value_enum)]
+    pub(crate) mode: Option<ModeArg>,
+    /// No coin for frees at the shuffle order.
+    #[arg(long)]
+    pub(crate) no_pick_tail: bool,
+    /// Kernel whose rules apply: any major.minor from 5.2 (5.2–5.6, 5.7–5.9, 5.10+ differ).
+    #[arg(long, value_name = "VERSION", value_parser = parse_kernel)]
+    pub(crate) kernel: Option<KernelVersion>,
+    /// Aging between measurements (default: the preset's).
+    #[arg(long, value_enum)]
+    pub(crate) aging: Option<AgingArg>,
+    /// No per-CPU page lists.
+    #[arg(long)]
+    pub(crate) no_pcp: bool,
+    /// Aging rounds.
+    #[arg(long)]
+    pub(crate) rounds: Option<u32>,
+    /// Seeds, comma-separated.
+    #[arg(long, value_delimiter = ',', num_args = 1)]
+    pub(crate) seeds: Option<Vec<u64>>,
+    /// Measured accesses per run.
+    #[arg(long)]
+    pub(crate) accesses: Option<u64>,
+    /// Write the plot as SVG.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) svg: Option<PathBuf>,
+    /// Write the plot as PNG (same drawing).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) png: Option<PathBuf>,
+    /// JSON report on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BiasArgs {
+    /// Shuffle to measure.
+    #[arg(long, value_enum, default_value = "kernel")]
+    pub(crate) mode: ModeArg,
+    /// Order-10 blocks in the zone (≥ 2).
+    #[arg(long, default_value_t = 8)]
+    pub(crate) blocks: usize,
+    /// Shuffles run.
+    #[arg(long, default_value_t = 200_000)]
+    pub(crate) trials: u64,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// JSON report on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `64GiB`, `512MiB`, `1.5GiB`, `4096KiB`, or a bare number of bytes.
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        "g" | "gib" | "gb" => 1 << 30,
+        "t" | "tib" | "tb" => 1 << 40,
+        u => return Err(format!("unknown unit `{u}` (use B, KiB, MiB, GiB, TiB)")),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 64GiB, 512MiB)"))?;
+    let bytes = v * mult as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes < 2f64.powi(63)) {
+        return Err(format!("`{s}` is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A size in MiB: a bare number is MiB (the flag's old meaning), a unit converts.
+pub(crate) fn parse_mib(s: &str) -> Result<u64, String> {
+    if s.trim().chars().all(|c| c.is_ascii_digit()) {
+        let v: u64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is too large"))?;
+        return v
+            .checked_mul(1 << 20)
+            .ok_or_else(|| format!("`{s}` MiB is too large"));
+    }
+    parse_bytes(s)
+}
+
+pub(crate) fn parse_kernel(s: &str) -> Result<KernelVersion, String> {
+    KernelVersion::parse(s).map_err(|e| e.to_string())
+}

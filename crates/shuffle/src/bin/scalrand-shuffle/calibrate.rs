@@ -1,0 +1,103 @@
+//! `calibrate`: the calibration cases, their `--json` report and text summary.
+
+use std::println;
+use std::string::ToString;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use scalrand_fastprng::Xoroshiro128PlusPlus;
+use scalrand_shuffle::{BandwidthModel, CalibrateConfig, run_calibrate};
+
+use crate::CliError;
+use crate::args::CalibrateArgs;
+
+pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
+    let cfg = CalibrateConfig {
+        scale: a.scale,
+        bandwidth: BandwidthModel {
+            near_gbps: a.near_gbps,
+            far_gbps: a.far_gbps,
+        },
+        seeds: a.seeds,
+        aging_rounds: a.rounds,
+        sweeps: a.sweeps,
+        kernel: a.kernel,
+    };
+    cfg.validate()?;
+    let target = if a.quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(Some(cfg.seeds.len() as u64 * 7), target);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
+    {
+        bar.set_style(style);
+    }
+    let res = run_calibrate::<Xoroshiro128PlusPlus>(&cfg, &mut |done, _| bar.set_position(done));
+    bar.finish_and_clear();
+    let r = res?;
+    if a.json {
+        let text = serde_json::to_string(&r).map_err(|e| CliError(e.to_string()))?;
+        println!("{text}");
+        return Ok(());
+    }
+    let k = &r.knl_stream;
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    println!(
+        "bandwidth model: near {} GB/s, far {} GB/s; scale 1/{} ({:.2} GiB zone, {:.2} GiB cache), {} seeds (medians)",
+        cfg.bandwidth.near_gbps,
+        cfg.bandwidth.far_gbps,
+        cfg.scale,
+        gib(k.zone_bytes),
+        gib(k.cache_bytes),
+        cfg.seeds.len()
+    );
+    println!(
+        "KNL STREAM   fresh: miss {:.3} -> {:.0} GB/s (published {:.0})   aged: miss {:.3} -> {:.0} GB/s (published {:.0})",
+        k.fresh_miss_ratio,
+        k.fresh_gbps,
+        k.target_fresh_gbps,
+        k.aged_miss_ratio,
+        k.aged_gbps,
+        k.target_aged_gbps
+    );
+    let al = &r.aliasing;
+    println!(
+        "aliasing     in-order: miss {:.3} -> {:.0} GB/s   shuffled: miss {:.3} -> {:.0} GB/s ({:.2}x)   zonesort: miss {:.3} -> {:.0} GB/s",
+        al.in_order_miss_ratio,
+        al.in_order_gbps,
+        al.shuffled_miss_ratio,
+        al.shuffled_gbps,
+        al.shuffle_speedup,
+        al.zonesort_miss_ratio,
+        al.zonesort_gbps
+    );
+    for pt in &al.smaller_instances {
+        println!(
+            "  instances of {:.3} of the cache: in-order {:.0}, shuffled {:.0} GB/s ({:.2}x), zonesort {:.0} GB/s",
+            pt.instance_pages as f64 / (k.cache_bytes / scalrand_shuffle::PAGE_SIZE) as f64,
+            pt.in_order_gbps,
+            pt.shuffled_gbps,
+            pt.shuffle_speedup,
+            pt.zonesort_gbps
+        );
+    }
+    let pct = |x: f64| x * 100.0;
+    for (name, p) in [
+        ("in-order", &r.jvm.in_order),
+        ("shuffle", &r.jvm.shuffle),
+        ("zonesort", &r.jvm.zonesort),
+    ] {
+        println!(
+            "JVM {name:<9} conflict rate  fresh: {:.2}% (p10 {:.2}, p90 {:.2})   aged: {:.2}% (p10 {:.2}, p90 {:.2})",
+            pct(p.fresh.median),
+            pct(p.fresh.p10),
+            pct(p.fresh.p90),
+            pct(p.aged.median),
+            pct(p.aged.p10),
+            pct(p.aged.p90)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! `simulate`: the experiment configuration from flags and presets, the run, its `--json` report and table.
+
+use std::string::{String, ToString};
+use std::vec::Vec;
+use std::{format, println};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use scalrand_fastprng::Xoroshiro128PlusPlus;
+use scalrand_shuffle::presets::{self, default_aging, heap_for};
+use scalrand_shuffle::server::ServerSpec;
+use scalrand_shuffle::workload::{StreamSpec, TwoInstanceSpec};
+use scalrand_shuffle::{
+    CacheMode, Curve, ExperimentConfig, ExperimentResult, KernelVersion, PAGE_SIZE, ShuffleMode,
+    Workload, run_experiment,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::CliError;
+use crate::args::{AgingArg, CacheModeArg, ModeArg, SimulateArgs, WorkloadArg};
+use crate::plots::write_plots;
+
+pub(crate) fn mode_name(m: ShuffleMode) -> &'static str {
+    match m {
+        ShuffleMode::Kernel => "kernel",
+        ShuffleMode::FisherYates => "fisher-yates",
+    }
+}
+
+pub(crate) fn workload_name(w: &Workload) -> &'static str {
+    match w {
+        Workload::Heap(_) => "heap",
+        Workload::Stream(_) => "stream",
+        Workload::TwoInstance(_) => "two-instance",
+    }
+}
+
+pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliError> {
+    let mut cfg = match &a.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError(format!("--config {}: {e}", path.display())))?;
+            serde_json::from_str(&text)
+                .map_err(|e| CliError(format!("--config {}: {e}", path.display())))?
+        }
+        None => presets::preset(&a.preset)?,
+    };
+    if let Some(v) = a.cache_mib {
+        cfg.cache_bytes = v;
+    }
+    if let Some(v) = a.cache_bytes {
+        cfg.cache_bytes = v;
+    }
+    if let Some(v) = a.zone_mib {
+        cfg.zone_pages = v / PAGE_SIZE;
+        cfg.aging = default_aging(cfg.zone_pages);
+        if cfg.server.is_some() {
+            cfg.server = Some(ServerSpec::for_zone(cfg.zone_pages));
+        }
+    }
+    if let Some(m) = a.cache_mode {
+        cfg.cache_mode = match m {
+            CacheModeArg::Page => CacheMode::PageColour,
+            CacheModeArg::Line => CacheMode::Line,
+        };
+    }
+    if let Some(o) = a.order {
+        cfg.shuffle_order = o;
+    }
+    if let Some(m) = a.mode {
+        cfg.shuffle_mode = match m {
+            ModeArg::Kernel => ShuffleMode::Kernel,
+            ModeArg::FisherYates => ShuffleMode::FisherYates,
+        };
+    }
+    if a.no_pick_tail {
+        cfg.pick_tail = false;
+    }
+    if let Some(k) = a.kernel {
+        cfg.kernel = k;
+    }
+    if let Some(g) = a.aging {
+        cfg.server = match g {
+            AgingArg::Server => Some(ServerSpec::for_zone(cfg.zone_pages)),
+            AgingArg::Synthetic => None,
+        };
+        cfg.pcp = cfg.server.is_some();
+    }
+    if a.no_pcp {
+        cfg.pcp = false;
+    }
+    if let Some(r) = a.rounds {
+        cfg.aging_rounds = r;
+    }
+    if let Some(s) = &a.seeds {
+        cfg.seeds = s.clone();
+    }
+    let cache_pages = cfg.cache_bytes / PAGE_SIZE;
+    let acc = a.accesses.unwrap_or(match &cfg.workload {
+        Workload::Heap(h) => h.accesses,
+        Workload::TwoInstance(t) => t.accesses,
+        Workload::Stream(_) => 1 << 20,
+    });
+    let kind = a.workload.unwrap_or(match cfg.workload {
+        Workload::Heap(_) => WorkloadArg::Heap,
+        Workload::Stream(_) => WorkloadArg::Stream,
+        Workload::TwoInstance(_) => WorkloadArg::TwoInstance,
+    });
+    // The workload follows the cache size (a config file's workload is kept unless a size,
+    // the workload or the accesses were given).
+    let resize = a.config.is_none()
+        || a.workload.is_some()
+        || a.accesses.is_some()
+        || a.cache_mib.is_some()
+        || a.cache_bytes.is_some();
+    if resize {
+        cfg.workload = match kind {
+            WorkloadArg::Heap => Workload::Heap(heap_for(cache_pages, acc)),
+            WorkloadArg::Stream => Workload::Stream(StreamSpec {
+                array_pages: cache_pages / 2,
+                sweeps: 4,
+            }),
+            WorkloadArg::TwoInstance => Workload::TwoInstance(TwoInstanceSpec {
+                pages: cache_pages / 2,
+                accesses: acc,
+                warmup: acc / 4,
+            }),
+        };
+    }
+    Ok(cfg)
+}
+
+/// The `--json` report of `simulate` (the field names the README documents).
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct SimulateReport {
+    pub(crate) preset: String,
+    pub(crate) kernel: KernelVersion,
+    pub(crate) aging: String,
+    pub(crate) pcp: bool,
+    pub(crate) workload: String,
+    pub(crate) zone_pages: u64,
+    pub(crate) cache_bytes: u64,
+    pub(crate) cache_mode: String,
+    pub(crate) shuffle_order: u8,
+    pub(crate) shuffle_mode: String,
+    pub(crate) pick_tail: bool,
+    pub(crate) aging_rounds: u32,
+    pub(crate) seeds: usize,
+    #[serde(default)]
+    pub(crate) page_ops: u64,
+    pub(crate) first_run: Pair,
+    pub(crate) aged: Pair,
+    pub(crate) curve: CurveReport,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Pair {
+    pub(crate) in_order: f64,
+    pub(crate) shuffled: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct CurveReport {
+    pub(crate) in_order: Vec<f64>,
+    pub(crate) shuffled: Vec<f64>,
+    pub(crate) in_order_min: Vec<f64>,
+    pub(crate) in_order_max: Vec<f64>,
+    pub(crate) shuffled_min: Vec<f64>,
+    pub(crate) shuffled_max: Vec<f64>,
+    pub(crate) in_order_sd: Vec<f64>,
+    pub(crate) shuffled_sd: Vec<f64>,
+}
+
+pub(crate) fn report(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> SimulateReport {
+    SimulateReport {
+        preset: preset.to_string(),
+        kernel: cfg.kernel,
+        aging: if cfg.server.is_some() {
+            "server"
+        } else {
+            "synthetic"
+        }
+        .to_string(),
+        pcp: cfg.pcp,
+        workload: workload_name(&cfg.workload).to_string(),
+        zone_pages: cfg.zone_pages,
+        cache_bytes: cfg.cache_bytes,
+        cache_mode: match cfg.cache_mode {
+            CacheMode::Line => "line",
+            CacheMode::PageColour => "page",
+        }
+        .to_string(),
+        shuffle_order: cfg.shuffle_order,
+        shuffle_mode: mode_name(cfg.shuffle_mode).to_string(),
+        pick_tail: cfg.pick_tail,
+        aging_rounds: cfg.aging_rounds,
+        seeds: r.seeds,
+        page_ops: r.page_ops,
+        first_run: Pair {
+            in_order: r.in_order.first_run(),
+            shuffled: r.shuffled.first_run(),
+        },
+        aged: Pair {
+            in_order: r.in_order.aged(),
+            shuffled: r.shuffled.aged(),
+        },
+        curve: CurveReport {
+            in_order: r.in_order.mean.clone(),
+            shuffled: r.shuffled.mean.clone(),
+            in_order_min: r.in_order.min.clone(),
+            in_order_max: r.in_order.max.clone(),
+            shuffled_min: r.shuffled.min.clone(),
+            shuffled_max: r.shuffled.max.clone(),
+            in_order_sd: r.in_order.sd.clone(),
+            shuffled_sd: r.shuffled.sd.clone(),
+        },
+    }
+}
+
+pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
+    let cfg = build_config(&a)?;
+    if a.dump_config {
+        let text = serde_json::to_string_pretty(&cfg).map_err(|e| CliError(e.to_string()))?;
+        println!("{text}");
+        return Ok(());
+    }
+    cfg.validate()?;
+    let total = 2 * cfg.seeds.len() as u64 * (u64::from(cfg.aging_rounds) + 1);
+    // indicatif's stderr target draws nothing when stderr is not a terminal.
+    let target = if a.quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} measurements, {elapsed} (eta {eta})")
+    {
+        bar.set_style(style);
+    }
+    let res = run_experiment::<Xoroshiro128PlusPlus>(&cfg, &mut |done, _| bar.set_position(done));
+    bar.finish_and_clear();
+    let res = res?;
+    let preset = if a.config.is_some() {
+        "config"
+    } else {
+        a.preset.as_str()
+    };
+    let rep = report(preset, &cfg, &res);
+    write_plots(&rep, &res, a.svg.as_deref(), a.png.as_deref())?;
+    if a.json {
+        let text = serde_json::to_string(&rep).map_err(|e| CliError(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print_table(preset, &cfg, &res);
+        for p in [&a.svg, &a.png].into_iter().flatten() {
+            println!("plot written to {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn pct(x: f64) -> String {
+    format!("{:6.2}%", 100.0 * x)
+}
+
+pub(crate) fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
+    println!(
+        "preset {preset}: kernel {} rules, {} aging{}, workload {}, zone {} MiB, cache {} KiB ({}), shuffle order {} ({}{}), {} seeds",
+        cfg.kernel.name(),
+        if cfg.server.is_some() {
+            "server"
+        } else {
+            "synthetic"
+        },
+        if cfg.pcp { ", per-CPU lists" } else { "" },
+        workload_name(&cfg.workload),
+        (cfg.zone_pages * PAGE_SIZE) >> 20,
+        cfg.cache_bytes >> 10,
+        match cfg.cache_mode {
+            CacheMode::Line => "64 B lines",
+            CacheMode::PageColour => "page colours",
+        },
+        cfg.shuffle_order,
+        mode_name(cfg.shuffle_mode),
+        if cfg.pick_tail { " + pick_tail" } else { "" },
+        r.seeds
+    );
+    println!("conflict rate (mean ± sd over seeds)");
+    println!(
+        "{:>12} {:>18} {:>18}",
+        "aging round", "in-order", "shuffled"
+    );
+    for i in 0..r.in_order.mean.len() {
+        let label = if i == 0 {
+            "first run".to_string()
+        } else {
+            i.to_string()
+        };
+        let cell = |c: &Curve| format!("{} ± {:.2}", pct(c.mean[i]), 100.0 * c.sd[i]);
+        println!(
+            "{label:>12} {:>18} {:>18}",
+            cell(&r.in_order),
+            cell(&r.shuffled)
+        );
+    }
+    println!(
+        "summary: first run {} in-order / {} shuffled; aged {} in-order / {} shuffled (Linux e900a918b098 on hardware: 8% / 21% / 11%)",
+        pct(r.in_order.first_run()).trim(),
+        pct(r.shuffled.first_run()).trim(),
+        pct(r.in_order.aged()).trim(),
+        pct(r.shuffled.aged()).trim()
+    );
+    println!("simulated page allocations + frees: {}", r.page_ops);
+}

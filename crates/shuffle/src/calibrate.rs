@@ -1,0 +1,468 @@
+//! Calibration against the public measurements of memory-side caches, each case a machine and
+//! a workload from a public source, with the delivered bandwidth from [`BandwidthModel`]:
+//!
+//! * **KNL STREAM** (Łukasz Daniluk's cache-colouring RFC, LKML 2017-08-23,
+//!   `20170823100205.17311-1-lukasz.daniluk@intel.com`): Xeon Phi x200 in cache mode, STREAM
+//!   with a 16 GB working set on 16 GB of MCDRAM, 336 GB/s after boot and 117 GB/s after days
+//!   of use; NERSC's KNL cache-mode page reports 350–360 GB/s after a reboot. The model: a
+//!   zone of 96 GiB (a NERSC Cori KNL node's DDR4) behind a 16 GiB direct-mapped cache in
+//!   page-colour mode, three STREAM arrays of 16/3 GiB each; *fresh* = first run after boot
+//!   (no shuffle: the measured kernels predate it), *aged* = after rounds of [`crate::server`]
+//!   aging (page cache read and reclaimed, processes starting and exiting, slab and page
+//!   tables, 16 CPUs' per-CPU lists), the arrays allocated through reclaim.
+//! * **Aliasing** (commit e900a918b098, "mm: shuffle initial free memory to improve
+//!   memory-side-cache utilization", Linux 5.2, its changelog's contrived case): two instances
+//!   of a bandwidth benchmark on two cache-sized emulated NUMA nodes whose bases alias in the
+//!   cache, "3X" faster with the shuffle. The model: two zones of one cache size each, based
+//!   at 0 and at one cache size, one instance per node of half a cache (two would fit in the
+//!   cache together), streamed page by page in turn; in-order, shuffled (kernel shuffle,
+//!   order 10 + coin) and zonesort (run before each instance, seeing what the first holds).
+//! * **JVM heap** (commit e900a918b098's Java server benchmark: heap 3× the cache, cache
+//!   conflict rate 8% on the first run, 21% after aging, levelled at 11% with the shuffle; the
+//!   changelog gives no method, and Michal Hocko (LKML, Oct 2018) objected that it was a single
+//!   undescribed benchmark). The model: [`crate::presets::heap_for`] (heap 3× the cache, a
+//!   young-generation-like hot region of 1/16 of the cache taking 90% of accesses) on the KNL
+//!   zone and cache, first run after boot (*fresh*) and after the server aging (*aged*, heap
+//!   allocated through reclaim), under in-order, shuffle (order 10 + coin) and zonesort (run
+//!   just before the heap starts); conflict rate (conflicts / accesses) as a distribution over
+//!   seeds, one aging history each.
+//!
+//! Everything is scaled by `scale` (a power of two): sizes divide by it, ratios stay. The
+//! miss ratio is over all measured traffic after one warm pass: compulsory, capacity and
+//! conflict misses alike.
+
+use alloc::vec::Vec;
+
+use rand_core::{Rng, SeedableRng};
+
+use crate::Error;
+use crate::bandwidth::BandwidthModel;
+use crate::cache::{CacheMode, MemSideCache};
+use crate::kernel::KernelVersion;
+use crate::pcp::PcpLists;
+use crate::presets::heap_for;
+use crate::server::{ServerAging, ServerSpec};
+use crate::workload::{
+    StreamSpec, Zipf, run_heap, run_heap_with, run_stream, run_stream_with, run_two_instance_stream,
+};
+use crate::zone::{MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
+
+const GIB: u64 = 1 << 30;
+/// The KNL node's DDR4 and MCDRAM, bytes (NERSC Cori KNL: 96 GB DDR4, 16 GB MCDRAM).
+const KNL_DDR: u64 = 96 * GIB;
+const KNL_MCDRAM: u64 = 16 * GIB;
+/// The published STREAM figures the KNL case is held against, GB/s (Daniluk, LKML 2017).
+pub const KNL_FRESH_GBPS: f64 = 336.0;
+/// See [`KNL_FRESH_GBPS`].
+pub const KNL_AGED_GBPS: f64 = 117.0;
+
+/// What `calibrate` runs.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CalibrateConfig {
+    /// Sizes divide by this power of two (1 = full size: 96 GiB zone, 16 GiB cache).
+    pub scale: u64,
+    /// Near and far bandwidth.
+    pub bandwidth: BandwidthModel,
+    /// Seeds (one aging history each); figures are medians over them.
+    pub seeds: Vec<u64>,
+    /// Server aging rounds before the "aged" STREAM run.
+    pub aging_rounds: u32,
+    /// STREAM passes measured (after one warm pass).
+    pub sweeps: u32,
+    /// Kernel rules of the zones.
+    pub kernel: KernelVersion,
+}
+
+impl Default for CalibrateConfig {
+    fn default() -> Self {
+        CalibrateConfig {
+            scale: 16,
+            bandwidth: BandwidthModel::KNL,
+            seeds: (1..=20).collect(),
+            aging_rounds: 4,
+            sweeps: 3,
+            kernel: KernelVersion::default(),
+        }
+    }
+}
+
+impl CalibrateConfig {
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    /// [`Error::BadParameter`] for a scale that is not a power of two in `1 ..= 1024`, no
+    /// seeds, zero aging rounds or sweeps, or a bad bandwidth ([`BandwidthModel::validate`]);
+    /// [`Error::ZeroSeeds`] for no seeds.
+    pub fn validate(&self) -> Result<(), Error> {
+        if !self.scale.is_power_of_two() || self.scale > 1024 {
+            return Err(Error::BadParameter(
+                "scale must be a power of two from 1 to 1024",
+            ));
+        }
+        if self.seeds.is_empty() {
+            return Err(Error::ZeroSeeds);
+        }
+        if self.aging_rounds == 0 || self.sweeps == 0 {
+            return Err(Error::BadParameter(
+                "calibrate needs at least one aging round and one sweep",
+            ));
+        }
+        self.bandwidth.validate()
+    }
+
+    fn cache_pages(&self) -> u64 {
+        KNL_MCDRAM / self.scale / PAGE_SIZE
+    }
+}
+
+/// The KNL STREAM case (medians over seeds).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct StreamCalibration {
+    /// Zone and cache size, bytes (after scaling).
+    pub zone_bytes: u64,
+    /// See `zone_bytes`.
+    pub cache_bytes: u64,
+    /// Miss ratio of the first run after boot.
+    pub fresh_miss_ratio: f64,
+    /// Miss ratio after aging.
+    pub aged_miss_ratio: f64,
+    /// Delivered bandwidth, GB/s.
+    pub fresh_gbps: f64,
+    /// See `fresh_gbps`.
+    pub aged_gbps: f64,
+    /// Aged miss ratios, one per seed.
+    pub aged_miss_ratios: Vec<f64>,
+    /// The published figures, GB/s.
+    pub target_fresh_gbps: f64,
+    /// See `target_fresh_gbps`.
+    pub target_aged_gbps: f64,
+}
+
+/// The two-instance aliasing case (medians over seeds).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AliasingCalibration {
+    /// Pages per instance (half the cache).
+    pub instance_pages: u64,
+    /// Miss ratios per policy.
+    pub in_order_miss_ratio: f64,
+    /// See `in_order_miss_ratio`.
+    pub shuffled_miss_ratio: f64,
+    /// See `in_order_miss_ratio`.
+    pub zonesort_miss_ratio: f64,
+    /// Delivered bandwidth per policy, GB/s.
+    pub in_order_gbps: f64,
+    /// See `in_order_gbps`.
+    pub shuffled_gbps: f64,
+    /// See `in_order_gbps`.
+    pub zonesort_gbps: f64,
+    /// `shuffled_gbps / in_order_gbps` (the changelog reports 3×).
+    pub shuffle_speedup: f64,
+    /// The same case with instances of a quarter and an eighth of the cache (the changelog
+    /// does not give the size).
+    pub smaller_instances: Vec<AliasingPoint>,
+}
+
+/// The aliasing case at one instance size (medians over seeds).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AliasingPoint {
+    /// Pages per instance.
+    pub instance_pages: u64,
+    /// Delivered bandwidth per policy, GB/s.
+    pub in_order_gbps: f64,
+    /// See `in_order_gbps`.
+    pub shuffled_gbps: f64,
+    /// See `in_order_gbps`.
+    pub zonesort_gbps: f64,
+    /// `shuffled_gbps / in_order_gbps`.
+    pub shuffle_speedup: f64,
+}
+
+/// Instance sizes of the aliasing case, as fractions 1/n of the cache; the first is the
+/// headline case.
+const ALIAS_FRACTIONS: [u64; 3] = [2, 4, 8];
+
+/// Median and the 10th and 90th percentiles of a sample (linear interpolation between order
+/// statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Spread {
+    /// 50th percentile.
+    pub median: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// 90th percentile.
+    pub p90: f64,
+}
+
+impl Spread {
+    /// The spread of `v` (all 0 for an empty sample).
+    pub fn of(v: &[f64]) -> Spread {
+        let mut s: Vec<f64> = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        let q = |p: f64| -> f64 {
+            if s.is_empty() {
+                return 0.0;
+            }
+            let x = p * (s.len() - 1) as f64;
+            let lo = x as usize;
+            let hi = (lo + 1).min(s.len() - 1);
+            s[lo] + (s[hi] - s[lo]) * (x - lo as f64)
+        };
+        Spread {
+            median: q(0.5),
+            p10: q(0.1),
+            p90: q(0.9),
+        }
+    }
+}
+
+/// Conflict rates of one policy in the JVM case.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct JvmPolicy {
+    /// First run after boot.
+    pub fresh: Spread,
+    /// After the aging rounds.
+    pub aged: Spread,
+}
+
+/// The JVM heap case: conflict rates per policy over seeds.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct JvmCalibration {
+    /// No shuffle, no sort.
+    pub in_order: JvmPolicy,
+    /// The kernel's shuffle, order 10 + coin.
+    pub shuffle: JvmPolicy,
+    /// Zonesort just before the heap starts.
+    pub zonesort: JvmPolicy,
+}
+
+/// What `calibrate` reports.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CalibrateReport {
+    /// The configuration run.
+    pub config: CalibrateConfig,
+    /// The KNL STREAM case.
+    pub knl_stream: StreamCalibration,
+    /// The two-instance aliasing case.
+    pub aliasing: AliasingCalibration,
+    /// The JVM heap case.
+    pub jvm: JvmCalibration,
+}
+
+/// Median of `v` (mean of the middle two for an even count); 0 for none.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s: Vec<f64> = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// Runs both cases with generator `R`, calling `progress(done, total)` after each run.
+///
+/// # Errors
+/// Those of [`CalibrateConfig::validate`], and of the zones and workloads.
+pub fn run_calibrate<R: Rng + SeedableRng>(
+    cfg: &CalibrateConfig,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<CalibrateReport, Error> {
+    cfg.validate()?;
+    let total = cfg.seeds.len() as u64 * 7;
+    let mut done = 0;
+    let cache_pages = cfg.cache_pages();
+    let cache_bytes = cache_pages * PAGE_SIZE;
+    let zone_pages = KNL_DDR / cfg.scale / PAGE_SIZE;
+    let stream = StreamSpec {
+        array_pages: cache_pages / 3,
+        sweeps: cfg.sweeps,
+    };
+    let server = ServerSpec::for_zone(zone_pages);
+    let (mut fresh, mut aged) = (Vec::new(), Vec::new());
+    let mut alias: [[Vec<f64>; 3]; ALIAS_FRACTIONS.len()] = Default::default();
+    let mut jvm: [(Vec<f64>, Vec<f64>); 3] = Default::default();
+    for &seed in &cfg.seeds {
+        // KNL STREAM: in-order zone, fresh then aged.
+        let zc = ZoneConfig::with_span(0, zone_pages)?
+            .kernel(cfg.kernel)
+            .pcp(PcpLists::Kernel { cpus: server.cpus });
+        let mut zone = Zone::new(&zc, ShufflePolicy::OFF, R::seed_from_u64(seed))?;
+        let mut cache = MemSideCache::new(cache_bytes, CacheMode::PageColour)?;
+        fresh.push(run_stream(&mut zone, &mut cache, &stream)?.miss_rate());
+        done += 1;
+        progress(done, total);
+        let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        let mut srv = ServerAging::new();
+        for _ in 0..cfg.aging_rounds {
+            srv.round(&mut zone, &mut wrng, &server)?;
+        }
+        let st = run_stream_with(&mut zone, &mut cache, &stream, &mut |z: &mut Zone<R>| {
+            srv.alloc(z, &server, 0, MigrateType::Movable)
+        })?;
+        aged.push(st.miss_rate());
+        done += 1;
+        progress(done, total);
+        // Aliasing: two cache-sized nodes, three policies, three instance sizes.
+        for (frac, outs) in ALIAS_FRACTIONS.iter().zip(alias.iter_mut()) {
+            for (p, out) in outs.iter_mut().enumerate() {
+                let policy = if p == 1 {
+                    ShufflePolicy::KERNEL
+                } else {
+                    ShufflePolicy::OFF
+                };
+                let node = |n: u64| -> Result<Zone<R>, Error> {
+                    let zc =
+                        ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
+                    Zone::new(
+                        &zc,
+                        policy,
+                        R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
+                    )
+                };
+                let mut nodes = [node(0)?, node(1)?];
+                let zonesort = p == 2;
+                let st = run_two_instance_stream(
+                    &mut nodes,
+                    &mut cache,
+                    cache_pages / frac,
+                    cfg.sweeps,
+                    &mut |k, nodes: &mut [Zone<R>; 2]| {
+                        if !zonesort {
+                            return Ok(());
+                        }
+                        let mut cover = nodes[0].slot_cover(cache_pages)?;
+                        for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
+                            *c += d;
+                        }
+                        nodes[k].zonesort(cache_pages, &cover)
+                    },
+                )?;
+                out.push(st.miss_rate());
+            }
+        }
+        done += 2;
+        progress(done, total);
+        for (p, out) in jvm.iter_mut().enumerate() {
+            let (f, a) = jvm_history::<R>(cfg, p, seed, zone_pages, &server)?;
+            out.0.push(f);
+            out.1.push(a);
+            done += 1;
+            progress(done, total);
+        }
+    }
+    let bw = cfg.bandwidth;
+    let (f, a) = (median(&fresh), median(&aged));
+    let m: [f64; 3] = core::array::from_fn(|p| median(&alias[0][p]));
+    // Medians of the bandwidths are the bandwidths of the median miss ratios: bw(m) is
+    // monotonic.
+    let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(m[p]));
+    let smaller_instances = ALIAS_FRACTIONS
+        .iter()
+        .zip(&alias)
+        .skip(1)
+        .map(|(frac, a)| {
+            let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(median(&a[p])));
+            AliasingPoint {
+                instance_pages: cache_pages / frac,
+                in_order_gbps: g[0],
+                shuffled_gbps: g[1],
+                zonesort_gbps: g[2],
+                shuffle_speedup: g[1] / g[0],
+            }
+        })
+        .collect();
+    Ok(CalibrateReport {
+        config: cfg.clone(),
+        knl_stream: StreamCalibration {
+            zone_bytes: zone_pages * PAGE_SIZE,
+            cache_bytes,
+            fresh_miss_ratio: f,
+            aged_miss_ratio: a,
+            fresh_gbps: bw.effective_gbps(f),
+            aged_gbps: bw.effective_gbps(a),
+            aged_miss_ratios: aged,
+            target_fresh_gbps: KNL_FRESH_GBPS,
+            target_aged_gbps: KNL_AGED_GBPS,
+        },
+        aliasing: AliasingCalibration {
+            instance_pages: cache_pages / 2,
+            in_order_miss_ratio: m[0],
+            shuffled_miss_ratio: m[1],
+            zonesort_miss_ratio: m[2],
+            in_order_gbps: g[0],
+            shuffled_gbps: g[1],
+            zonesort_gbps: g[2],
+            shuffle_speedup: g[1] / g[0],
+            smaller_instances,
+        },
+        jvm: {
+            let pol = |p: usize| JvmPolicy {
+                fresh: Spread::of(&jvm[p].0),
+                aged: Spread::of(&jvm[p].1),
+            };
+            JvmCalibration {
+                in_order: pol(0),
+                shuffle: pol(1),
+                zonesort: pol(2),
+            }
+        },
+    })
+}
+
+/// One seed's JVM history under policy `p` (0 in-order, 1 shuffle, 2 zonesort): conflict rate
+/// of the first run and of the run after the aging rounds.
+fn jvm_history<R: Rng + SeedableRng>(
+    cfg: &CalibrateConfig,
+    p: usize,
+    seed: u64,
+    zone_pages: u64,
+    server: &ServerSpec,
+) -> Result<(f64, f64), Error> {
+    let cache_pages = cfg.cache_pages();
+    let heap = heap_for(cache_pages, 4 * cache_pages);
+    let zipf = Zipf::new(heap.hot_pages as usize, heap.zipf_s)?;
+    let zc = ZoneConfig::with_span(0, zone_pages)?
+        .kernel(cfg.kernel)
+        .pcp(PcpLists::Kernel { cpus: server.cpus });
+    let policy = if p == 1 {
+        ShufflePolicy::KERNEL
+    } else {
+        ShufflePolicy::OFF
+    };
+    let mut zone = Zone::new(&zc, policy, R::seed_from_u64(seed))?;
+    let mut cache = MemSideCache::new(cache_pages * PAGE_SIZE, CacheMode::PageColour)?;
+    // The workload's generator is the same for every policy.
+    let mut wrng = R::seed_from_u64(seed.wrapping_add(0x2545_f491_4f6c_dd1d));
+    let sort = |zone: &mut Zone<R>| -> Result<(), Error> {
+        if p == 2 {
+            let cover = zone.slot_cover(cache_pages)?;
+            zone.zonesort(cache_pages, &cover)?;
+        }
+        Ok(())
+    };
+    sort(&mut zone)?;
+    let fresh = run_heap(&mut zone, &mut cache, &mut wrng, &heap, &zipf)?.conflict_rate();
+    let mut srv = ServerAging::new();
+    for _ in 0..cfg.aging_rounds {
+        srv.round(&mut zone, &mut wrng, server)?;
+    }
+    sort(&mut zone)?;
+    let aged = run_heap_with(
+        &mut zone,
+        &mut cache,
+        &mut wrng,
+        &heap,
+        &zipf,
+        &mut |z: &mut Zone<R>| srv.alloc(z, server, 0, MigrateType::Movable),
+    )?
+    .conflict_rate();
+    Ok((fresh, aged))
+}

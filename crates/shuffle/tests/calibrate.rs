@@ -1,0 +1,188 @@
+//! The bandwidth model, zonesort and the calibration cases, against values worked out by hand.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod common;
+
+use common::SplitMix64;
+use scalrand_fastprng::Xoroshiro128PlusPlus;
+use scalrand_shuffle::{
+    BandwidthModel, CalibrateConfig, Error, MigrateType, PcpLists, ShufflePolicy, Zone, ZoneConfig,
+    run_calibrate,
+};
+
+#[test]
+fn bandwidth_is_the_harmonic_mix() {
+    let bw = BandwidthModel {
+        near_gbps: 400.0,
+        far_gbps: 100.0,
+    };
+    assert_eq!(bw.effective_gbps(0.0), 400.0);
+    assert_eq!(bw.effective_gbps(1.0), 100.0);
+    // 1 / (0.5/400 + 0.5/100) = 1 / 0.00625 = 160.
+    assert!((bw.effective_gbps(0.5) - 160.0).abs() < 1e-9);
+    // e^-1 of the slots hit (random placement of a cache-sized streamed set), KNL figures:
+    // 1 / (0.3679/400 + 0.6321/90) = 125.9.
+    let knl = BandwidthModel::KNL.effective_gbps(1.0 - (-1.0f64).exp());
+    assert!((knl - 125.9).abs() < 0.1, "{knl}");
+    // Out-of-range ratios clamp.
+    assert_eq!(bw.effective_gbps(-1.0), 400.0);
+    assert_eq!(bw.effective_gbps(2.0), 100.0);
+}
+
+#[test]
+fn bandwidth_validate() {
+    let bad = |near, far| BandwidthModel {
+        near_gbps: near,
+        far_gbps: far,
+    };
+    for m in [
+        bad(0.0, 1.0),
+        bad(1.0, 0.0),
+        bad(f64::NAN, 1.0),
+        bad(f64::INFINITY, 1.0),
+        bad(10.0, 20.0),
+    ] {
+        assert!(matches!(m.validate(), Err(Error::BadParameter(_))), "{m:?}");
+    }
+    assert_eq!(BandwidthModel::KNL.validate(), Ok(()));
+}
+
+/// 8 order-10 blocks, cache of 4 slots (4096 pages). Blocks 0..8 map to slots 0,1,2,3,0,1,2,3.
+#[test]
+fn zonesort_sorts_by_address_then_by_slot_cover() {
+    let cfg = ZoneConfig::new(0, 8192).unwrap().pcp(PcpLists::Off);
+    // The kernel shuffle scrambles the order-10 list first.
+    let mut z = Zone::new(&cfg, ShufflePolicy::KERNEL, SplitMix64(5)).unwrap();
+    let before = z.free_list(10, MigrateType::Movable);
+    let sorted: Vec<u64> = (0..8).map(|b| b * 1024).collect();
+    assert_ne!(before, sorted, "the seed should leave the list unsorted");
+    let cover = z.slot_cover(4096).unwrap();
+    assert_eq!(cover, vec![0; 4]);
+    z.zonesort(4096, &cover).unwrap();
+    assert_eq!(z.free_list(10, MigrateType::Movable), sorted);
+    // Slot 0 covered by a whole block, slot 1 by 1500 pages, slot 2 by half a block, slot 3
+    // not at all: times covered (a partly covered slot counts) 1, 2, 1, 0 -> slot 3's blocks
+    // first, then slots 0 and 2 by address, then slot 1.
+    z.zonesort(4096, &[1024, 1500, 512, 0]).unwrap();
+    assert_eq!(
+        z.free_list(10, MigrateType::Movable),
+        vec![3072, 7168, 0, 2048, 4096, 6144, 1024, 5120]
+    );
+    // Allocate block 3072 whole and one page of block 7168 (both slot 3): cover counts pages
+    // in use, and lower orders are sorted by address.
+    let a = z.alloc_pages(10, MigrateType::Movable).unwrap().unwrap();
+    assert_eq!(a, 3072);
+    let b = z.alloc_pages(0, MigrateType::Movable).unwrap().unwrap();
+    assert_eq!(b, 7168);
+    assert_eq!(z.slot_cover(4096).unwrap(), vec![0, 0, 0, 1025]);
+    z.zonesort(4096, &z.slot_cover(4096).unwrap()).unwrap();
+    assert_eq!(z.free_list(0, MigrateType::Movable), vec![7169]);
+    assert_eq!(z.free_list(9, MigrateType::Movable), vec![7680]);
+    assert_eq!(
+        z.free_list(10, MigrateType::Movable),
+        vec![0, 1024, 2048, 4096, 5120, 6144]
+    );
+    z.check_consistency().unwrap();
+}
+
+#[test]
+fn zonesort_bad_input() {
+    let cfg = ZoneConfig::new(0, 4096).unwrap();
+    let mut z = Zone::new(&cfg, ShufflePolicy::OFF, SplitMix64(1)).unwrap();
+    for pages in [0, 1000, 1536] {
+        assert!(matches!(z.slot_cover(pages), Err(Error::BadParameter(_))));
+    }
+    assert!(matches!(
+        z.zonesort(4096, &[0, 0]),
+        Err(Error::BadParameter(_))
+    ));
+}
+
+/// The two cases at 1/1024 size (96 MiB zone, 16 MiB cache, 4096 pages).
+#[test]
+fn calibrate_small() {
+    let cfg = CalibrateConfig {
+        scale: 1024,
+        seeds: vec![1, 2, 3],
+        aging_rounds: 2,
+        ..CalibrateConfig::default()
+    };
+    let r = run_calibrate::<Xoroshiro128PlusPlus>(&cfg, &mut |_, _| {}).unwrap();
+    let k = &r.knl_stream;
+    assert_eq!(k.cache_bytes, 16 << 20);
+    assert_eq!(k.zone_bytes, 96 << 20);
+    // Fresh: the three arrays (3 x 1365 pages) are contiguous, every page its own colour: after
+    // the warm pass nothing misses.
+    assert_eq!(k.fresh_miss_ratio, 0.0);
+    assert_eq!(k.fresh_gbps, 400.0);
+    // Aged: placement at page granularity after reclaim; a random placement of a
+    // cache-sized streamed set misses on about 1 - e^-1 = 63% of accesses.
+    assert!(
+        (0.4..0.8).contains(&k.aged_miss_ratio),
+        "{}",
+        k.aged_miss_ratio
+    );
+    let a = &r.aliasing;
+    assert_eq!(a.instance_pages, 2048);
+    // In-order: both instances start at their node's base, which aliases: page i of one and
+    // page i of the other share a colour and evict each other on every access.
+    assert_eq!(a.in_order_miss_ratio, 1.0);
+    assert_eq!(a.in_order_gbps, 90.0);
+    // Zonesort before instance 1 sees slots 0..2 covered and hands out slots 2..4: no conflict.
+    assert_eq!(a.zonesort_miss_ratio, 0.0);
+    // Shuffled: each instance holds 2 of its node's 4 slots at random; the slots both hold
+    // conflict. Strictly between the two.
+    assert!(a.shuffled_miss_ratio > 0.0 && a.shuffled_miss_ratio < 1.0);
+    assert!((a.shuffle_speedup - a.shuffled_gbps / a.in_order_gbps).abs() < 1e-12);
+    // Smaller instances: a quarter and an eighth of the cache. In-order still aliases page for
+    // page; zonesort still separates them.
+    let sizes: Vec<u64> = a
+        .smaller_instances
+        .iter()
+        .map(|p| p.instance_pages)
+        .collect();
+    assert_eq!(sizes, vec![1024, 512]);
+    for p in &a.smaller_instances {
+        assert_eq!(p.in_order_gbps, 90.0);
+        assert_eq!(p.zonesort_gbps, 400.0);
+    }
+}
+
+#[test]
+fn calibrate_config_validate() {
+    let ok = CalibrateConfig::default();
+    assert_eq!(ok.validate(), Ok(()));
+    for bad in [
+        CalibrateConfig {
+            scale: 3,
+            ..ok.clone()
+        },
+        CalibrateConfig {
+            scale: 0,
+            ..ok.clone()
+        },
+        CalibrateConfig {
+            scale: 2048,
+            ..ok.clone()
+        },
+        CalibrateConfig {
+            aging_rounds: 0,
+            ..ok.clone()
+        },
+        CalibrateConfig {
+            sweeps: 0,
+            ..ok.clone()
+        },
+    ] {
+        assert!(
+            matches!(bad.validate(), Err(Error::BadParameter(_))),
+            "{bad:?}"
+        );
+    }
+    let none = CalibrateConfig {
+        seeds: vec![],
+        ..ok.clone()
+    };
+    assert_eq!(none.validate(), Err(Error::ZeroSeeds));
+}
