@@ -10,7 +10,7 @@
 //! | platform | mechanism | holds against |
 //! |---|---|---|
 //! | Linux ≥ 4.14, `std` | a word in a page advised [`MADV_WIPEONFORK`]: the kernel hands the child that page zeroed, and a zero word means "new process image" | every way to fork: libc `fork()`, raw `syscall(SYS_fork)`, `clone`/`clone3` without `CLONE_VM`, signal handlers and other libraries' `pthread_atfork` handlers that run before ours |
-//! | other Unix, or `madvise` refused (older kernels) | `getpid()` compared with the pid the generation belongs to (one system call per check) | the same, at the price of the system call |
+//! | other Unix, `madvise` refused (older kernels), or `madvise` that accepts anything (qemu-user emulation: an advice no kernel defines succeeds, so wipe-on-fork is not trusted) | `getpid()` compared with the pid the generation belongs to (one system call per check) | the same, at the price of the system call |
 //! | no `std`, miri, loom | none: [`generation`] is the constant 0 | (no `fork` to detect) |
 //!
 //! `MADV_WIPEONFORK` is Linux commit d2cd9ede6e19 ("mm,fork: introduce MADV_WIPEONFORK",
@@ -233,13 +233,17 @@ mod imp {
         usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
     }
 
-    /// `madvise(MADV_WIPEONFORK)` on `[p, p + len)`; false where the kernel lacks it.
+    /// `madvise(MADV_WIPEONFORK)` on `[p, p + len)`; false where the kernel lacks it, or
+    /// where `madvise` cannot be trusted (see [`madvise_is_truthful`]).
     pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
-            // SAFETY: the caller passes a mapping it owns; madvise only changes its fork
-            // behaviour.
-            unsafe { libc::madvise(p, len, libc::MADV_WIPEONFORK) == 0 }
+            let call = |advice: libc::c_int| {
+                // SAFETY: the caller passes a mapping it owns; madvise only changes its fork
+                // behaviour, and an advice the kernel does not know changes nothing (EINVAL).
+                unsafe { libc::madvise(p, len, advice) }
+            };
+            super::madvise_is_truthful(call) && call(libc::MADV_WIPEONFORK) == 0
         }
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         {
@@ -247,6 +251,35 @@ mod imp {
             false
         }
     }
+}
+
+/// Whether `madvise` answers truthfully here: an advice no kernel defines must fail. User-mode
+/// emulators (qemu-user, which Docker uses to run foreign-architecture images) answer every
+/// `madvise` with 0 and do nothing, so `MADV_WIPEONFORK` would be accepted and never wipe:
+/// fork detection must then take the pid path. Probed once per process with `call` (which
+/// runs `madvise` with the advice it is given on a mapping the caller owns), then cached.
+#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+pub(crate) fn madvise_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    static TRUTHFUL: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
+    match TRUTHFUL.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let yes = probe_says_truthful(call);
+            TRUTHFUL.store(if yes { 1 } else { 2 }, Ordering::Relaxed);
+            yes
+        }
+    }
+}
+
+/// The probe itself: an advice value no kernel defines (Linux checks the value before it
+/// looks at the range and answers `EINVAL`) must not succeed.
+#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+fn probe_says_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+    /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s).
+    const NO_SUCH_ADVICE: libc::c_int = 0x7ead_beef;
+    call(NO_SUCH_ADVICE) != 0
 }
 
 #[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
@@ -294,5 +327,48 @@ mod tests {
         let r = std::panic::catch_unwind(|| super::signals_blocked(|| panic!("inside")));
         assert!(r.is_err());
         assert!(!usr1_blocked(), "the old mask is back after an unwind");
+    }
+
+    /// An emulator's `madvise` that answers 0 to everything (qemu-user's) is not trusted, so
+    /// wipe-on-fork memory is not used and forks are detected by pid; a real kernel's
+    /// `EINVAL` for an unknown advice is.
+    #[test]
+    fn the_probe_distrusts_a_madvise_that_accepts_anything() {
+        assert!(!super::probe_says_truthful(|_| 0), "qemu-user: every advice succeeds");
+        assert!(super::probe_says_truthful(|_| -1), "a kernel: EINVAL for an unknown advice");
+        let mut seen = 0;
+        let _ = super::probe_says_truthful(|a| {
+            seen = a;
+            -1
+        });
+        assert!(seen > 1000, "the probe asks for an advice no kernel defines");
+    }
+
+    /// On this machine's kernel the real probe trusts `madvise`, and a real mapping gets an
+    /// unknown advice refused (the probe's premise).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_kernel_refuses_an_unknown_advice() {
+        let page = super::imp::page_size();
+        // SAFETY: a fresh anonymous private mapping, unmapped below.
+        unsafe {
+            let p = libc::mmap(
+                core::ptr::null_mut(),
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            let truthful = super::probe_says_truthful(|a| libc::madvise(p, page, a));
+            libc::munmap(p, page);
+            // Under an emulator this is the pid path, which `detection()` reports.
+            if truthful {
+                assert_eq!(super::detection(), super::Detection::WipeOnFork);
+            } else {
+                assert_eq!(super::detection(), super::Detection::Pid);
+            }
+        }
     }
 }
