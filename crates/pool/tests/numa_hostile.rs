@@ -14,7 +14,7 @@
 #![cfg(all(target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
-use scalrand_pool::numa::{NodePools, NumaError, Topology};
+use scalrand_pool::numa::{NodePools, Topology};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -105,6 +105,7 @@ fn deny_entropy() {
 
 /// Forks; the child runs `f` and reports what it wrote to the pipe; returns the parent's
 /// copy of the report and the child's exit status.
+#[cfg(target_arch = "x86_64")]
 fn in_child(f: impl FnOnce(&mut dyn FnMut(&[u8]))) -> (Vec<u8>, i32) {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for two descriptors.
@@ -151,6 +152,7 @@ fn in_child(f: impl FnOnce(&mut dyn FnMut(&[u8]))) -> (Vec<u8>, i32) {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_fork_child_without_entropy_refuses_to_answer() {
+    use scalrand_pool::numa::NumaError;
     for heap in [false, true] {
         let pools = if heap {
             NodePools::__new_on_heap(topology()).unwrap()
