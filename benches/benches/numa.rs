@@ -8,8 +8,8 @@
 //! * the table shape of Andi Kleen's per-node urandom pools (LKML, "[PATCH 1/3] Make
 //!   /dev/urandom scalable", 2015-10-06): an explicit 4-node topology of 4 CPUs each, 1 to 4
 //!   "nodes" of threads (thread `i` reads as CPU `i`), against one global lock;
-//! * the pools' keystream alone (`numa::keystream`, which picks the AVX-512 backend at run
-//!   time where the CPU has it) against the `chacha20` crate's core, 1 KiB (one slot batch)
+//! * the pools' keystream alone (`numa::keystream`, which picks the widest of its AVX-512,
+//!   AVX2, SSE2 and portable backends at run time) against the `chacha20` crate's core, 1 KiB (one slot batch)
 //!   and 4 KiB, ChaCha8/12/20, single thread; after criterion the same pairs again as a ratio
 //!   table from interleaved A/B timings (best and median batches), which a shared, busy
 //!   machine disturbs far less than two criterion runs one after the other.
