@@ -2,7 +2,7 @@
 //! it was forked and whoever reads first, its memory holds nothing that regenerates the
 //! parent's output, and it does not hang on a lock a parent's thread held.
 //!
-//! Issue 13's orderings: (1) another library's `pthread_atfork` child handler, registered
+//! The orderings covered: (1) another library's `pthread_atfork` child handler, registered
 //! before scalrand's first use, draws from the Fortuna in the child; (2) a raw
 //! `syscall(SYS_fork)`, which runs no atfork handler; (3) a child that never reads still must
 //! not carry the parent's key; (4) a fork while another thread holds the generator lock; (5) a

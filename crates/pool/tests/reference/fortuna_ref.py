@@ -11,11 +11,10 @@ Written from the specification, not from the Rust code:
     conventions FS&K leave open: 128-bit LITTLE-endian counter, reseed
     K = SHA256(SHA256(K || s)) and C += 1, pool digests SHA256(SHA256(pool)), an event
     appended as source byte || length byte || data;
-  * issue 4 of this project for the ChaCha20 counter mapping and the Fortuna read modes
+  * this project's design for the ChaCha20 counter mapping and the Fortuna read modes
     (Locked: 4 KiB generator calls; Concurrent: FreeBSD's 2019 concurrent read, r349154),
-    and issue 13 for the Concurrent key schedule that gives each reader a private key
-    derived under the lock (module docs of crates/pool/src/fortuna/mod.rs, "Concurrent key
-    schedule").
+    and for the Concurrent key schedule that gives each reader a private key derived under
+    the lock (module docs of crates/pool/src/fortuna/mod.rs, "Concurrent key schedule").
 The script checks itself against PyCrypto's published self-test vectors
 (SelfTest/Random/Fortuna/test_FortunaGenerator.py and test_FortunaAccumulator.py) before it
 writes anything. Primitives come from the `cryptography` package (OpenSSL): AES-256-ECB for
