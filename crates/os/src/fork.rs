@@ -334,14 +334,23 @@ mod tests {
     /// `EINVAL` for an unknown advice is.
     #[test]
     fn the_probe_distrusts_a_madvise_that_accepts_anything() {
-        assert!(!super::probe_says_truthful(|_| 0), "qemu-user: every advice succeeds");
-        assert!(super::probe_says_truthful(|_| -1), "a kernel: EINVAL for an unknown advice");
+        assert!(
+            !super::probe_says_truthful(|_| 0),
+            "qemu-user: every advice succeeds"
+        );
+        assert!(
+            super::probe_says_truthful(|_| -1),
+            "a kernel: EINVAL for an unknown advice"
+        );
         let mut seen = 0;
         let _ = super::probe_says_truthful(|a| {
             seen = a;
             -1
         });
-        assert!(seen > 1000, "the probe asks for an advice no kernel defines");
+        assert!(
+            seen > 1000,
+            "the probe asks for an advice no kernel defines"
+        );
     }
 
     /// On this machine's kernel the real probe trusts `madvise`, and a real mapping gets an
