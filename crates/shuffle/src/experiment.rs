@@ -140,6 +140,28 @@ impl ExperimentConfig {
         Ok(())
     }
 
+    /// An upper estimate of the memory one run needs, in bytes: per simulated page 1 byte of
+    /// page metadata and two 4-byte list links (the free area), plus up to 8 bytes in the
+    /// aging's lists of allocated pages; per cache set an 8-byte tag; 16 MiB besides. Zones
+    /// are simulated one policy and one seed at a time (two zones for the two-instance
+    /// workload). Saturates instead of overflowing.
+    pub fn memory_estimate(&self) -> u64 {
+        let nodes: u64 = if matches!(self.workload, Workload::TwoInstance(_)) {
+            2
+        } else {
+            1
+        };
+        let pages = self.zone_pages.saturating_mul(nodes);
+        let sets = match self.cache_mode {
+            CacheMode::Line => self.cache_bytes / 64,
+            CacheMode::PageColour => self.cache_bytes / PAGE_SIZE,
+        };
+        pages
+            .saturating_mul(1 + 4 + 4 + 8)
+            .saturating_add(sets.saturating_mul(8))
+            .saturating_add(16 << 20)
+    }
+
     /// Cache capacity in pages.
     pub fn cache_pages(&self) -> u64 {
         self.cache_bytes / PAGE_SIZE

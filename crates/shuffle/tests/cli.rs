@@ -402,3 +402,75 @@ fn help_version_good_run_and_bad_flag() {
         );
     }
 }
+
+/// Bad sizes and output paths are refused before any zone is built, each with a message that
+/// names the problem: a negative size (not "unexpected argument"), an output directory that
+/// does not exist (not after the whole run), and a zone whose memory estimate is more than
+/// the machine has available (with the estimate).
+#[test]
+fn simulate_refuses_before_work() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["simulate", "--zone-mib", "-5"], "negative"),
+        (
+            &["simulate", "--cache-mib", "-1", "--preset", "tiny"],
+            "negative",
+        ),
+        (
+            &["simulate", "--cache-bytes", "-64KiB", "--preset", "tiny"],
+            "negative",
+        ),
+        (
+            &[
+                "simulate",
+                "--preset",
+                "tiny",
+                "--svg",
+                "/nonexistent-dir/x.svg",
+            ],
+            "does not exist",
+        ),
+        (
+            &[
+                "simulate",
+                "--preset",
+                "tiny",
+                "--png",
+                "/nonexistent-dir/x.png",
+            ],
+            "does not exist",
+        ),
+    ];
+    for (args, want) in cases {
+        let t = std::time::Instant::now();
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{args:?}");
+    }
+    // A zone far larger than this machine's memory: refused with the estimate.
+    let avail_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kib| kib >> 20);
+    if let Some(avail) = avail_gib {
+        // 17 bytes per 4 KiB page: a zone of 256 × the available GiB needs over 1 × it.
+        let zone = format!("{}GiB", (avail + 1) * 256);
+        let t = std::time::Instant::now();
+        let out = bin()
+            .args(["simulate", "--preset", "tiny", "--zone-mib", &zone])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("needs about") && err.contains("available"),
+            "{err}"
+        );
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    }
+}

@@ -116,13 +116,13 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_enum)]
     pub(crate) workload: Option<WorkloadArg>,
     /// Zone size: a number of MiB or a size like 64GiB, 512MiB.
-    #[arg(long, value_name = "SIZE", value_parser = parse_mib)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_mib, allow_hyphen_values = true)]
     pub(crate) zone_mib: Option<u64>,
     /// Cache size: a number of MiB or a size like 8GiB.
-    #[arg(long, value_name = "SIZE", value_parser = parse_mib, conflicts_with = "cache_bytes")]
+    #[arg(long, value_name = "SIZE", value_parser = parse_mib, conflicts_with = "cache_bytes", allow_hyphen_values = true)]
     pub(crate) cache_mib: Option<u64>,
     /// Cache size in bytes (or with a unit: 64KiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, allow_hyphen_values = true)]
     pub(crate) cache_bytes: Option<u64>,
     /// Cache model granularity.
     #[arg(long, value_enum)]
@@ -190,6 +190,9 @@ pub(crate) struct BiasArgs {
 /// `64GiB`, `512MiB`, `1.5GiB`, `4096KiB`, or a bare number of bytes.
 pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{s}` is negative: a size is 0 or more"));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -214,6 +217,9 @@ pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
 
 /// A size in MiB: a bare number is MiB (the flag's old meaning), a unit converts.
 pub(crate) fn parse_mib(s: &str) -> Result<u64, String> {
+    if s.trim().starts_with('-') {
+        return Err(format!("`{s}` is negative: a size is 0 or more"));
+    }
     if s.trim().chars().all(|c| c.is_ascii_digit()) {
         let v: u64 = s
             .trim()

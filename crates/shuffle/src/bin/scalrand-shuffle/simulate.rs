@@ -224,6 +224,20 @@ pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
         return Ok(());
     }
     cfg.validate()?;
+    check_outputs(&[("--svg", &a.svg), ("--png", &a.png)])?;
+    let need = cfg.memory_estimate();
+    if let Some(avail) = available_memory() {
+        if need > avail {
+            return Err(CliError(format!(
+                "this run needs about {} of memory and {} is available: use a smaller --zone-mib",
+                human(need),
+                human(avail)
+            )));
+        }
+    }
+    if !a.quiet && !a.json {
+        std::eprintln!("memory estimate: {}", human(need));
+    }
     let total = 2 * cfg.seeds.len() as u64 * (u64::from(cfg.aging_rounds) + 1);
     // indicatif's stderr target draws nothing when stderr is not a terminal.
     let target = if a.quiet {
@@ -257,6 +271,46 @@ pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// Refuses an output path whose directory does not exist, or that is a directory, before any
+/// work starts.
+pub(crate) fn check_outputs(paths: &[(&str, &Option<std::path::PathBuf>)]) -> Result<(), CliError> {
+    for (flag, p) in paths {
+        let Some(p) = p else { continue };
+        if p.is_dir() {
+            return Err(CliError(format!("{flag} {}: is a directory", p.display())));
+        }
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(CliError(format!(
+                "{flag} {}: directory {} does not exist",
+                p.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes (Linux); `None` elsewhere.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Bytes as GiB or MiB, one decimal.
+fn human(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+    } else {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+    }
 }
 
 pub(crate) fn pct(x: f64) -> String {
