@@ -226,14 +226,14 @@ pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
     cfg.validate()?;
     check_outputs(&[("--svg", &a.svg), ("--png", &a.png)])?;
     let need = cfg.memory_estimate();
-    if let Some(avail) = available_memory() {
-        if need > avail {
-            return Err(CliError(format!(
-                "this run needs about {} of memory and {} is available: use a smaller --zone-mib",
-                human(need),
-                human(avail)
-            )));
-        }
+    if let Some(avail) = available_memory()
+        && need > avail
+    {
+        return Err(CliError(format!(
+            "this run needs about {} of memory and {} is available: use a smaller --zone-mib",
+            human(need),
+            human(avail)
+        )));
     }
     if !a.quiet && !a.json {
         std::eprintln!("memory estimate: {}", human(need));
