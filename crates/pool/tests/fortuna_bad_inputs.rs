@@ -125,6 +125,21 @@ fn short_fortuna_seed() {
     let ok: Result<Fortuna, _> =
         Fortuna::from_seed(ReadMode::Locked, &[7; 32], zero as fn() -> Duration);
     assert!(ok.is_ok());
+    // The constructors with the default clock (and PRF) refuse the same seeds.
+    #[cfg(feature = "std")]
+    for len in [0, 1, 31] {
+        let seed = vec![7u8; len];
+        let e = Some(FortunaError::SeedTooShort { len });
+        assert_eq!(Fortuna::with_seed(ReadMode::Locked, &seed).err(), e);
+        assert_eq!(
+            Fortuna::<scalrand_pool::fortuna::ChaCha20Prf>::with_prf_and_seed(
+                ReadMode::Locked,
+                &seed
+            )
+            .err(),
+            e
+        );
+    }
 }
 
 #[test]

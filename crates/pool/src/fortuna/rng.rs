@@ -137,6 +137,27 @@ impl Fortuna<Aes256Prf> {
     pub fn new(mode: ReadMode) -> Result<Self, FortunaError> {
         Self::with_prf(mode)
     }
+
+    /// An AES-256 Fortuna seeded with `seed` (at least 32 bytes: a seed file, a host's TRNG
+    /// read), reading time from [`monotonic_now`](super::monotonic_now): [`from_seed`]
+    /// without naming a PRF or a clock.
+    ///
+    /// ```
+    /// use scalrand_pool::fortuna::{Fortuna, ReadMode};
+    ///
+    /// let f = Fortuna::with_seed(ReadMode::Concurrent, &[7u8; 32]).unwrap();
+    /// let mut key = [0u8; 32];
+    /// f.fill_bytes(&mut key);
+    /// ```
+    ///
+    /// # Errors
+    /// [`FortunaError::SeedTooShort`] when `seed` has fewer than 32 bytes.
+    ///
+    /// [`from_seed`]: Fortuna::from_seed
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+    pub fn with_seed(mode: ReadMode, seed: &[u8]) -> Result<Self, FortunaError> {
+        Self::with_prf_and_seed(mode, seed)
+    }
 }
 
 #[cfg(feature = "std")]
@@ -153,6 +174,16 @@ impl<P: Prf> Fortuna<P> {
             .and_then(|()| Self::from_seed(mode, &seed, super::monotonic_now as fn() -> Duration));
         seed.zeroize();
         f
+    }
+
+    /// Like [`Fortuna::with_seed`] with PRF `P`:
+    /// `Fortuna::<ChaCha20Prf>::with_prf_and_seed(mode, &seed)`.
+    ///
+    /// # Errors
+    /// [`FortunaError::SeedTooShort`] when `seed` has fewer than 32 bytes.
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+    pub fn with_prf_and_seed(mode: ReadMode, seed: &[u8]) -> Result<Self, FortunaError> {
+        Self::from_seed(mode, seed, super::monotonic_now as fn() -> Duration)
     }
 }
 
