@@ -474,3 +474,25 @@ fn simulate_refuses_before_work() {
         assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 }
+
+/// `simulate --help` says what each preset is, not only its name.
+#[test]
+fn help_describes_every_preset() {
+    let out = bin().args(["simulate", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (name, words) in [
+        ("server", "64 GiB zone"),
+        ("server-small", "1/16"),
+        ("java", "order 0"),
+        ("java-order10", "order 10"),
+        ("stream", "STREAM"),
+        ("two-instance", "alias"),
+        ("tiny", "for tests"),
+    ] {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("- {name}:")))
+            .unwrap_or_else(|| panic!("no line for preset {name} in:\n{help}"));
+        assert!(line.contains(words), "{line}");
+    }
+}
