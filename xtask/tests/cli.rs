@@ -44,6 +44,8 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "fmt",
             "clippy",
             "test",
+            "backends",
+            "latest-deps",
             "no-default-features",
             "doc",
             "doc-links",
