@@ -365,6 +365,13 @@ fn decrypts_to_a_counter(w: &[u8], block: &[u8]) -> bool {
 
 #[test]
 fn a_child_that_never_reads_holds_no_parent_key() {
+    if scalrand_os::fork::detection() != scalrand_os::fork::Detection::WipeOnFork {
+        // No wipe-on-fork memory here (an emulator whose `madvise` is not truthful, or not
+        // Linux): a child that never reads keeps K and C until its first read erases them,
+        // as the module docs say; the other fork tests cover that first read.
+        eprintln!("skipped: no wipe-on-fork memory here");
+        return;
+    }
     register_early_handler();
     for mode in [ReadMode::Locked, ReadMode::Concurrent] {
         let f: Fortuna = Fortuna::from_seed(mode, &[0x42; 32], zero as fn() -> Duration).unwrap();

@@ -320,6 +320,13 @@ fn count_in_memory(needle: &[u8; 32], skip: *const u8) -> u64 {
 #[test]
 fn a_child_holds_none_of_its_parents_later_output() {
     let pools = seeded_pools();
+    if !pools.keys_wipe_on_fork() {
+        // No wipe-on-fork memory here (an emulator whose `madvise` is not truthful, or not
+        // Linux): a child that never reads keeps its copy until its first read erases it, as
+        // the module docs say; the other fork tests cover that first read.
+        eprintln!("skipped: keys are not in wipe-on-fork memory here");
+        return;
+    }
     let (mut to_child, mut from_child) = ([0; 2], [0; 2]);
     // SAFETY: valid arrays for pipe(2).
     unsafe {
