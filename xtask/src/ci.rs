@@ -6,7 +6,8 @@ use clap::ValueEnum;
 
 use crate::cmd::{cargo, cargo_nightly};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, SANITIZE,
+    BACKEND_TESTS, BACKENDS, EMULATED_LINKER, EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS,
+    FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, OTHER_TARGETS, SANITIZE,
     SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
 };
 use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std};
@@ -26,6 +27,11 @@ pub enum Step {
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
     /// builds, and the OS layer, the pools and the facade pass their tests there
     LatestDeps,
+    /// the OS layer's, fastprng's and the pools' tests (fork tests included) on aarch64 Linux
+    /// under qemu-user, whose `madvise` accepts anything: fork detection must take the pid path
+    Aarch64Qemu,
+    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD and wasm32
+    OtherTargets,
     /// the library crates without std on the host: clippy and tests
     NoDefaultFeatures,
     /// rustdoc -D warnings
@@ -114,6 +120,48 @@ impl Step {
             }
             Step::Backends => backends(),
             Step::LatestDeps => latest_deps(),
+            Step::OtherTargets => {
+                for (target, features) in OTHER_TARGETS {
+                    let mut c = cargo(
+                        &format!("{name} {target}"),
+                        ["clippy", "-p", "scalrand", "--target", target],
+                    );
+                    if !features.is_empty() {
+                        c = c.args(["--features", features]);
+                    }
+                    c.args(["--", "-D", "warnings"])
+                        .target_dir("other-targets")
+                        .run()?;
+                }
+                Ok(())
+            }
+            Step::Aarch64Qemu => {
+                let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
+                let mut c = cargo(
+                    name,
+                    [
+                        "test",
+                        "--release",
+                        "--target",
+                        EMULATED_TARGET,
+                        "--lib",
+                        "--tests",
+                    ],
+                );
+                for p in EMULATED_TESTS {
+                    c = c.args(["-p", p]);
+                }
+                c.env(
+                    &format!("CARGO_TARGET_{env_target}_LINKER"),
+                    EMULATED_LINKER,
+                )
+                .env(
+                    &format!("CARGO_TARGET_{env_target}_RUNNER"),
+                    EMULATED_RUNNER,
+                )
+                .target_dir("aarch64-qemu")
+                .run()
+            }
             Step::NoDefaultFeatures => {
                 // The library crates without `std` (on the host): lints and tests still pass.
                 for pkg in LIB_CRATES {
@@ -354,6 +402,8 @@ mod tests {
                 "test",
                 "backends",
                 "latest-deps",
+                "aarch64-qemu",
+                "other-targets",
                 "no-default-features",
                 "doc",
                 "doc-links",

@@ -109,3 +109,27 @@ pub const BACKEND_TESTS: &[&str] = &[
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy
 /// of the workspace after `cargo update`: what `cargo add scalrand` resolves today).
 pub const LATEST_DEPS_TESTS: &[&str] = &["scalrand-os", "scalrand-pool", "scalrand"];
+
+/// The emulated target CI runs the tests of [`EMULATED_TESTS`] on, under qemu-user (what
+/// Docker's foreign-architecture images run on): linker and runner below.
+pub const EMULATED_TARGET: &str = "aarch64-unknown-linux-gnu";
+
+/// Linker for [`EMULATED_TARGET`] (Debian's `gcc-aarch64-linux-gnu`).
+pub const EMULATED_LINKER: &str = "aarch64-linux-gnu-gcc";
+
+/// Runner for [`EMULATED_TARGET`] (Debian's `qemu-user`, with the cross libc's sysroot).
+pub const EMULATED_RUNNER: &str = "qemu-aarch64 -L /usr/aarch64-linux-gnu";
+
+/// Packages whose library and integration tests (fork tests included) run on
+/// [`EMULATED_TARGET`] in release builds.
+pub const EMULATED_TESTS: &[&str] = &["scalrand-os", "scalrand-fastprng", "scalrand-pool"];
+
+/// Targets the facade (and so every crate under it) must pass `clippy -D warnings` for, with
+/// the features each needs: CI has no linker or runner for them.
+pub const OTHER_TARGETS: &[(&str, &str)] = &[
+    ("x86_64-apple-darwin", ""),
+    ("aarch64-apple-darwin", ""),
+    ("x86_64-pc-windows-gnu", ""),
+    ("x86_64-unknown-freebsd", ""),
+    ("wasm32-unknown-unknown", "wasm_js"),
+];

@@ -46,6 +46,8 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "test",
             "backends",
             "latest-deps",
+            "aarch64-qemu",
+            "other-targets",
             "no-default-features",
             "doc",
             "doc-links",

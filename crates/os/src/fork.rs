@@ -258,7 +258,12 @@ mod imp {
 /// `madvise` with 0 and do nothing, so `MADV_WIPEONFORK` would be accepted and never wipe:
 /// fork detection must then take the pid path. Probed once per process with `call` (which
 /// runs `madvise` with the advice it is given on a mapping the caller owns), then cached.
-#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri),
+    not(scalrand_loom)
+))]
 pub(crate) fn madvise_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
     use core::sync::atomic::{AtomicU8, Ordering};
     static TRUTHFUL: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
@@ -275,14 +280,20 @@ pub(crate) fn madvise_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int)
 
 /// The probe itself: an advice value no kernel defines (Linux checks the value before it
 /// looks at the range and answers `EINVAL`) must not succeed.
-#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri),
+    not(scalrand_loom)
+))]
 fn probe_says_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
     /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s).
     const NO_SUCH_ADVICE: libc::c_int = 0x7ead_beef;
     call(NO_SUCH_ADVICE) != 0
 }
 
-#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+// The wipe-on-fork slices of `crate::wipe` exist on Linux only.
+#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
 pub(crate) use imp::{advise_wipe_on_fork, page_size};
 
 #[cfg(not(all(feature = "std", unix, not(miri), not(scalrand_loom))))]
@@ -332,6 +343,7 @@ mod tests {
     /// An emulator's `madvise` that answers 0 to everything (qemu-user's) is not trusted, so
     /// wipe-on-fork memory is not used and forks are detected by pid; a real kernel's
     /// `EINVAL` for an unknown advice is.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
     fn the_probe_distrusts_a_madvise_that_accepts_anything() {
         assert!(

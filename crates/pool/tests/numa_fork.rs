@@ -211,10 +211,13 @@ fn an_earlier_atfork_handler_that_draws_gets_fresh_bytes() {
     );
 }
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 static SIG_POOLS: std::sync::atomic::AtomicPtr<NodePools> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 static mut SIG_DRAW: [u8; 32] = [0; 32];
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 extern "C" fn draw_on_sigusr1(_: libc::c_int) {
     let p = SIG_POOLS.load(std::sync::atomic::Ordering::Acquire);
     if !p.is_null() {
