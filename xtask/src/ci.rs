@@ -6,9 +6,9 @@ use clap::ValueEnum;
 
 use crate::cmd::{cargo, cargo_nightly};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, EMULATED_LINKER, EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS,
-    FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, OTHER_TARGETS, SANITIZE,
-    SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
+    BACKEND_TESTS, BACKENDS, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER,
+    EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI,
+    OTHER_TARGETS, SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
 };
 use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std};
 
@@ -137,30 +137,28 @@ impl Step {
             }
             Step::Aarch64Qemu => {
                 let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
-                let mut c = cargo(
-                    name,
-                    [
-                        "test",
-                        "--release",
-                        "--target",
-                        EMULATED_TARGET,
-                        "--lib",
-                        "--tests",
-                    ],
-                );
+                let emulated = |c: crate::cmd::Cmd| {
+                    c.env(
+                        &format!("CARGO_TARGET_{env_target}_LINKER"),
+                        EMULATED_LINKER,
+                    )
+                    .env(
+                        &format!("CARGO_TARGET_{env_target}_RUNNER"),
+                        EMULATED_RUNNER,
+                    )
+                    .target_dir("aarch64-qemu")
+                };
+                let base = ["test", "--release", "--target", EMULATED_TARGET];
+                let mut c = cargo(name, base).args(["--lib", "--tests"]);
                 for p in EMULATED_TESTS {
                     c = c.args(["-p", p]);
                 }
-                c.env(
-                    &format!("CARGO_TARGET_{env_target}_LINKER"),
-                    EMULATED_LINKER,
-                )
-                .env(
-                    &format!("CARGO_TARGET_{env_target}_RUNNER"),
-                    EMULATED_RUNNER,
-                )
-                .target_dir("aarch64-qemu")
-                .run()
+                emulated(c).run()?;
+                let mut c = cargo(name, base).args(["-p", "scalrand-pool", "--lib"]);
+                for t in EMULATED_POOL_TESTS {
+                    c = c.args(["--test", t]);
+                }
+                emulated(c).run()
             }
             Step::NoDefaultFeatures => {
                 // The library crates without `std` (on the host): lints and tests still pass.
