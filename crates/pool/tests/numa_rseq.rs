@@ -195,7 +195,7 @@ fn signals_preemption_and_migration_never_repeat_a_word() {
     eprintln!("{total} reads, {via_rseq} through the rseq path");
     // The storm aborts refills (a keystream pass and the stack wipe after it, long in an
     // unoptimised build) often enough that, on a busy machine, about half of the reads fall
-    // back to the locked slots (43-55% through rseq on the 2-vCPU CI machine, the same before
+    // back to the locked slots (44-55% through rseq on a busy 2-vCPU machine, the same before
     // and after the stack wipe): a quarter shows the path is taken without depending on load.
     assert!(
         via_rseq > total / 4,
