@@ -110,7 +110,7 @@ impl<T> Lock<T> {
     }
 
     /// As [`lock`](Self::lock), but gives up after `attempts` tries (each followed by a
-    /// [`spin_wait`](crate::primitive::spin_wait)): `None` if the lock stayed held. The wait is
+    /// [`spin_wait`]): `None` if the lock stayed held. The wait is
     /// bounded even when the holder is the caller's own thread, interrupted by the signal
     /// handler that now asks (where [`lock`](Self::lock) would spin forever).
     pub fn lock_bounded(&self, attempts: u32) -> Option<LockGuard<'_, T>> {
