@@ -158,13 +158,14 @@ fn have_avx2() -> bool {
 /// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
 /// (`backend_stack_depth_is_within_the_wipe`, which paints the stack, runs each call and finds
 /// the lowest byte written: about 1.2 KiB for the AVX2 backend in an optimised x86_64
-/// build). Builds without optimisation spill every temporary and keep deeper frames (about
-/// 21 KiB measured there), so they wipe 32 KiB.
+/// build; the AVX-512 backend's frame is smaller). Builds without optimisation spill every
+/// temporary and keep deeper frames (about 21 KiB for AVX2; the AVX-512 transpose's
+/// temporaries reach past 16 KiB), so they wipe 64 KiB.
 #[cfg(not(debug_assertions))]
 pub(crate) const WIPE_DEPTH: usize = 2048;
 /// See the optimised builds' value.
 #[cfg(debug_assertions)]
-pub(crate) const WIPE_DEPTH: usize = 32 * 1024;
+pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 
 /// Zeroes [`WIPE_DEPTH`] bytes of stack below the caller's frame: the frames the backend call
 /// just returned from. Never inlined, so its buffer lies where those frames were; the
