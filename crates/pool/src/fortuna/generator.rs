@@ -123,7 +123,7 @@ impl<P: Prf> Generator<P> {
     /// hasher, whose buffer and message schedule held K, and leaves the moved-from copy in
     /// this frame, for the caller's wipe.
     #[inline(never)]
-    fn reseed_in_frame(&mut self, seed: &[u8]) {
+    pub(crate) fn reseed_in_frame(&mut self, seed: &[u8]) {
         let mut inner = Sha256::new();
         inner.update(self.key.as_slice()); // a slice: `update(self.key)` would copy K by value
         inner.update(seed);

@@ -247,7 +247,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     #[inline(never)]
     fn key_in_frame(&self, seed: &[u8]) {
         self.state().lock().with(|s| {
-            s.generator.reseed(seed);
+            s.generator.reseed_in_frame(seed);
             self.note_keying(&s.generator);
         });
     }
@@ -311,7 +311,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     #[inline(never)]
     fn reseed_in_frame(&self, seed: &[u8]) {
         let _ = self.with_state(|s| {
-            s.generator.reseed(seed);
+            s.generator.reseed_in_frame(seed);
             self.note_keying(&s.generator);
             s.bump_epoch();
         });
@@ -463,7 +463,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         }
         #[cfg(not(feature = "std"))]
         let _ = (os, pid, now);
-        s.generator.reseed(&seed);
+        s.generator.reseed_in_frame(&seed);
         seed.zeroize();
         self.note_keying(&s.generator);
         s.fork_generation = generation;
