@@ -8,7 +8,10 @@ use std::collections::HashMap;
 
 mod common;
 
-use scalrand_fastprng::{Error, FastPath, PerCpuWyRand, WyRand};
+// The rseq tests' (Linux x86_64 with glibc only).
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+use scalrand_fastprng::FastPath;
+use scalrand_fastprng::{Error, PerCpuWyRand, WyRand};
 
 #[test]
 fn reference_matches_fastrand() {

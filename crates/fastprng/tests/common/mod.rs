@@ -2,9 +2,13 @@
 //! and the signal storm that makes the kernel abort restartable sequences.
 #![allow(dead_code)] // each test binary uses part of it
 
-use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicUsize, Ordering};
+// The signal storm's (Linux x86_64 with glibc only, as the rseq fast path).
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+use std::{
+    sync::{Barrier, atomic::AtomicBool},
+    time::{Duration, Instant},
+};
 
 #[cfg(target_os = "linux")]
 pub fn pin_to(cpu: usize) -> bool {
