@@ -4,11 +4,12 @@ use std::time::Instant;
 
 use clap::ValueEnum;
 
-use crate::cmd::{cargo, cargo_nightly};
+use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
     BACKEND_TESTS, BACKENDS, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER,
     EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI,
-    OTHER_TARGETS, SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED,
+    OTHER_TARGETS, SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER,
+    WINE_SHIM, WINE_TARGET, WINE_TESTS,
 };
 use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std};
 
@@ -30,6 +31,9 @@ pub enum Step {
     /// the OS layer's, fastprng's and the pools' tests (fork tests included) on aarch64 Linux
     /// under qemu-user, whose `madvise` accepts anything: fork detection must take the pid path
     Aarch64Qemu,
+    /// every library crate's and the facade's tests on x86_64 Windows (gnu) under wine, debug
+    /// builds, in a wine prefix of the step's own that gets a `ProcessPrng` shim
+    WindowsWine,
     /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD and wasm32
     OtherTargets,
     /// the library crates without std on the host: clippy and tests
@@ -137,7 +141,7 @@ impl Step {
             }
             Step::Aarch64Qemu => {
                 let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
-                let emulated = |c: crate::cmd::Cmd| {
+                let emulated = |c: Cmd| {
                     c.env(
                         &format!("CARGO_TARGET_{env_target}_LINKER"),
                         EMULATED_LINKER,
@@ -160,6 +164,7 @@ impl Step {
                 }
                 emulated(c).run()
             }
+            Step::WindowsWine => windows_wine(name),
             Step::NoDefaultFeatures => {
                 // The library crates without `std` (on the host): lints and tests still pass.
                 for pkg in LIB_CRATES {
@@ -286,6 +291,52 @@ fn miri() -> Result {
     Ok(())
 }
 
+/// Tests [`WINE_TESTS`] on [`WINE_TARGET`] under wine. The wine prefix is the step's own,
+/// `target/windows-wine/wine-prefix`, made on first use; every run compiles [`WINE_SHIM`] into
+/// its `system32` as `bcryptprimitives.dll`. Debug builds: the tests run at native speed, so
+/// the shorter compile wins.
+fn windows_wine(name: &str) -> Result {
+    let dir = crate::project_root().join("target").join("windows-wine");
+    let prefix = dir.join("wine-prefix");
+    // Made by a `wineboot` that ran to the end; a prefix without it is half made.
+    let ready = dir.join("wine-prefix.ready");
+    let wine = |c: Cmd| {
+        c.env("WINEPREFIX", &prefix)
+            // No debug channels; no offer to install wine-mono or wine-gecko (neither is used).
+            .env("WINEDEBUG", "-all")
+            .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+    };
+    if !ready.exists() {
+        if prefix.exists() {
+            std::fs::remove_dir_all(&prefix)
+                .map_err(|e| format!("removing {}: {e}", prefix.display()))?;
+        }
+        std::fs::create_dir_all(&prefix)
+            .map_err(|e| format!("creating {}: {e}", prefix.display()))?;
+        wine(Cmd::new(&format!("{name} prefix"), WINE_RUNNER).args(["wineboot", "--init"]))
+            .run()?;
+        // The registry reaches disk when the prefix's wineserver exits.
+        wine(Cmd::new(&format!("{name} prefix"), "wineserver").arg("--wait")).run()?;
+        std::fs::write(&ready, "").map_err(|e| format!("{}: {e}", ready.display()))?;
+    }
+    let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll");
+    Cmd::new(&format!("{name} shim"), WINE_DLL_CC)
+        .args(["-O2", "-shared", "-s", "-o"])
+        .arg(&dll)
+        .arg(WINE_SHIM)
+        .arg("-ladvapi32")
+        .run()?;
+    let env_target = WINE_TARGET.to_uppercase().replace('-', "_");
+    let mut c = cargo(name, ["test", "--target", WINE_TARGET, "--lib", "--tests"]);
+    for p in WINE_TESTS {
+        c = c.args(["-p", p]);
+    }
+    wine(c)
+        .env(&format!("CARGO_TARGET_{env_target}_RUNNER"), WINE_RUNNER)
+        .target_dir("windows-wine")
+        .run()
+}
+
 fn backends() -> Result {
     for cfg in BACKENDS {
         let label = format!("backend {}", if cfg.is_empty() { "default" } else { cfg });
@@ -401,6 +452,7 @@ mod tests {
                 "backends",
                 "latest-deps",
                 "aarch64-qemu",
+                "windows-wine",
                 "other-targets",
                 "no-default-features",
                 "doc",

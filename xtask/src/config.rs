@@ -141,6 +141,33 @@ pub const EMULATED_POOL_TESTS: &[&str] = &[
     "numa_rseq",
 ];
 
+/// The Windows target whose tests CI runs under wine (`x86_64-pc-windows-gnu`: mingw-w64
+/// links it, so no MSVC toolchain is needed).
+pub const WINE_TARGET: &str = "x86_64-pc-windows-gnu";
+
+/// Runner for [`WINE_TARGET`] (Debian's `wine`, 64-bit only: `wine64`).
+pub const WINE_RUNNER: &str = "wine";
+
+/// Packages whose library and integration tests run on [`WINE_TARGET`] under wine: every
+/// library crate and the facade (their fork, rseq and `/proc` tests are gated to the platforms
+/// that have those).
+pub const WINE_TESTS: &[&str] = &[
+    "scalrand-os",
+    "scalrand-fastprng",
+    "scalrand-pool",
+    "scalrand-shuffle",
+    "scalrand-simd-chunk",
+    "scalrand",
+];
+
+/// The C source of the `bcryptprimitives.dll` that the wine prefix gets (wine before 9 has
+/// none, and Rust's std on Windows imports `ProcessPrng` from it), relative to the workspace
+/// root; compiled with [`WINE_DLL_CC`].
+pub const WINE_SHIM: &str = "xtask/wine/bcryptprimitives.c";
+
+/// The compiler of [`WINE_SHIM`] (Debian's `gcc-mingw-w64-x86-64`; also the target's linker).
+pub const WINE_DLL_CC: &str = "x86_64-w64-mingw32-gcc";
+
 /// Targets the facade (and so every crate under it) must pass `clippy -D warnings` for, with
 /// the features each needs: CI has no linker or runner for them.
 pub const OTHER_TARGETS: &[(&str, &str)] = &[

@@ -47,6 +47,7 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "backends",
             "latest-deps",
             "aarch64-qemu",
+            "windows-wine",
             "other-targets",
             "no-default-features",
             "doc",
