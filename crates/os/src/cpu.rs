@@ -135,13 +135,16 @@ macro_rules! __rseq_prologue {
 /// The round-robin per-thread number of [`Source::PerThread`]: the thread's first call takes
 /// the next value of a process-wide counter modulo [`possible`], later calls read it back.
 #[cfg(all(feature = "std", not(windows), not(miri), not(scalrand_loom)))]
+// Clippy misreads the expansion on targets whose thread locals are OS keys (OpenBSD's) and
+// asks for the `const` initialiser that is there.
+#[allow(clippy::missing_const_for_thread_local)]
 fn per_thread() -> usize {
     use core::cell::Cell;
     use core::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // `const`-initialised with no destructor: readable at any point of a thread's life,
+    // signal handlers and thread-exit destructors included.
     std::thread_local! {
-        // `const`-initialised with no destructor: readable at any point of a thread's life,
-        // signal handlers and thread-exit destructors included.
         static MINE: Cell<usize> = const { Cell::new(usize::MAX) };
     }
     MINE.with(|mine| {
