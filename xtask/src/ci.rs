@@ -120,7 +120,12 @@ impl Step {
                         "--ignored",
                     ],
                 )
-                .run()
+                .run()?;
+                // Apple's fork detection (pthread_atfork with a pid window), forced on Linux.
+                cargo(name, ["test", "-p", "scalrand-os"])
+                    .env("RUSTFLAGS", "--cfg scalrand_fork_atfork")
+                    .target_dir("fork-atfork")
+                    .run()
             }
             Step::Backends => backends(),
             Step::LatestDeps => latest_deps(),

@@ -176,4 +176,6 @@ pub const OTHER_TARGETS: &[(&str, &str)] = &[
     ("x86_64-pc-windows-gnu", ""),
     ("x86_64-unknown-freebsd", ""),
     ("wasm32-unknown-unknown", "wasm_js"),
+    ("wasm32-wasip1", ""),
+    ("x86_64-unknown-netbsd", ""),
 ];

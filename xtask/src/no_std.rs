@@ -1,5 +1,6 @@
 //! `cargo xtask no-std`: every library crate (and the firmware example) built for a bare-metal
-//! target, with each feature set that must work without `std` (`config::NO_STD`).
+//! target, and linted there with `clippy -D warnings`, with each feature set that must work
+//! without `std` (`config::NO_STD`).
 
 use crate::Result;
 use crate::cmd::cargo;
@@ -18,6 +19,17 @@ pub fn run() -> Result {
         }
         // A separate target dir keeps the host build cache intact.
         c.target_dir("no-std").run()?;
+        let mut c = cargo(
+            &format!("no-std clippy {pkg} [{features}]"),
+            ["clippy", "-p", pkg, "--no-default-features"],
+        )
+        .args(["--target", NO_STD_TARGET]);
+        if !features.is_empty() {
+            c = c.args(["--features", features]);
+        }
+        c.args(["--", "-D", "warnings"])
+            .target_dir("no-std")
+            .run()?;
     }
     Ok(())
 }

@@ -1,14 +1,48 @@
 //! Which CPU the calling thread runs on, and how many CPUs the system may have.
 //!
-//! On Linux with glibc ≥ 2.35 every thread has a registered restartable-sequence area
-//! (`struct rseq`, Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable sequences
-//! system call"); glibc publishes its place as `__rseq_offset` from the thread pointer and its
-//! size as `__rseq_size`. The kernel keeps the area's `cpu_id` current, so on x86_64 the CPU is
-//! one thread-pointer-relative load ([`current`]), no system call. Elsewhere [`current`] asks
-//! `sched_getcpu`. [`rseq_offset`] is public for crates that run their own restartable
-//! sequences in that area (`scalrand-fastprng`).
+//! Per-CPU state is only as good as the number that picks the slot. [`current`] asks the
+//! cheapest source the platform has, and where none exists it still spreads threads over the
+//! slots instead of piling them onto one:
+//!
+//! | platform | [`current`] answers from | cost |
+//! |---|---|---|
+//! | Linux x86_64, glibc ≥ 2.35 | the thread's rseq area `cpu_id` ([`rseq_cpu`]) | one thread-pointer-relative load |
+//! | other Linux and Android | `sched_getcpu` | a vDSO call (`getcpu`, no system call on x86_64 and aarch64) |
+//! | FreeBSD ≥ 13, DragonFly | `sched_getcpu` (looked up once with `dlsym`) | a library call |
+//! | macOS 11+, iOS 14.2+ | `pthread_cpu_number_np` (looked up once with `dlsym`) | a library call: the CPU number the kernel keeps in a per-CPU register |
+//! | Windows | `GetCurrentProcessorNumberEx`, processor groups laid end to end | a library call, no system call |
+//! | any other target with `std` (OpenBSD, NetBSD, wasm, older macOS/FreeBSD) | a per-thread number handed out round-robin on the thread's first call ([`Source::PerThread`]) | one thread-local load |
+//! | no `std` | `None`: the host passes the slot | |
+//!
+//! On Linux the rseq area is `struct rseq` (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce
+//! restartable sequences system call"); glibc publishes its place as `__rseq_offset` from the
+//! thread pointer and its size as `__rseq_size`, and the kernel keeps `cpu_id` current.
+//! [`rseq_offset`] is public for crates that run their own restartable sequences in that area
+//! (`scalrand-fastprng`, `scalrand-pool`).
 
-/// The CPU the calling thread runs on, if the OS says (`None` without `std`, or off Linux).
+/// Where [`current`] takes its answer from on this platform (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Source {
+    /// The `cpu_id` field of the thread's rseq area (Linux x86_64, glibc ≥ 2.35).
+    Rseq,
+    /// `sched_getcpu()` (Linux without an rseq area, Android, FreeBSD ≥ 13, DragonFly).
+    SchedGetcpu,
+    /// `pthread_cpu_number_np()` (macOS 11+, iOS 14.2+).
+    PthreadCpuNumber,
+    /// `GetCurrentProcessorNumberEx()` (Windows).
+    ProcessorNumber,
+    /// No CPU query: each thread gets a number on its first call, round-robin over
+    /// [`possible`], so threads spread over the slots even where nobody says which CPU runs
+    /// them.
+    PerThread,
+    /// No `std`: [`current`] returns `None` and the caller picks the slot.
+    None,
+}
+
+/// The CPU the calling thread runs on: `Some` on every target with `std` (a real CPU number
+/// where the OS reports one, otherwise the thread's own round-robin number, see [`source`]),
+/// always below [`possible`]; `None` without `std`.
 ///
 /// The answer may be stale the instant it is returned (the thread can migrate); callers use it
 /// to pick a slot, never as a proof of exclusivity.
@@ -17,14 +51,16 @@ pub fn current() -> Option<usize> {
     if let Some(c) = rseq_cpu() {
         return Some(c);
     }
-    #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-    {
-        // SAFETY: sched_getcpu has no preconditions.
-        let c = unsafe { libc::sched_getcpu() };
-        usize::try_from(c).ok()
+    imp::current()
+}
+
+/// Where [`current`] takes its answer from for the calling thread, now (the rseq area is per
+/// thread, and the library functions are looked up at run time).
+pub fn source() -> Source {
+    if rseq_cpu().is_some() {
+        return Source::Rseq;
     }
-    #[cfg(not(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom))))]
-    None
+    imp::source()
 }
 
 /// The `cpu_id` of the calling thread's rseq area: `Some` only where this thread has a
@@ -96,7 +132,242 @@ macro_rules! __rseq_prologue {
     };
 }
 
-/// The number of CPUs the system may bring online (at least 1): `sysconf(_SC_NPROCESSORS_CONF)`.
+/// The round-robin per-thread number of [`Source::PerThread`]: the thread's first call takes
+/// the next value of a process-wide counter modulo [`possible`], later calls read it back.
+#[cfg(all(feature = "std", not(windows), not(miri), not(scalrand_loom)))]
+// Clippy misreads the expansion on targets whose thread locals are OS keys (OpenBSD's) and
+// asks for the `const` initialiser that is there.
+#[allow(clippy::missing_const_for_thread_local)]
+fn per_thread() -> usize {
+    use core::cell::Cell;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // `const`-initialised with no destructor: readable at any point of a thread's life,
+    // signal handlers and thread-exit destructors included.
+    std::thread_local! {
+        static MINE: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    MINE.with(|mine| {
+        let v = mine.get();
+        if v != usize::MAX {
+            return v;
+        }
+        let v = NEXT.fetch_add(1, Ordering::Relaxed) % possible();
+        mine.set(v);
+        v
+    })
+}
+
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri),
+    not(scalrand_loom)
+))]
+mod imp {
+    use super::Source;
+
+    fn sched_getcpu() -> Option<usize> {
+        // SAFETY: sched_getcpu has no preconditions.
+        usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+    }
+
+    #[inline]
+    pub(super) fn current() -> Option<usize> {
+        Some(sched_getcpu().unwrap_or_else(super::per_thread))
+    }
+
+    pub(super) fn source() -> Source {
+        if sched_getcpu().is_some() {
+            Source::SchedGetcpu
+        } else {
+            Source::PerThread
+        }
+    }
+}
+
+/// Apple's `pthread_cpu_number_np` (macOS 11, iOS 14.2) and FreeBSD's `sched_getcpu`
+/// (FreeBSD 13) are newer than the oldest releases Rust supports there, so they are looked up
+/// once with `dlsym` instead of linked: an older system simply takes the per-thread path.
+#[cfg(all(
+    feature = "std",
+    any(
+        target_vendor = "apple",
+        target_os = "freebsd",
+        target_os = "dragonfly"
+    ),
+    not(miri),
+    not(scalrand_loom)
+))]
+mod imp {
+    use super::Source;
+    use core::ffi::c_void;
+    use core::ptr;
+    use core::sync::atomic::{AtomicPtr, Ordering};
+
+    #[cfg(target_vendor = "apple")]
+    const NAME: &core::ffi::CStr = c"pthread_cpu_number_np";
+    #[cfg(target_vendor = "apple")]
+    const FOUND: Source = Source::PthreadCpuNumber;
+    #[cfg(not(target_vendor = "apple"))]
+    const NAME: &core::ffi::CStr = c"sched_getcpu";
+    #[cfg(not(target_vendor = "apple"))]
+    const FOUND: Source = Source::SchedGetcpu;
+
+    /// Null before the lookup, `MISSING` where the symbol does not exist, else the function.
+    static FUNC: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+    const MISSING: *mut c_void = ptr::dangling_mut();
+
+    fn func() -> *mut c_void {
+        let f = FUNC.load(Ordering::Relaxed);
+        if !f.is_null() {
+            return f;
+        }
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name has no preconditions.
+        let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, NAME.as_ptr()) };
+        let f = if f.is_null() { MISSING } else { f };
+        FUNC.store(f, Ordering::Relaxed);
+        f
+    }
+
+    fn ask() -> Option<usize> {
+        let f = func();
+        if f == MISSING {
+            return None;
+        }
+        #[cfg(target_vendor = "apple")]
+        {
+            // SAFETY: `f` is libSystem's `int pthread_cpu_number_np(size_t *cpu_number_out)`,
+            // found by name above; it writes the CPU number through a valid pointer.
+            unsafe {
+                let f: unsafe extern "C" fn(*mut libc::size_t) -> libc::c_int =
+                    core::mem::transmute(f);
+                let mut n: libc::size_t = 0;
+                (f(&mut n) == 0).then_some(n)
+            }
+        }
+        #[cfg(not(target_vendor = "apple"))]
+        {
+            // SAFETY: `f` is libc's `int sched_getcpu(void)`, found by name above.
+            let c = unsafe {
+                let f: unsafe extern "C" fn() -> libc::c_int = core::mem::transmute(f);
+                f()
+            };
+            usize::try_from(c).ok()
+        }
+    }
+
+    #[inline]
+    pub(super) fn current() -> Option<usize> {
+        Some(ask().unwrap_or_else(super::per_thread))
+    }
+
+    pub(super) fn source() -> Source {
+        if ask().is_some() {
+            FOUND
+        } else {
+            Source::PerThread
+        }
+    }
+}
+
+/// Windows numbers processors within groups of at most 64; the slot is the processor's index
+/// with the groups laid end to end, below `GetMaximumProcessorCount(ALL_PROCESSOR_GROUPS)`,
+/// which is what [`possible`](super::possible) returns there.
+#[cfg(all(feature = "std", windows, not(miri), not(scalrand_loom)))]
+mod imp {
+    use super::Source;
+
+    /// `PROCESSOR_NUMBER` (winnt.h).
+    #[repr(C)]
+    struct ProcessorNumber {
+        group: u16,
+        number: u8,
+        reserved: u8,
+    }
+
+    /// `ALL_PROCESSOR_GROUPS` (winnt.h).
+    const ALL_PROCESSOR_GROUPS: u16 = 0xffff;
+
+    #[link(name = "kernel32")]
+    unsafe extern "system" {
+        // Both since Windows 7 / Server 2008 R2.
+        fn GetCurrentProcessorNumberEx(number: *mut ProcessorNumber);
+        fn GetMaximumProcessorCount(group: u16) -> u32;
+    }
+
+    pub(super) fn max_processors() -> usize {
+        // SAFETY: no preconditions; 0 means failure.
+        unsafe { GetMaximumProcessorCount(ALL_PROCESSOR_GROUPS) as usize }
+    }
+
+    #[inline]
+    pub(super) fn current() -> Option<usize> {
+        let mut p = ProcessorNumber {
+            group: 0,
+            number: 0,
+            reserved: 0,
+        };
+        // SAFETY: writes one `PROCESSOR_NUMBER` through a valid pointer.
+        unsafe { GetCurrentProcessorNumberEx(&mut p) };
+        // Machines with more than 64 logical processors only: the groups before this one.
+        let before: usize = (0..p.group)
+            // SAFETY: no preconditions.
+            .map(|g| unsafe { GetMaximumProcessorCount(g) } as usize)
+            .sum();
+        Some(before + usize::from(p.number))
+    }
+
+    pub(super) fn source() -> Source {
+        Source::ProcessorNumber
+    }
+}
+
+/// Every other target with `std`: no CPU query, so threads spread round-robin.
+#[cfg(all(
+    feature = "std",
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_vendor = "apple",
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        windows
+    )),
+    not(miri),
+    not(scalrand_loom)
+))]
+mod imp {
+    use super::Source;
+
+    #[inline]
+    pub(super) fn current() -> Option<usize> {
+        Some(super::per_thread())
+    }
+
+    pub(super) fn source() -> Source {
+        Source::PerThread
+    }
+}
+
+/// No `std` (and miri, loom): the caller passes the slot.
+#[cfg(not(all(feature = "std", not(miri), not(scalrand_loom))))]
+mod imp {
+    use super::Source;
+
+    #[inline]
+    pub(super) fn current() -> Option<usize> {
+        None
+    }
+
+    pub(super) fn source() -> Source {
+        Source::None
+    }
+}
+
+/// The number of CPUs the system may bring online (at least 1): `sysconf(_SC_NPROCESSORS_CONF)`
+/// on Unix, `GetMaximumProcessorCount(ALL_PROCESSOR_GROUPS)` on Windows (every processor
+/// group, where the standard library's `available_parallelism` counts one).
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn possible() -> usize {
@@ -107,6 +378,13 @@ pub fn possible() -> usize {
         if let Ok(n) = usize::try_from(n)
             && n > 0
         {
+            return n;
+        }
+    }
+    #[cfg(all(windows, not(miri), not(scalrand_loom)))]
+    {
+        let n = imp::max_processors();
+        if n > 0 {
             return n;
         }
     }
@@ -174,6 +452,47 @@ mod tests {
         assert!(n >= 1);
         #[cfg(all(target_os = "linux", not(miri)))]
         assert!(super::current().is_some_and(|c| c < n.max(1024)));
+    }
+
+    /// With `std`, every platform answers: a CPU query where one exists, a per-thread number
+    /// elsewhere, never `None` (which would put every thread on one slot).
+    #[cfg(not(any(miri, scalrand_loom)))]
+    #[test]
+    fn every_std_platform_answers() {
+        assert!(super::current().is_some());
+        let src = super::source();
+        assert_ne!(src, super::Source::None);
+        #[cfg(target_os = "linux")]
+        assert!(matches!(
+            src,
+            super::Source::Rseq | super::Source::SchedGetcpu
+        ));
+        #[cfg(windows)]
+        assert_eq!(src, super::Source::ProcessorNumber);
+    }
+
+    /// Where nothing says which CPU runs a thread, threads still spread: as many threads as
+    /// there are possible CPUs get as many different numbers, each below `possible()`, and a
+    /// thread keeps its number.
+    #[cfg(not(any(miri, scalrand_loom, windows)))]
+    #[test]
+    fn per_thread_numbers_spread_threads() {
+        let n = super::possible().min(16);
+        let got: std::vec::Vec<usize> = (0..n)
+            .map(|_| std::thread::spawn(|| (super::per_thread(), super::per_thread())))
+            .collect::<std::vec::Vec<_>>()
+            .into_iter()
+            .map(|h| {
+                let (a, b) = h.join().expect("thread");
+                assert_eq!(a, b, "a thread keeps its number");
+                a
+            })
+            .collect();
+        let mut distinct = got.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), n, "{got:?}");
+        assert!(got.iter().all(|&c| c < super::possible()));
     }
 
     #[cfg(all(

@@ -7,23 +7,28 @@
 //!
 //! # How a child is recognised
 //!
-//! | platform | mechanism | holds against |
-//! |---|---|---|
-//! | Linux ≥ 4.14, `std` | a word in a page advised [`MADV_WIPEONFORK`]: the kernel hands the child that page zeroed, and a zero word means "new process image" | every way to fork: libc `fork()`, raw `syscall(SYS_fork)`, `clone`/`clone3` without `CLONE_VM`, signal handlers and other libraries' `pthread_atfork` handlers that run before ours |
-//! | other Unix, `madvise` refused (older kernels), or `madvise` that accepts anything (qemu-user emulation: an advice no kernel defines succeeds, so wipe-on-fork is not trusted) | `getpid()` compared with the pid the generation belongs to (one system call per check) | the same, at the price of the system call |
-//! | no `std`, miri, loom | none: [`generation`] is the constant 0 | (no `fork` to detect) |
+//! | platform | mechanism ([`detection`]) | cost of a check | holds against |
+//! |---|---|---|---|
+//! | Linux ≥ 4.14, `std` | [`Detection::WipeOnFork`]: a word in a page advised [`MADV_WIPEONFORK`]; the kernel hands the child that page zeroed, and a zero word means "new process image" | two loads | every way to fork: libc `fork()`, raw `syscall(SYS_fork)`, `clone`/`clone3` without `CLONE_VM`, signal handlers and other libraries' `pthread_atfork` handlers that run before ours |
+//! | FreeBSD ≥ 12, OpenBSD ≥ 5.6, `std` | [`Detection::WipeOnFork`]: the same word in a page given `minherit(INHERIT_ZERO)` (FreeBSD) or `minherit(MAP_INHERIT_ZERO)` (OpenBSD) | two loads | the same |
+//! | macOS, iOS and the other Apple platforms, `std` | [`Detection::Atfork`]: a generation moved by `pthread_atfork` handlers, with `getpid()` checks while a fork is in flight | two loads from one cache line | libSystem's `fork()` (the only fork Apple supports), other libraries' child handlers registered before ours, signal handlers in the child |
+//! | other Unix, an older kernel, or a `madvise` that accepts anything (qemu-user emulation: an advice no kernel defines succeeds, so wipe-on-fork is not trusted) | [`Detection::Pid`]: `getpid()` compared with the pid the generation belongs to | one system call | every way to fork, at the price of the system call |
+//! | Windows (no `fork`), no `std`, miri, loom | [`Detection::None`]: [`generation`] is the constant 0 | none | (no `fork` to detect) |
 //!
 //! `MADV_WIPEONFORK` is Linux commit d2cd9ede6e19 ("mm,fork: introduce MADV_WIPEONFORK",
 //! Rik van Riel, v4.14). It is the mechanism of the vDSO `getrandom()` (Jason A. Donenfeld's
-//! series, Linux 6.11: its per-thread state must be wipe-on-fork memory), of BoringSSL's and
-//! AWS-LC's fork detection (`crypto/fipsmodule/rand/fork_detect.c`), and, as `minherit`
-//! `MAP_INHERIT_ZERO`, of OpenBSD's `arc4random`. `pthread_atfork` alone is not enough: a raw `SYS_fork` runs no
-//! handlers, and another library's child handler that was registered earlier runs (and may
-//! draw random bytes) before ours. This crate registers no atfork handler at all.
+//! series, Linux 6.11: its per-thread state must be wipe-on-fork memory) and of BoringSSL's and
+//! AWS-LC's fork detection (`crypto/fipsmodule/rand/fork_detect.c`, which also uses
+//! `minherit` `INHERIT_ZERO` on FreeBSD and `MAP_INHERIT_ZERO` on OpenBSD, the mechanism of
+//! OpenBSD's `arc4random`; see the BSDs' `minherit(2)`). Where such memory exists this crate
+//! registers no atfork handler: a raw `SYS_fork` runs no handlers, and another library's child
+//! handler that was registered earlier runs (and may draw random bytes) before ours. Apple's
+//! systems offer neither kind of memory; there the atfork mode closes the second gap with its
+//! prepare handler (see [`Detection::Atfork`]), and the first does not exist.
 //!
 //! # The protocol
 //!
-//! `GENERATION` is an ordinary counter (copied into children). The wipe-on-fork page holds
+//! In wipe-on-fork mode `GENERATION` is an ordinary counter (copied into children). The wipe-on-fork page holds
 //! `generation + 1`. A check loads that word (one load after the page pointer): non-zero is
 //! the answer. Zero means the kernel wiped the page, so this is a child: the first thread to
 //! notice increments `GENERATION` and installs it with a compare-exchange; a thread that loses
@@ -42,6 +47,14 @@ pub enum Detection {
     WipeOnFork,
     /// `getpid()` compared on every check (Unix without wipe-on-fork).
     Pid,
+    /// A generation that `pthread_atfork` handlers move (Apple platforms, whose `fork()`
+    /// always runs them): the child's handler installs a new generation, and from the
+    /// forking thread's prepare handler until then every check in the child compares
+    /// `getpid()`, so another library's child handler that runs before ours already sees the
+    /// new generation. A check outside a fork is two loads from one cache line. A raw fork
+    /// system call that runs no handlers goes unseen: Apple supports no such call (libSystem's
+    /// `fork` does the child's set-up, and `syscall(2)` is deprecated there).
+    Atfork,
     /// No fork exists on this target (no `std`, or miri/loom): [`generation`] is always 0.
     None,
 }
@@ -84,18 +97,131 @@ pub fn tag() -> usize {
     }
 }
 
+/// What every Unix fork-detection mode shares: the generation counter, the pid path, signal
+/// masking, and memory the kernel hands a child zeroed.
 #[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
+mod sys {
+    use core::ptr;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The current process image's generation; ordinary memory, so children inherit it.
+    pub(super) static GENERATION: AtomicUsize = AtomicUsize::new(0);
+    /// The pid `GENERATION` belongs to on the pid path (0 before the first check).
+    static PID: AtomicUsize = AtomicUsize::new(0);
+
+    pub(super) fn getpid() -> usize {
+        // SAFETY: getpid has no preconditions.
+        unsafe { libc::getpid() as usize }
+    }
+
+    /// The pid path: a pid other than the one `GENERATION` belongs to is a new process image,
+    /// which gets a generation its parent never handed out.
+    pub(super) fn by_pid() -> usize {
+        let pid = getpid();
+        let known = PID.load(Ordering::Acquire);
+        if known == pid {
+            return GENERATION.load(Ordering::Acquire);
+        }
+        if known != 0 {
+            GENERATION.fetch_add(1, Ordering::AcqRel);
+        }
+        let _ = PID.compare_exchange(known, pid, Ordering::AcqRel, Ordering::Acquire);
+        GENERATION.load(Ordering::Acquire)
+    }
+
+    pub(super) fn signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+        struct Restore(Option<libc::sigset_t>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                if let Some(old) = &self.0 {
+                    // SAFETY: `old` is the mask `pthread_sigmask` returned below.
+                    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut()) };
+                }
+            }
+        }
+        // SAFETY: `sigset_t` is plain data; `sigfillset` initialises `all` before it is used,
+        // and `pthread_sigmask` writes the old mask into `old` before it is read (only when it
+        // returned 0).
+        let _restore = unsafe {
+            let mut all: libc::sigset_t = core::mem::zeroed();
+            let mut old: libc::sigset_t = core::mem::zeroed();
+            libc::sigfillset(&mut all);
+            Restore((libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0).then_some(old))
+        };
+        f()
+    }
+
+    #[cfg(not(target_vendor = "apple"))]
+    pub(crate) fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+    }
+
+    /// Asks the kernel to hand a fork child `[p, p + len)` zeroed: `madvise(MADV_WIPEONFORK)`
+    /// on Linux ≥ 4.14, `minherit(INHERIT_ZERO)` on FreeBSD ≥ 12, `minherit(MAP_INHERIT_ZERO)`
+    /// on OpenBSD ≥ 5.6. False where the kernel lacks it, on every other system, and where
+    /// the call cannot be trusted (see [`super::advice_is_truthful`]).
+    #[cfg(not(target_vendor = "apple"))]
+    pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let (call, zero) = (
+            |advice: libc::c_int| {
+                // SAFETY: the caller passes a mapping it owns; madvise only changes its fork
+                // behaviour, and an advice the kernel does not know changes nothing (EINVAL).
+                unsafe { libc::madvise(p, len, advice) }
+            },
+            libc::MADV_WIPEONFORK,
+        );
+        #[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
+        let (call, zero) = (
+            |inherit: libc::c_int| {
+                // SAFETY: the caller passes a mapping it owns; minherit only changes what a
+                // fork child receives, and a value the kernel does not know is EINVAL.
+                unsafe { libc::minherit(p, len, inherit) }
+            },
+            #[cfg(target_os = "freebsd")]
+            libc::INHERIT_ZERO,
+            #[cfg(target_os = "openbsd")]
+            libc::MAP_INHERIT_ZERO,
+        );
+        #[cfg(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_os = "openbsd"
+        ))]
+        return super::advice_is_truthful(call) && call(zero) == 0;
+        #[cfg(not(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_os = "openbsd"
+        )))]
+        {
+            let _ = (p, len);
+            false
+        }
+    }
+}
+
+/// Wipe-on-fork mode (every Unix but Apple's): a generation word in memory the kernel zeroes
+/// in a child, and the pid path where no such memory exists.
+#[cfg(all(
+    feature = "std",
+    unix,
+    not(any(target_vendor = "apple", scalrand_fork_atfork)),
+    not(miri),
+    not(scalrand_loom)
+))]
 mod imp {
     use super::Detection;
+    use super::sys::{GENERATION, advise_wipe_on_fork, by_pid, page_size};
     use core::ptr;
     use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
-    /// The current process image's generation; ordinary memory, so children inherit it.
-    static GENERATION: AtomicUsize = AtomicUsize::new(0);
     /// The wipe-on-fork word (`generation + 1`, or 0 in a child that has not looked yet).
     static WORD: AtomicPtr<AtomicUsize> = AtomicPtr::new(ptr::null_mut());
-    /// Pid mode: the pid `GENERATION` belongs to (0 before the first check).
-    static PID: AtomicUsize = AtomicUsize::new(0);
     const UNKNOWN: u8 = 0;
     const WIPE: u8 = 1;
     const PID_MODE: u8 = 2;
@@ -190,81 +316,120 @@ mod imp {
         }
     }
 
-    pub(super) fn signals_blocked<T>(f: impl FnOnce() -> T) -> T {
-        struct Restore(Option<libc::sigset_t>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                if let Some(old) = &self.0 {
-                    // SAFETY: `old` is the mask `pthread_sigmask` returned below.
-                    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut()) };
-                }
-            }
-        }
-        // SAFETY: `sigset_t` is plain data; `sigfillset` initialises `all` before it is used,
-        // and `pthread_sigmask` writes the old mask into `old` before it is read (only when it
-        // returned 0).
-        let _restore = unsafe {
-            let mut all: libc::sigset_t = core::mem::zeroed();
-            let mut old: libc::sigset_t = core::mem::zeroed();
-            libc::sigfillset(&mut all);
-            Restore((libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0).then_some(old))
-        };
-        f()
-    }
-
-    fn by_pid() -> usize {
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() } as usize;
-        let known = PID.load(Ordering::Acquire);
-        if known == pid {
-            return GENERATION.load(Ordering::Acquire);
-        }
-        if known != 0 {
-            // A new process image: a generation the parent never handed out.
-            GENERATION.fetch_add(1, Ordering::AcqRel);
-        }
-        let _ = PID.compare_exchange(known, pid, Ordering::AcqRel, Ordering::Acquire);
-        GENERATION.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn page_size() -> usize {
-        // SAFETY: sysconf has no preconditions.
-        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
-    }
-
-    /// `madvise(MADV_WIPEONFORK)` on `[p, p + len)`; false where the kernel lacks it, or
-    /// where `madvise` cannot be trusted (see [`madvise_is_truthful`]).
-    pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        {
-            let call = |advice: libc::c_int| {
-                // SAFETY: the caller passes a mapping it owns; madvise only changes its fork
-                // behaviour, and an advice the kernel does not know changes nothing (EINVAL).
-                unsafe { libc::madvise(p, len, advice) }
-            };
-            super::madvise_is_truthful(call) && call(libc::MADV_WIPEONFORK) == 0
-        }
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        {
-            let _ = (p, len);
-            false
-        }
-    }
+    pub(super) use super::sys::signals_blocked;
 }
 
-/// Whether `madvise` answers truthfully here: an advice no kernel defines must fail. User-mode
-/// emulators (qemu-user, which Docker uses to run foreign-architecture images) answer every
-/// `madvise` with 0 and do nothing, so `MADV_WIPEONFORK` would be accepted and never wipe:
-/// fork detection must then take the pid path. Probed once per process with `call` (which
-/// runs `madvise` with the advice it is given on a mapping the caller owns), then cached.
+/// `pthread_atfork` mode (Apple platforms; elsewhere only with `--cfg scalrand_fork_atfork`,
+/// which CI uses to run this mode's tests on Linux). See [`Detection::Atfork`].
 #[cfg(all(
     feature = "std",
-    any(target_os = "linux", target_os = "android"),
+    unix,
+    any(target_vendor = "apple", scalrand_fork_atfork),
     not(miri),
     not(scalrand_loom)
 ))]
-pub(crate) fn madvise_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+mod imp {
+    use super::Detection;
+    use super::sys::{GENERATION, by_pid};
+    use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+    const UNREGISTERED: u8 = 0;
+    const READY: u8 = 1;
+    /// Registering, or registration failed, or a fork copied the process mid-registration:
+    /// the pid path for good.
+    const PID_ONLY: u8 = 2;
+
+    /// The words a check reads, on one cache line.
+    #[repr(C, align(64))]
+    struct State {
+        ready: AtomicU8,
+        /// Forks between their prepare handler and their parent handler, in this process (in
+        /// a child: the fork that made it, until its child handler ran).
+        forking: AtomicUsize,
+    }
+    static STATE: State = State {
+        ready: AtomicU8::new(UNREGISTERED),
+        forking: AtomicUsize::new(0),
+    };
+
+    #[inline]
+    pub(super) fn generation() -> usize {
+        if STATE.ready.load(Ordering::Acquire) == READY
+            && STATE.forking.load(Ordering::Acquire) == 0
+        {
+            return GENERATION.load(Ordering::Acquire);
+        }
+        slow()
+    }
+
+    pub(super) fn detection() -> Detection {
+        let _ = generation();
+        match STATE.ready.load(Ordering::Acquire) {
+            READY => Detection::Atfork,
+            _ => Detection::Pid,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn slow() -> usize {
+        if STATE
+            .ready
+            .compare_exchange(UNREGISTERED, PID_ONLY, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            // Pin the pid path's pid to this process before any handler can run.
+            let g = by_pid();
+            // SAFETY: three `extern "C" fn()` handlers that only touch atomics and getpid
+            // (async-signal-safe), valid for the life of the process.
+            let rc = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+            if rc == 0 {
+                STATE.ready.store(READY, Ordering::Release);
+            }
+            return g;
+        }
+        by_pid()
+    }
+
+    /// Runs in the forking thread before the fork: from here until the child's handler has
+    /// run, checks in the child take the pid path, so a child handler registered before ours
+    /// (which runs before ours) already sees a new generation.
+    extern "C" fn prepare() {
+        STATE.forking.fetch_add(1, Ordering::AcqRel);
+    }
+
+    extern "C" fn parent() {
+        STATE.forking.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    extern "C" fn child() {
+        // A new pid: `by_pid` moves the generation once, whether or not an earlier handler
+        // already asked.
+        let _ = by_pid();
+        STATE.forking.store(0, Ordering::Release);
+    }
+
+    pub(super) use super::sys::signals_blocked;
+}
+
+/// Whether the kernel's answer to an advice is truthful here: a value no kernel defines must
+/// fail. User-mode emulators (qemu-user, which Docker uses to run foreign-architecture images)
+/// answer every `madvise` with 0 and do nothing, so `MADV_WIPEONFORK` would be accepted and
+/// never wipe: fork detection must then take the pid path. Probed once per process with `call`
+/// (which runs `madvise` or `minherit` with the value it is given on a mapping the caller
+/// owns), then cached.
+#[cfg(all(
+    feature = "std",
+    any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ),
+    not(miri),
+    not(scalrand_loom)
+))]
+pub(crate) fn advice_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
     use core::sync::atomic::{AtomicU8, Ordering};
     static TRUTHFUL: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
     match TRUTHFUL.load(Ordering::Relaxed) {
@@ -278,23 +443,40 @@ pub(crate) fn madvise_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int)
     }
 }
 
-/// The probe itself: an advice value no kernel defines (Linux checks the value before it
-/// looks at the range and answers `EINVAL`) must not succeed.
+/// The probe itself: a value no kernel defines (Linux checks the advice before it looks at
+/// the range and answers `EINVAL`; the BSDs check the inheritance value likewise) must not
+/// succeed.
 #[cfg(all(
     feature = "std",
-    any(target_os = "linux", target_os = "android"),
+    any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ),
     not(miri),
     not(scalrand_loom)
 ))]
 fn probe_says_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
-    /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s).
+    /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s) and every
+    /// BSD inheritance value (0 to 4).
     const NO_SUCH_ADVICE: libc::c_int = 0x7ead_beef;
     call(NO_SUCH_ADVICE) != 0
 }
 
-// The wipe-on-fork slices of `crate::wipe` exist on Linux only.
-#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
-pub(crate) use imp::{advise_wipe_on_fork, page_size};
+// The wipe-on-fork slices of `crate::wipe` exist where the kernel can wipe.
+#[cfg(all(
+    feature = "std",
+    any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ),
+    not(miri),
+    not(scalrand_loom)
+))]
+pub(crate) use sys::{advise_wipe_on_fork, page_size};
 
 #[cfg(not(all(feature = "std", unix, not(miri), not(scalrand_loom))))]
 mod imp {
@@ -370,7 +552,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn this_kernel_refuses_an_unknown_advice() {
-        let page = super::imp::page_size();
+        let page = super::sys::page_size();
         // SAFETY: a fresh anonymous private mapping, unmapped below.
         unsafe {
             let p = libc::mmap(
@@ -385,7 +567,9 @@ mod tests {
             let truthful = super::probe_says_truthful(|a| libc::madvise(p, page, a));
             libc::munmap(p, page);
             // Under an emulator this is the pid path, which `detection()` reports.
-            if truthful {
+            if cfg!(scalrand_fork_atfork) {
+                assert_eq!(super::detection(), super::Detection::Atfork);
+            } else if truthful {
                 assert_eq!(super::detection(), super::Detection::WipeOnFork);
             } else {
                 assert_eq!(super::detection(), super::Detection::Pid);

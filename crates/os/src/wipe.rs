@@ -1,4 +1,5 @@
-//! [`WipeOnFork`]: a heap slice that a fork child receives zeroed (Linux `MADV_WIPEONFORK`).
+//! [`WipeOnFork`]: a heap slice that a fork child receives zeroed (Linux `MADV_WIPEONFORK`,
+//! FreeBSD `minherit(INHERIT_ZERO)`, OpenBSD `minherit(MAP_INHERIT_ZERO)`).
 //!
 //! Generator keys and unread output that live here are gone in a child *before any code runs
 //! there*: no handler has to erase them, and a child that never touches the generator does not
@@ -6,9 +7,9 @@
 //! bytes are a valid value meaning "empty" ([`ZeroValid`]); the generators that use it treat a
 //! zero state as stale and rekey it before answering.
 //!
-//! Where the kernel cannot wipe (no `std`, not Linux, `madvise` refused, miri, loom) the slice
-//! is ordinary heap memory and [`WipeOnFork::wipes_on_fork`] says so; users then wipe it
-//! themselves when [`crate::fork::generation`] changes.
+//! Where the kernel cannot wipe (no `std`, other systems, the call refused or untrusted, miri,
+//! loom) the slice is ordinary heap memory and [`WipeOnFork::wipes_on_fork`] says so; users
+//! then wipe it themselves when [`crate::fork::generation`] changes.
 
 use core::fmt;
 use core::ops::Deref;
@@ -64,9 +65,29 @@ unsafe impl<T: ZeroValid + Sync> Sync for WipeOnFork<T> {}
 impl<T: ZeroValid> WipeOnFork<T> {
     /// `len` elements, element `i` initialised to `init(i)`.
     pub fn new(len: usize, init: impl FnMut(usize) -> T) -> Self {
-        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        #[cfg(all(
+            feature = "std",
+            any(
+                target_os = "linux",
+                target_os = "android",
+                target_os = "freebsd",
+                target_os = "openbsd"
+            ),
+            not(miri),
+            not(scalrand_loom)
+        ))]
         let mut init = init;
-        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        #[cfg(all(
+            feature = "std",
+            any(
+                target_os = "linux",
+                target_os = "android",
+                target_os = "freebsd",
+                target_os = "openbsd"
+            ),
+            not(miri),
+            not(scalrand_loom)
+        ))]
         if let Some(m) = mapped::new(len, &mut init) {
             return m;
         }
@@ -94,7 +115,17 @@ impl<T: ZeroValid> WipeOnFork<T> {
     }
 }
 
-#[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+#[cfg(all(
+    feature = "std",
+    any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ),
+    not(miri),
+    not(scalrand_loom)
+))]
 mod mapped {
     use super::{WipeOnFork, ZeroValid};
 
@@ -177,7 +208,17 @@ mod mapped {
 
 impl<T: ZeroValid> Drop for WipeOnFork<T> {
     fn drop(&mut self) {
-        #[cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
+        #[cfg(all(
+            feature = "std",
+            any(
+                target_os = "linux",
+                target_os = "android",
+                target_os = "freebsd",
+                target_os = "openbsd"
+            ),
+            not(miri),
+            not(scalrand_loom)
+        ))]
         if self.mapped_bytes != 0 {
             // SAFETY: a non-zero `mapped_bytes` means `mapped::new` made this mapping.
             unsafe { mapped::free(self.ptr, self.len, self.mapped_bytes) };
@@ -234,7 +275,8 @@ mod tests {
         let w = WipeOnFork::new(1000, |i| D(i as u64 * 3));
         assert_eq!(w.len(), 1000);
         assert!(w.iter().enumerate().all(|(i, d)| d.0 == i as u64 * 3));
-        #[cfg(all(target_os = "linux", not(miri)))]
+        // (`--cfg scalrand_fork_atfork` detects forks with handlers but still maps such memory.)
+        #[cfg(all(target_os = "linux", not(miri), not(scalrand_fork_atfork)))]
         assert_eq!(
             w.wipes_on_fork(),
             crate::fork::detection() == crate::fork::Detection::WipeOnFork,
