@@ -259,10 +259,9 @@ fn migration_guide_snippets() {
     let sample: f64 = (&rng).random();
     assert!((0.0..1.0).contains(&sample));
     let first = rng.with_cpu(0, |slot| slot.random::<u64>()).unwrap();
-    // Slot 0 of another instance from the same seed gives the same stream. `sample` took a
-    // word of it where the try-lock path served that call on CPU 0 or without a CPU id (the
-    // path starts at the current CPU's slot, slot 0 where the OS names none), so `first` is
-    // the stream's first or second word.
+    // Slot 0 of another instance from the same seed gives the same stream. Where the
+    // try-lock path (no rseq) served `sample` and `cpu::current` named slot 0, `sample` took
+    // that stream's first word, so `first` is its first or second.
     let twin = PerCpu::with_cpus(Xoroshiro128PlusPlus::seed_from_u64(42), 8).unwrap();
     let stream = twin
         .with_cpu(0, |slot| [slot.random::<u64>(), slot.random::<u64>()])
