@@ -2,6 +2,9 @@
 //! * single thread, 4 KiB reads: Fortuna Concurrent / Locked, the bare FS&K generator, and raw
 //!   AES-256-CTR from the `aes` crate (the physical limit: no lock, no rekey, no key setup);
 //!   the same for ChaCha20;
+//! * single thread, 32-byte reads (a key's worth: where the per-read key setup and rekey
+//!   dominate, and where the `aes` crate's per-call backend selection shows): Fortuna
+//!   Concurrent / Locked with each PRF;
 //! * two threads sharing one Fortuna, 4 KiB reads each: Concurrent vs Locked.
 
 // A criterion bench is test code: a setup that fails has nothing to measure, and stopping
@@ -18,6 +21,29 @@ use aes::cipher::array::Array;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use scalrand_benches::rows::fortuna::{READ, aes_ctr_fill, chacha_core, chacha_fill};
 use scalrand_pool::fortuna::{ChaCha20Prf, Fortuna, Generator, ReadMode};
+
+fn small_reads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fortuna 32B single thread");
+    g.throughput(Throughput::Bytes(32));
+    let mut buf = [0u8; 32];
+    for mode in [ReadMode::Concurrent, ReadMode::Locked] {
+        let f = Fortuna::new(mode).expect("OS entropy");
+        g.bench_function(format!("Fortuna<AES> {mode:?}"), |b| {
+            b.iter(|| {
+                f.fill_bytes(&mut buf);
+                black_box(&buf);
+            })
+        });
+        let f = Fortuna::<ChaCha20Prf>::with_prf(mode).expect("OS entropy");
+        g.bench_function(format!("Fortuna<ChaCha20> {mode:?}"), |b| {
+            b.iter(|| {
+                f.fill_bytes(&mut buf);
+                black_box(&buf);
+            })
+        });
+    }
+    g.finish();
+}
 
 fn single_thread(c: &mut Criterion) {
     let mut g = c.benchmark_group("fortuna 4KiB single thread");
@@ -158,6 +184,6 @@ criterion_group! {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(30);
-    targets = single_thread, lock_hold, two_threads
+    targets = single_thread, small_reads, lock_hold, two_threads
 }
 criterion_main!(benches);

@@ -20,7 +20,8 @@ pub enum Step {
     Fmt,
     /// clippy -D warnings, every target and feature
     Clippy,
-    /// every test, then the shuffle shape check in release
+    /// every test, then the shuffle shape check in release, then the OS layer's tests with
+    /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux
     Test,
     /// the pool's known-answer, erasure, fork and hostile-context tests once per forced ChaCha
     /// backend (AVX-512, AVX2, SSE2, portable), in release builds
@@ -28,13 +29,15 @@ pub enum Step {
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
     /// builds, and the OS layer, the pools and the facade pass their tests there
     LatestDeps,
-    /// the OS layer's, fastprng's and the pools' tests (fork tests included) on aarch64 Linux
-    /// under qemu-user, whose `madvise` accepts anything: fork detection must take the pid path
+    /// the OS layer's, fastprng's and the pools' tests (fork tests and the NEON ChaCha backend
+    /// included) on aarch64 Linux under qemu-user, whose `madvise` accepts anything: fork
+    /// detection must take the pid path
     Aarch64Qemu,
     /// every library crate's and the facade's tests on x86_64 Windows (gnu) under wine, debug
     /// builds, in a wine prefix of the step's own that gets a `ProcessPrng` shim
     WindowsWine,
-    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD and wasm32
+    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD, NetBSD and wasm32
+    /// (browser and WASI)
     OtherTargets,
     /// the library crates without std on the host: clippy and tests
     NoDefaultFeatures,

@@ -36,6 +36,10 @@ pub const READER_FIRST_BLOCK: u128 = 1;
 /// 64 for AES (4 × 16).
 const RESERVE_BUF: usize = 128;
 
+/// Stack buffer for a read short enough to run with its rekey in one keystream call
+/// ([`Generator::generate_seeded`]): up to 224 bytes with AES, 192 with ChaCha20.
+const GENERATE_BUF: usize = 256;
+
 /// Domain label of the fork secret (see [`Generator::fork_secret`]).
 const FORK_SECRET_LABEL: &[u8] = b"scalrand fortuna fork secret";
 
@@ -170,8 +174,21 @@ impl<P: Prf> Generator<P> {
     pub(crate) fn generate_seeded(&mut self, out: &mut [u8]) {
         debug_assert!(self.seeded && out.len() <= MAX_REQUEST);
         let keyed = P::keyed(&self.key);
-        let c = P::keystream(&keyed, self.counter, out);
-        self.counter = P::keystream(&keyed, c, &mut self.key);
+        // A short read and the new key in one keystream call (one AES batch, one ChaCha
+        // backend call and stack wipe): the output's blocks, its last block padded, then the
+        // key's. The same blocks, counter and bytes as two calls; the buffer is wiped.
+        let padded = out.len().div_ceil(P::BLOCK_LEN) * P::BLOCK_LEN;
+        let key_at = padded;
+        let mut blocks = [0u8; GENERATE_BUF];
+        if let Some(buf) = blocks.get_mut(..padded + P::KEY_BLOCKS * P::BLOCK_LEN) {
+            self.counter = P::keystream(&keyed, self.counter, buf);
+            out.copy_from_slice(&buf[..out.len()]);
+            self.key.copy_from_slice(&buf[key_at..key_at + 32]);
+            buf.zeroize();
+        } else {
+            let c = P::keystream(&keyed, self.counter, out);
+            self.counter = P::keystream(&keyed, c, &mut self.key);
+        }
         crate::numa::chacha::observe_key(&self.key);
     }
 

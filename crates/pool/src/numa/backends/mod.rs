@@ -6,7 +6,8 @@
 //! | `avx512` | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 (a tail of ≤ 4 blocks goes to the next one down) |
 //! | `avx2` | x86_64 with AVX2 | 8 |
 //! | `sse2` | every x86_64 CPU; also every single block (key derivations, a last partial block) there | 4, or 1 |
-//! | `portable` | every other target, miri, and `--cfg scalrand_chacha_portable` | 1 |
+//! | `neon` | every little-endian aarch64 CPU (Advanced SIMD is part of the architecture) | 4 |
+//! | `portable` | every other target, miri, `--cfg scalrand_chacha_portable`, and single blocks on aarch64 | 1 |
 //!
 //! Every backend is this crate's own code: none copies the key into a buffer it does not wipe.
 //! Each keeps its state in registers as far as the register file allows and spills the rest
@@ -23,7 +24,7 @@
 //! | (none) | the widest the CPU has | |
 //! | `--cfg scalrand_chacha_soft` | AVX2 where the CPU has it, else SSE2 | a CPU without AVX-512F (AMD before Zen 4, Intel client chips) |
 //! | `--cfg scalrand_chacha_sse2` | SSE2 | an x86_64 CPU without AVX2 |
-//! | `--cfg scalrand_chacha_portable` | the portable backend | a target with no SIMD backend |
+//! | `--cfg scalrand_chacha_portable` | the portable backend (also on aarch64) | a target with no SIMD backend |
 //!
 //! Detection runs once: `cpufeatures` caches the CPUID/XGETBV answer in a static, so each call
 //! costs one relaxed load. Every backend writes the same bytes; the tests below hold each one
@@ -48,6 +49,15 @@ mod avx2;
 
 #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
 mod sse2;
+
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    target_feature = "neon",
+    not(miri),
+    not(scalrand_chacha_portable)
+))]
+mod neon;
 
 mod portable;
 
@@ -101,6 +111,8 @@ pub enum Backend {
     Avx2,
     /// 4 blocks per pass, or one block, in `xmm` registers (every x86_64 CPU).
     Sse2,
+    /// 4 blocks per pass in 128-bit Advanced SIMD registers (every little-endian aarch64 CPU).
+    Neon,
     /// One block at a time in plain Rust (every other target).
     Portable,
 }
@@ -118,6 +130,14 @@ pub fn backend() -> Backend {
         not(scalrand_chacha_portable)
     )) {
         Backend::Sse2
+    } else if cfg!(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri),
+        not(scalrand_chacha_portable)
+    )) {
+        Backend::Neon
     } else {
         Backend::Portable
     }
@@ -239,6 +259,43 @@ fn clear_zmm() {
     core::arch::x86_64::_mm256_zeroall();
 }
 
+/// Clears `v0`–`v31`: the NEON backend's state and temporaries, including the upper halves
+/// of `v8`–`v15`, which the AAPCS64 does not preserve (the compiler restores only their low
+/// 64 bits, the caller's own values, around this call).
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    target_feature = "neon",
+    not(miri),
+    not(scalrand_chacha_portable)
+))]
+#[inline]
+fn clear_neon() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "movi v0.16b, #0", "movi v1.16b, #0", "movi v2.16b, #0", "movi v3.16b, #0",
+            "movi v4.16b, #0", "movi v5.16b, #0", "movi v6.16b, #0", "movi v7.16b, #0",
+            "movi v8.16b, #0", "movi v9.16b, #0", "movi v10.16b, #0", "movi v11.16b, #0",
+            "movi v12.16b, #0", "movi v13.16b, #0", "movi v14.16b, #0", "movi v15.16b, #0",
+            "movi v16.16b, #0", "movi v17.16b, #0", "movi v18.16b, #0", "movi v19.16b, #0",
+            "movi v20.16b, #0", "movi v21.16b, #0", "movi v22.16b, #0", "movi v23.16b, #0",
+            "movi v24.16b, #0", "movi v25.16b, #0", "movi v26.16b, #0", "movi v27.16b, #0",
+            "movi v28.16b, #0", "movi v29.16b, #0", "movi v30.16b, #0", "movi v31.16b, #0",
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
+            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+}
+
 /// Whole blocks (`dest.len()` a multiple of 64) by the widest backend that fits; returns the
 /// counter after the last block. The caller wipes the stack.
 #[inline]
@@ -298,6 +355,18 @@ fn bulk(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, dest: &mut [u
     // SAFETY: `sse2::blocks` is `#[target_feature(enable = "sse2")]`, which every x86_64 CPU
     // executes (part of the architecture's baseline). Safe slice indexing only.
     return unsafe { sse2::blocks(key, nonce, ctr, dr, rest) };
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri),
+        not(scalrand_chacha_portable)
+    ))]
+    if rest.len() > BLOCK_LEN {
+        let c = neon::blocks(key, nonce, ctr, dr, rest);
+        clear_neon();
+        return c;
+    }
     #[allow(unreachable_code)]
     portable::blocks(key, nonce, ctr, dr, rest)
 }
@@ -472,6 +541,18 @@ mod tests {
         true
     }
 
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri),
+        not(scalrand_chacha_portable)
+    ))]
+    fn neon_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
+        split(key, counter, dest, rounds, neon::blocks, one_block);
+        true
+    }
+
     fn dispatch_path(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) -> bool {
         keystream(key, &[0; 3], counter, dest, rounds);
         true
@@ -502,6 +583,14 @@ mod tests {
             not(scalrand_chacha_portable)
         ))]
         p.push(("avx512", avx512_path));
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            target_feature = "neon",
+            not(miri),
+            not(scalrand_chacha_portable)
+        ))]
+        p.push(("neon", neon_path));
         p
     }
 
@@ -687,7 +776,19 @@ mod tests {
             not(scalrand_chacha_portable)
         ))]
         assert_eq!(b, Backend::Sse2);
-        #[cfg(any(not(target_arch = "x86_64"), miri, scalrand_chacha_portable))]
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            target_feature = "neon",
+            not(miri),
+            not(scalrand_chacha_portable)
+        ))]
+        assert_eq!(b, Backend::Neon);
+        #[cfg(any(
+            not(any(target_arch = "x86_64", target_arch = "aarch64")),
+            miri,
+            scalrand_chacha_portable
+        ))]
         assert_eq!(b, Backend::Portable);
         let _ = b;
     }
