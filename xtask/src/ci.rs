@@ -335,14 +335,28 @@ fn windows_wine(name: &str) -> Result {
         .arg("-ladvapi32")
         .run()?;
     let env_target = WINE_TARGET.to_uppercase().replace('-', "_");
-    let mut c = cargo(name, ["test", "--target", WINE_TARGET, "--lib", "--tests"]);
-    for p in WINE_TESTS {
-        c = c.args(["-p", p]);
-    }
-    wine(c)
-        .env(&format!("CARGO_TARGET_{env_target}_RUNNER"), WINE_RUNNER)
-        .target_dir("windows-wine")
-        .run()
+    let test = |label: &str, extra: &[&str]| {
+        let mut c = cargo(label, ["test", "--target", WINE_TARGET, "--lib", "--tests"]).args(extra);
+        for p in WINE_TESTS {
+            c = c.args(["-p", p]);
+        }
+        wine(c)
+            .env(&format!("CARGO_TARGET_{env_target}_RUNNER"), WINE_RUNNER)
+            .target_dir("windows-wine")
+            .run()
+    };
+    test(&format!("{name} build"), &["--no-run"])?;
+    // A wineserver started by a test program exits 3 s after its last client, and a program
+    // that connects while it exits fails ("recvmsg: Connection reset by peer"). So one server
+    // that outlives the gaps between test binaries serves them all, in place of any server
+    // already running there (a second one would refuse to start), and is stopped afterwards.
+    let server = |arg: &str| wine(Cmd::new(&format!("{name} server"), "wineserver").arg(arg)).run();
+    // `--kill` exits 1 where no server runs: nothing to stop.
+    let _ = server("--kill");
+    server("--persistent=120")?;
+    let tested = test(name, &[]);
+    let _ = server("--kill");
+    tested
 }
 
 fn backends() -> Result {
