@@ -51,7 +51,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use alloc::boxed::Box;
 
 use super::NodePools;
-use super::chacha::{KEY_LEN, keystream};
+use super::chacha::{KEY_LEN, refill_batch};
 use super::pools::WIPED_SLOT_TAG;
 use super::slot::BATCH_LEN;
 use scalrand_os::Lock;
@@ -615,10 +615,7 @@ impl NodePools {
         let bufs = slot.bufs.get().cast::<[u8; BATCH_LEN]>();
         // SAFETY: as above.
         let scratch = unsafe { &mut *bufs.add((to & 1) as usize) };
-        keystream(key, 0, scratch, self.rounds);
-        key.copy_from_slice(&scratch[..KEY_LEN]);
-        scratch[..KEY_LEN].fill(0);
-        super::chacha::observe_key(key);
+        refill_batch(key, scratch, self.rounds);
         let new = (u64::from(to) << 32) | KEY_LEN as u64;
         let slot_ptr = core::ptr::from_ref(slot).cast_mut().cast::<u8>();
         // SAFETY: `slot` is one of `r`'s slots, its lock is held, its scratch buffer and key

@@ -13,7 +13,7 @@
 //! is an empty batch. Routing (which slot, probing, the node fallback) is `pools.rs`'s job.
 
 use super::NodePools;
-use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, keystream};
+use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, refill_batch};
 use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
 use super::topology::NumaError;
 use scalrand_os::Lock;
@@ -80,11 +80,8 @@ impl SlotState {
     }
 
     fn refill(&mut self, rounds: Rounds) {
-        keystream(&self.key, 0, &mut self.batch, rounds);
-        self.key.copy_from_slice(&self.batch[..KEY_LEN]);
-        self.batch[..KEY_LEN].fill(0);
+        refill_batch(&mut self.key, &mut self.batch, rounds);
         self.left = (BATCH_LEN - KEY_LEN) as u32;
-        super::chacha::observe_key(&self.key);
     }
 
     /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.
@@ -301,6 +298,7 @@ impl NodePools {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::numa::chacha::keystream;
 
     #[test]
     fn take_zeroes_what_it_hands_out_and_rotates_the_key() {
