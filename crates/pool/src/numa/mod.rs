@@ -179,8 +179,8 @@ pub use chacha::{
     BLOCK_LEN, Backend, CHUNK_LEN, KEY_LEN, Rounds, backend, chacha20_block, fast_key_erasure,
     keystream,
 };
-pub use input::{INIT_BITS, PUSH_BITS, Unseeded};
-pub use pools::{NodePools, NodeStats};
+pub use input::{INIT_BITS, PUSH_BITS};
+pub use pools::{NodePools, NodeStats, Unseeded};
 pub use schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, ReseedPolicy};
 pub use slot::{BATCH_LEN, MAX_PROBES, SMALL_MAX};
 pub use topology::{MAX_CPU_ID, MAX_NODES, NumaError, Topology};

@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crossbeam_utils::CachePadded;
-use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
+use scalrand_os::{Clock, Lock, LockGuard};
 use zeroize::Zeroize;
 
 use super::chacha::{KEY_LEN, Rounds, fill_erasing};
@@ -63,15 +63,15 @@ pub struct NodePools {
     /// Node keys (wipe-on-fork).
     pub(crate) nodes: Secret<CachePadded<NodePool>>,
     /// The input pool (ordinary memory: a fork child's keys are drawn from it).
-    pub(crate) input: CachePadded<Lock<InputPool>>,
-    pub(crate) schedule: Schedule,
+    input: CachePadded<Lock<InputPool>>,
+    schedule: Schedule,
     /// The fork generation the keys belong to.
     fork_gen: AtomicUsize,
     /// Slots and nodes are wipe-on-fork memory (`keys_wipe_on_fork`): a child finds every
     /// slot stale, so reads check for a fork only on the stale path (see `slot_lock_tag`).
     pub(crate) wiped: bool,
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
-    pub(crate) os_reseed: bool,
+    os_reseed: bool,
     /// The rounds of the output keystream (batches and large reads).
     pub(crate) rounds: Rounds,
     /// Per-CPU slots read in restartable sequences, for small reads (where rseq and
@@ -103,6 +103,73 @@ impl fmt::Debug for NodePools {
             .field("slots", &self.slots.len())
             .field("schedule", &self.schedule)
             .finish_non_exhaustive()
+    }
+}
+
+/// Node pools that do not hold [`INIT_BITS`] of credited entropy yet: a `no_std` host at boot
+/// feeds them with [`add_entropy`](Self::add_entropy), then turns them into readable
+/// [`NodePools`] with [`try_seed`](Self::try_seed). There is no way to read from them, so no
+/// byte is ever derived from too little entropy (two unseeded instances could otherwise hand
+/// out the same public bytes).
+pub struct Unseeded {
+    topology: Topology,
+    input: Box<InputPool>,
+}
+
+impl fmt::Debug for Unseeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Unseeded")
+            .field("nodes", &self.topology.node_count())
+            .field("credited_bits", &self.input.credited_bits())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Unseeded {
+    fn new(topology: Topology) -> Result<Self, NumaError> {
+        topology.validate()?;
+        Ok(Self {
+            topology,
+            input: Box::new(InputPool::new()),
+        })
+    }
+
+    /// Mixes `data` into the input pool and credits it with `entropy_bits` (the host's
+    /// estimate; this crate never estimates).
+    pub fn add_entropy(&mut self, data: &[u8], entropy_bits: usize) {
+        self.input.credit(data, entropy_bits);
+    }
+
+    /// Mixes `data` (serial numbers, MAC addresses, boot times) in, crediting nothing.
+    pub fn add_device_randomness(&mut self, data: &[u8]) {
+        self.input.mix(data);
+    }
+
+    /// Entropy credited so far, in bits (saturating).
+    pub fn credited_bits(&self) -> usize {
+        self.input.credited_bits()
+    }
+
+    /// The pools, once at least [`INIT_BITS`] were credited: node 0 is keyed from the input
+    /// pool and every other node from node 0's output, each with different bytes, so no two
+    /// nodes run in lock-step (the `init_node_pools` of Andi Kleen's 2015 patch).
+    ///
+    /// # Errors
+    /// `Err(self)`, unchanged, while fewer than [`INIT_BITS`] bits were credited.
+    pub fn try_seed(self) -> Result<NodePools, Self> {
+        self.try_seed_in(false)
+    }
+
+    /// `try_seed`, with keys on the ordinary heap when `heap` (the fork tests' fallback).
+    fn try_seed_in(self, heap: bool) -> Result<NodePools, Self> {
+        if self.input.credited_bits() < INIT_BITS {
+            return Err(self);
+        }
+        match NodePools::build(self.topology, self.input, heap) {
+            Ok(p) => Ok(p),
+            // `new` validated the topology; `build` fails on nothing else.
+            Err((topology, input)) => Err(Self { topology, input }),
+        }
     }
 }
 
@@ -140,6 +207,15 @@ impl NodePools {
         Ok(pools)
     }
 
+    /// Pools for `topology` with no entropy yet: the host feeds them and turns them into
+    /// `NodePools` with [`Unseeded::try_seed`].
+    ///
+    /// # Errors
+    /// A bad topology (see the bad-input table in [`super`]).
+    pub fn unseeded(topology: Topology) -> Result<Unseeded, NumaError> {
+        Unseeded::new(topology)
+    }
+
     /// Pools for `topology` seeded with `seed`, which the caller vouches holds 256 bits of
     /// entropy (a `no_std` host's TRNG, a boot-loader seed). Deterministic: the same seed and
     /// the same sequence of reads per CPU give the same output (tests, known answers). No
@@ -161,12 +237,12 @@ impl NodePools {
 
     /// Builds the pools from an input pool credited with at least [`INIT_BITS`]; gives both
     /// back if the topology is bad.
-    pub(crate) fn build(
+    fn build(
         topology: Topology,
         mut input: Box<InputPool>,
         heap: bool,
     ) -> Result<Self, (Topology, Box<InputPool>)> {
-        debug_assert!(input.credited_bits >= INIT_BITS);
+        debug_assert!(input.credited_bits() >= INIT_BITS);
         let Ok(map) = topology.cpu_map() else {
             return Err((topology, input));
         };
@@ -176,17 +252,7 @@ impl NodePools {
         let nodes = secret(topology.node_count(), heap, |_| {
             CachePadded::new(NodePool::new())
         });
-        // Node 0 takes the input pool's entropy; every other node is keyed from node 0's
-        // output, each with its own bytes (the 2015 patch's `init_node_pools`).
-        let mut seed = input.extract();
-        nodes[0].reseed(b"init", &seed);
-        for node in nodes.iter().skip(1) {
-            nodes[0].derive(&mut seed);
-            node.reseed(b"init", &seed);
-        }
-        seed.zeroize();
-        input.pending_bits = 0;
-        input.next_node = 0;
+        input.seed_nodes(&nodes);
         #[cfg(not(scalrand_loom))]
         let wiped = slots.wipes_on_fork() && nodes.wipes_on_fork();
         #[cfg(scalrand_loom)]
@@ -220,6 +286,17 @@ impl NodePools {
             os_reseed: false,
             rounds: Rounds::ChaCha20,
         })
+    }
+
+    /// Replaces the reseed schedule and its clock.
+    #[must_use]
+    pub fn with_reseed_policy(
+        mut self,
+        policy: ReseedPolicy,
+        clock: impl Clock + Send + Sync + 'static,
+    ) -> Self {
+        self.schedule = Schedule::new(policy, Box::new(clock));
+        self
     }
 
     /// Generates output keystream (slot batches and large reads) with `rounds` instead of
@@ -272,6 +349,85 @@ impl NodePools {
             v[node as usize].reads += reads;
         }
         v
+    }
+
+    // ---- input side ----------------------------------------------------------------------
+
+    /// Mixes `data` into the input pool and credits it with `entropy_bits` (the host's
+    /// estimate; this crate never estimates). Every [`PUSH_BITS`](super::PUSH_BITS) credited bits feed the next
+    /// node pool in round-robin order, **at most one push per node per call**: a credit larger
+    /// than `PUSH_BITS ×` nodes is capped there (the data is mixed in all the same), so one
+    /// call holds the input lock for a bounded time whatever it claims.
+    pub fn add_entropy(&self, data: &[u8], entropy_bits: usize) {
+        let mut input = self.input.lock();
+        input.with(|inp| inp.credit_and_push(data, entropy_bits, &self.nodes));
+    }
+
+    /// `add_device_randomness`: mixes `data` (serial numbers, MAC addresses, boot times)
+    /// into the input pool and into every node pool, crediting nothing. Every node starts a
+    /// new generation.
+    pub fn add_device_randomness(&self, data: &[u8]) {
+        let mut input = self.input.lock();
+        input.with(|inp| inp.mix(data));
+        drop(input);
+        for node in self.nodes.iter() {
+            node.reseed(b"device", data);
+        }
+    }
+
+    /// Reseeds every node pool from the input pool now, each with its own extraction, in
+    /// round-robin order from the node the last push fed. With [`NodePools::new`]'s pools the
+    /// input pool first takes 32 fresh bytes from the OS.
+    pub fn reseed(&self) {
+        let fresh = self.fresh_entropy();
+        let input = self.input.lock();
+        self.reseed_locked(input, &fresh, false);
+    }
+
+    /// 32 fresh bytes from the OS for a reseed (`new`'s pools), zero where it has none.
+    fn fresh_entropy(&self) -> [u8; 32] {
+        // Without `std` there is no OS source: the host feeds `add_entropy` instead.
+        #[cfg_attr(not(feature = "std"), allow(unused_mut))]
+        let mut fresh = [0u8; 32];
+        if self.os_reseed {
+            #[cfg(feature = "std")]
+            if scalrand_os::entropy::fill(&mut fresh).is_err() {
+                // Nothing new from the OS this time; the reseed still rotates every node key.
+                fresh = [0u8; 32];
+            }
+        }
+        fresh
+    }
+
+    /// Mixes `fresh` into the input pool and reseeds every node from it, each with its own
+    /// extraction. With `bounded`, a node whose lock stays held through a bounded wait is
+    /// skipped (its holder may be this thread, interrupted by the signal handler that runs
+    /// this); returns whether every node was reseeded.
+    fn reseed_locked(
+        &self,
+        mut input: LockGuard<'_, InputPool>,
+        fresh: &[u8],
+        bounded: bool,
+    ) -> bool {
+        let all = input.with(|inp| inp.reseed_nodes(fresh, &self.nodes, bounded));
+        drop(input);
+        self.schedule.reseeded();
+        all
+    }
+
+    /// Called by a slot every [`CHECK_EVERY_CALLS`](super::CHECK_EVERY_CALLS) reads or
+    /// [`CHECK_EVERY_BYTES`](super::CHECK_EVERY_BYTES) bytes, and
+    /// by an rseq slot every few refills: reseeds if the schedule says it is due.
+    pub(crate) fn check_schedule(&self, bytes: usize) {
+        if self.schedule.due(bytes) {
+            let fresh = self.fresh_entropy();
+            // One reseeder at a time; a reader that finds it busy does not wait.
+            if let Some(input) = self.input.try_lock() {
+                // Bounded: a node lock may be held by this thread, interrupted by the signal
+                // handler that runs this; a skipped node is reseeded next time.
+                self.reseed_locked(input, &fresh, true);
+            }
+        }
     }
 
     // ---- fork ----------------------------------------------------------------------------
