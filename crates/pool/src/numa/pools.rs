@@ -14,12 +14,8 @@ use super::chacha::{KEY_LEN, Rounds, fill_erasing};
 use super::input::{INIT_BITS, InputPool};
 use super::node::NodePool;
 use super::schedule::{ReseedPolicy, Schedule};
-use super::slot::{MAX_PROBES, Slot};
+use super::slot::{MAX_PROBES, Slot, WIPED_SLOT_TAG};
 use super::topology::{NumaError, Topology};
-
-/// The owner tag of every slot lock when slots are wipe-on-fork memory (any nonzero value:
-/// see `NodePools::slot_lock_tag`).
-pub(crate) const WIPED_SLOT_TAG: usize = 1;
 
 /// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
 /// in the module docs). Loom models no fork and its atomics are not plain words, so loom
@@ -57,9 +53,9 @@ pub struct NodePools {
     /// Indexed by CPU number; `u32::MAX` for CPUs outside the topology.
     slot_of_cpu: Box<[u32]>,
     /// The node of each slot (configuration: ordinary memory).
-    pub(crate) slot_node: Box<[u32]>,
+    slot_node: Box<[u32]>,
     /// Per-CPU keys and batches (wipe-on-fork).
-    pub(crate) slots: Secret<CachePadded<Slot>>,
+    slots: Secret<CachePadded<Slot>>,
     /// Node keys (wipe-on-fork).
     pub(crate) nodes: Secret<CachePadded<NodePool>>,
     /// The input pool (ordinary memory: a fork child's keys are drawn from it).
@@ -69,7 +65,7 @@ pub struct NodePools {
     fork_gen: AtomicUsize,
     /// Slots and nodes are wipe-on-fork memory (`keys_wipe_on_fork`): a child finds every
     /// slot stale, so reads check for a fork only on the stale path (see `slot_lock_tag`).
-    pub(crate) wiped: bool,
+    wiped: bool,
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
     os_reseed: bool,
     /// The rounds of the output keystream (batches and large reads).
@@ -343,7 +339,7 @@ impl NodePools {
             })
             .collect();
         for (s, &node) in self.slots.iter().zip(self.slot_node.iter()) {
-            v[node as usize].reads += s.reads.load(Ordering::Relaxed);
+            v[node as usize].reads += s.reads();
         }
         for (node, reads) in self.rseq.iter().flat_map(|r| r.reads()) {
             v[node as usize].reads += reads;
@@ -453,12 +449,13 @@ impl NodePools {
         })
     }
 
-    /// The read path's fork check and slot-lock tag. With wipe-on-fork memory it costs
-    /// nothing: a fork child finds every slot zeroed, so its first read of any slot takes the
-    /// stale path, which runs [`check_fork`](Self::check_fork) before it derives a key (see
-    /// `refresh_if_stale`), and a slot lock never outlives the process image that took it
-    /// (the child's copy of the lock word is zero), so slot locks need no owner tag and are
-    /// never taken over. Without wipe-on-fork memory, every read checks the generation first.
+    /// The locked read path's entry: its fork check and slot-lock tag. With wipe-on-fork
+    /// memory it costs nothing: a fork child finds every slot zeroed, so its first read of any
+    /// slot takes the stale path, which gets its key from [`node_key`](Self::node_key), where
+    /// the check is made instead; and a slot lock never outlives the process image that took
+    /// it (the child's copy of the lock word is zero), so slot locks need no owner tag and
+    /// are never taken over. Without wipe-on-fork memory, every read checks the generation
+    /// here first.
     #[inline]
     fn slot_lock_tag(&self) -> Result<usize, NumaError> {
         if self.wiped {
@@ -466,6 +463,25 @@ impl NodePools {
         } else {
             self.check_fork()
         }
+    }
+
+    /// A key from node `node` (a stale slot's, a stale rseq slot's or a one-read key) and the
+    /// generation it belongs to: the one way a read reaches a node key. With wipe-on-fork
+    /// memory this is where reads check for a fork (every path a child's zeroed slots lead to
+    /// comes here before it derives anything); without it, the read checked at its entry
+    /// (`slot_lock_tag`), and a check here could find a fork only while this thread holds a
+    /// slot lock that a rekey would take over.
+    ///
+    /// # Errors
+    /// From [`check_fork`](Self::check_fork); [`NumaError::Busy`] when the node lock stayed
+    /// held through a bounded wait (its holder may be this thread, interrupted by the signal
+    /// handler that reads now).
+    #[inline]
+    fn node_key(&self, node: usize, out: &mut [u8; KEY_LEN]) -> Result<usize, NumaError> {
+        if self.wiped {
+            self.check_fork()?;
+        }
+        self.nodes[node].try_derive(out).ok_or(NumaError::Busy)
     }
 
     /// In a fork child, before the first answer: erase every slot key and batch (already zero
@@ -505,7 +521,7 @@ impl NodePools {
             // The kernel did not wipe them: slot locks carry owner tags here, and `lock`
             // takes over one a parent's thread held at the fork.
             for slot in self.slots.iter() {
-                slot.state.lock().with(|s| s.wipe());
+                slot.wipe();
             }
         }
         let all = self.reseed_locked(input, &fresh, true);
@@ -635,8 +651,20 @@ impl NodePools {
         let home = self.home_slot(cpu);
         let mut idx = home;
         for _ in 0..MAX_PROBES.min(n) {
-            if let Some(src) = self.read_slot(idx, tag, dest)? {
-                return Ok(src);
+            let node = self.slot_node[idx] as usize;
+            let served = self.slots[idx].read(
+                tag,
+                node,
+                &self.nodes[node].generation,
+                dest,
+                self.rounds,
+                |key| self.node_key(node, key),
+            )?;
+            if let Some(served) = served {
+                if let Some(bytes) = served.check_schedule {
+                    self.check_schedule(bytes);
+                }
+                return Ok(served.src);
             }
             idx += 1;
             if idx == n {
@@ -650,11 +678,8 @@ impl NodePools {
     /// the lock.
     #[cold]
     fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
-        self.check_fork()?;
         let mut key = [0u8; KEY_LEN];
-        let Some(generation) = self.nodes[node].try_derive(&mut key) else {
-            return Err(NumaError::Busy);
-        };
+        let generation = self.node_key(node, &mut key)?;
         fill_erasing(&mut key, dest, self.rounds);
         Ok((node, generation))
     }
@@ -701,6 +726,24 @@ impl NodePools {
         assert_eq!(guards.len(), self.slots.len());
         let r = f();
         drop(guards);
+        r
+    }
+
+    /// Test hook: erases every slot, as a fork child finds them in wipe-on-fork memory.
+    #[cfg(all(test, not(scalrand_loom)))]
+    pub(crate) fn wipe_slots(&self) {
+        for s in self.slots.iter() {
+            s.wipe();
+        }
+    }
+
+    /// Test hook: runs `f` while this thread holds node `node`'s lock, as a read that a
+    /// signal handler interrupted does.
+    #[cfg(all(test, not(scalrand_loom)))]
+    pub(crate) fn with_node_locked<R>(&self, node: usize, f: impl FnOnce() -> R) -> R {
+        let held = self.nodes[node].key.lock();
+        let r = f();
+        drop(held);
         r
     }
 

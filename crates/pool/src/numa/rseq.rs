@@ -52,8 +52,7 @@ use alloc::boxed::Box;
 
 use super::NodePools;
 use super::chacha::{KEY_LEN, refill_batch};
-use super::pools::WIPED_SLOT_TAG;
-use super::slot::BATCH_LEN;
+use super::slot::{BATCH_LEN, WIPED_SLOT_TAG};
 use scalrand_os::Lock;
 use scalrand_os::wipe::WipeOnFork;
 use zeroize::Zeroize;
