@@ -1,5 +1,8 @@
-//! [`NodePools`]: the input pool, one pool per node, one slot per CPU; the read path's routing
-//! (home slot, probing, the node fallback) and fork safety.
+//! [`NodePools`], the aggregate, and every `impl` of it: the input pool, one pool per node, one
+//! slot per CPU (and one rseq slot per CPU number); construction and [`Unseeded`], the input
+//! side's calls, the reseed schedule's check, fork safety, and the read path's routing (rseq
+//! slot, home slot, probing, the node fallback). The parts it is built from never name it:
+//! each call hands them what they need.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -12,7 +15,8 @@ use zeroize::Zeroize;
 
 use super::chacha::{KEY_LEN, Rounds, fill_erasing};
 use super::input::{INIT_BITS, InputPool};
-use super::node::NodePool;
+use super::node::{LOCK_ATTEMPTS, NodePool};
+use super::rseq::{self, RseqSlots};
 use super::schedule::{ReseedPolicy, Schedule};
 use super::slot::{MAX_PROBES, Slot, WIPED_SLOT_TAG};
 use super::topology::{NumaError, Topology};
@@ -56,8 +60,9 @@ pub struct NodePools {
     slot_node: Box<[u32]>,
     /// Per-CPU keys and batches (wipe-on-fork).
     slots: Secret<CachePadded<Slot>>,
-    /// Node keys (wipe-on-fork).
-    pub(crate) nodes: Secret<CachePadded<NodePool>>,
+    /// Node keys (wipe-on-fork). Outlive `rseq`, whose slots point at their generation
+    /// words (`rseq_refill`).
+    nodes: Secret<CachePadded<NodePool>>,
     /// The input pool (ordinary memory: a fork child's keys are drawn from it).
     input: CachePadded<Lock<InputPool>>,
     schedule: Schedule,
@@ -69,10 +74,10 @@ pub struct NodePools {
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
     os_reseed: bool,
     /// The rounds of the output keystream (batches and large reads).
-    pub(crate) rounds: Rounds,
+    rounds: Rounds,
     /// Per-CPU slots read in restartable sequences, for small reads (where rseq and
     /// wipe-on-fork memory exist; see `rseq.rs`).
-    rseq: Option<super::rseq::RseqSlots>,
+    rseq: Option<RseqSlots>,
     /// Reads keyed from the OS because a lock stayed held (`fill_from_os`).
     os_keyed: AtomicUsize,
 }
@@ -263,7 +268,7 @@ impl NodePools {
                     map.node_of_slot[slot]
                 })
                 .collect();
-            super::rseq::RseqSlots::new(node_of_cpu)
+            RseqSlots::new(node_of_cpu)
         } else {
             None
         };
@@ -414,7 +419,7 @@ impl NodePools {
     /// Called by a slot every [`CHECK_EVERY_CALLS`](super::CHECK_EVERY_CALLS) reads or
     /// [`CHECK_EVERY_BYTES`](super::CHECK_EVERY_BYTES) bytes, and
     /// by an rseq slot every few refills: reseeds if the schedule says it is due.
-    pub(crate) fn check_schedule(&self, bytes: usize) {
+    fn check_schedule(&self, bytes: usize) {
         if self.schedule.due(bytes) {
             let fresh = self.fresh_entropy();
             // One reseeder at a time; a reader that finds it busy does not wait.
@@ -438,7 +443,7 @@ impl NodePools {
     /// [`NumaError::Busy`] when another rekey holds the input lock beyond a bounded wait.
     /// Nothing may be derived from the nodes until a later call succeeds.
     #[inline]
-    pub(crate) fn check_fork(&self) -> Result<usize, NumaError> {
+    fn check_fork(&self) -> Result<usize, NumaError> {
         let g = scalrand_os::fork::generation();
         if g != self.fork_gen.load(Ordering::Acquire) {
             self.rekey_after_fork(g)?;
@@ -509,7 +514,7 @@ impl NodePools {
         // the input lock while holding a slot or node lock; with it, a child's first read
         // takes it while holding its own (zeroed) slot, and nothing here waits for a slot.
         // Bounded: the holder may be this thread, interrupted by a signal handler that reads.
-        let Some(input) = self.input.lock_bounded(super::node::LOCK_ATTEMPTS) else {
+        let Some(input) = self.input.lock_bounded(LOCK_ATTEMPTS) else {
             fresh.zeroize();
             return Err(NumaError::Busy);
         };
@@ -551,7 +556,7 @@ impl NodePools {
     pub fn fill_bytes(&self, dest: &mut [u8]) {
         if let Some(r) = &self.rseq
             && !dest.is_empty()
-            && dest.len() <= super::rseq::MAX_LEN
+            && dest.len() <= rseq::MAX_LEN
             && self.rseq_fill(r, dest)
         {
             return;
@@ -569,13 +574,37 @@ impl NodePools {
     pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), NumaError> {
         if let Some(r) = &self.rseq
             && !dest.is_empty()
-            && dest.len() <= super::rseq::MAX_LEN
+            && dest.len() <= rseq::MAX_LEN
             && self.rseq_fill(r, dest)
         {
             return Ok(());
         }
         self.fill_traced(scalrand_os::cpu::current().unwrap_or(0), dest)
             .map(|_| ())
+    }
+
+    /// Fills `dest` (1 to `rseq::MAX_LEN` bytes) from the calling CPU's rseq slot; `false`
+    /// when the read must take the locked path instead. Inline where a whole number of words
+    /// is taken on the first try; everything else is out of line.
+    #[inline]
+    fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
+        r.fill(dest, || self.rseq_refill(r))
+    }
+
+    /// Refills the calling CPU's rseq slot from its node: `false` when the read should take
+    /// the locked path (see `RseqSlots::refill`).
+    #[cold]
+    #[inline(never)]
+    fn rseq_refill(&self, r: &RseqSlots) -> bool {
+        // SAFETY: `r` is `self.rseq`, and `self.nodes` lives as long as `self`.
+        unsafe {
+            r.refill(
+                &self.nodes,
+                self.rounds,
+                |node, key| self.node_key(node, key).ok(),
+                |bytes| self.check_schedule(bytes),
+            )
+        }
     }
 
     /// [`NodePools::fill_bytes`] through the locked slots: out of line, so that the rseq path
@@ -761,7 +790,7 @@ impl NodePools {
                 core::mem::size_of_val(&*self.nodes),
             ),
         ];
-        v.extend(self.rseq.as_ref().map(super::rseq::RseqSlots::memory));
+        v.extend(self.rseq.as_ref().map(RseqSlots::memory));
         v
     }
 
