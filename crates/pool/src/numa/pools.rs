@@ -473,9 +473,13 @@ impl NodePools {
     /// A key from node `node` (a stale slot's, a stale rseq slot's or a one-read key) and the
     /// generation it belongs to: the one way a read reaches a node key. With wipe-on-fork
     /// memory this is where reads check for a fork (every path a child's zeroed slots lead to
-    /// comes here before it derives anything); without it, the read checked at its entry
-    /// (`slot_lock_tag`), and a check here could find a fork only while this thread holds a
-    /// slot lock that a rekey would take over.
+    /// comes here before it derives anything). Lock order: a stale slot's read comes here
+    /// holding its slot lock and the check may take the input lock, which is sound because
+    /// in this mode nothing that holds the input lock waits for a slot lock
+    /// (`rekey_after_fork` leaves the kernel-wiped slots alone). Without wipe-on-fork memory
+    /// the read checked at its entry (`slot_lock_tag`), before it took any slot, and a check
+    /// here could find a fork only while this thread holds a slot lock that a rekey would take
+    /// over.
     ///
     /// # Errors
     /// From [`check_fork`](Self::check_fork); [`NumaError::Busy`] when the node lock stayed
@@ -588,15 +592,20 @@ impl NodePools {
     /// is taken on the first try; everything else is out of line.
     #[inline]
     fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
-        r.fill(dest, || self.rseq_refill(r))
+        // The refill finds the slots itself: a closure of one pointer keeps the inline take
+        // section's registers free.
+        r.fill(dest, || self.rseq_refill())
     }
 
     /// Refills the calling CPU's rseq slot from its node: `false` when the read should take
     /// the locked path (see `RseqSlots::refill`).
     #[cold]
     #[inline(never)]
-    fn rseq_refill(&self, r: &RseqSlots) -> bool {
-        // SAFETY: `r` is `self.rseq`, and `self.nodes` lives as long as `self`.
+    fn rseq_refill(&self) -> bool {
+        let Some(r) = &self.rseq else {
+            return false;
+        };
+        // SAFETY: `self.nodes` lives as long as `self`, and so as long as `r`.
         unsafe {
             r.refill(
                 &self.nodes,
