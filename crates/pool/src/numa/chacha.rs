@@ -180,6 +180,19 @@ pub const __WIPE_DEPTH: usize = backends::WIPE_DEPTH;
 #[doc(hidden)]
 pub const __FORTUNA_WIPE_DEPTH: usize = backends::FORTUNA_WIPE_DEPTH;
 
+/// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])
+/// becomes keystream under `key` from block 0, and its first [`KEY_LEN`] bytes replace `key`
+/// and are zeroed in `batch`. The old key is gone; the new one exists only in `key`, the rest
+/// of `batch` is output. The locked slots and the rseq slots both refill through this.
+#[inline]
+pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Rounds) {
+    keystream(key, 0, batch, rounds);
+    key.copy_from_slice(&batch[..KEY_LEN]);
+    // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
+    batch[..KEY_LEN].fill(0);
+    observe_key(key);
+}
+
 /// Fills `dest` of any length from the one-use key `key`, erasing it on the way: up to
 /// [`CHUNK_LEN`] bytes per key; before a chunk that is not the last, block 0 of the current key
 /// becomes the next key (fast key erasure again) and the chunk's output starts at block 1.

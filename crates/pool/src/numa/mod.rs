@@ -63,7 +63,7 @@
 //!   of under the slot's try-lock: no atomic instruction per read. Each slot double-buffers
 //!   its batch; a refill writes the idle buffer under the slot's lock and publishes it with
 //!   one store in a sequence on that CPU. The protocol and why it never hands a byte out twice
-//!   are in the source (`rseq.rs`); `tests/numa_rseq.rs` checks it against the locked path's
+//!   are in the source (`rseq/protocol.rs`); `tests/numa_rseq.rs` checks it against the locked path's
 //!   bytes and under a storm of signals, preemption and migration. Elsewhere (and for a CPU
 //!   outside the topology) every read takes the locked slots.
 //! - **Cipher**: ChaCha20, except the output keystream when a host chooses reduced rounds with
@@ -73,6 +73,25 @@
 //!   `--cfg scalrand_chacha_soft`, `scalrand_chacha_sse2` and `scalrand_chacha_portable` force a
 //!   narrower one). No backend leaves a copy of a key or of unread keystream behind: each call
 //!   is followed by a wipe of the stack it used and of the vector registers.
+//!
+//! # Source layout
+//!
+//! Each row imports only rows below it (`chacha.rs` and `backends/` share one: the backends
+//! take the key and block sizes and [`Rounds`] from `chacha.rs`), and only `pools.rs` names
+//! [`NodePools`]: the parts take what they need (nodes, a generation word, a source of fresh
+//! node keys, the rounds) as arguments.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `pools.rs` | [`NodePools`], every `impl` of it, and [`Unseeded`]: construction, the input side's calls, the reseed schedule's check, the fork check and rekey, the read path's routing (rseq slot, home slot, probing, the node fallback, a key from the OS) |
+//! | `rseq.rs` | the rseq slot container: one slot per CPU number, its read (take, skip, refill) and refill policy; `rseq_none.rs` where the path does not exist |
+//! | `rseq/protocol.rs` | the restartable sequences (take, skip, publish) and the slot layout they assume |
+//! | `slot.rs` | one CPU's locked slot: key, batch and the slot's own read |
+//! | `input.rs` | the input pool: mixing, extraction, feeding the node pools it is handed |
+//! | `node.rs` | one node pool: key, generation, reseed, key derivation |
+//! | `schedule.rs` | the reseed policy and its schedule |
+//! | `chacha.rs`, `backends/` | the cipher: block function, fast key erasure, the batch refill, keystream, and the backends that run it |
+//! | `topology.rs` | CPUs and nodes, [`NumaError`] |
 //!
 //! # Key schedule
 //!
@@ -179,8 +198,8 @@ pub use chacha::{
     BLOCK_LEN, Backend, CHUNK_LEN, KEY_LEN, Rounds, backend, chacha20_block, fast_key_erasure,
     keystream,
 };
-pub use input::{INIT_BITS, PUSH_BITS, Unseeded};
-pub use pools::{NodePools, NodeStats};
+pub use input::{INIT_BITS, PUSH_BITS};
+pub use pools::{NodePools, NodeStats, Unseeded};
 pub use schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, ReseedPolicy};
 pub use slot::{BATCH_LEN, MAX_PROBES, SMALL_MAX};
 pub use topology::{MAX_CPU_ID, MAX_NODES, NumaError, Topology};

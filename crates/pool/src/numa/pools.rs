@@ -1,25 +1,25 @@
-//! [`NodePools`]: the input pool, one pool per node, one slot per CPU; the read path's routing
-//! (home slot, probing, the node fallback) and fork safety.
+//! [`NodePools`], the aggregate, and every `impl` of it: the input pool, one pool per node, one
+//! slot per CPU (and one rseq slot per CPU number); construction and [`Unseeded`], the input
+//! side's calls, the reseed schedule's check, fork safety, and the read path's routing (rseq
+//! slot, home slot, probing, the node fallback). The parts it is built from never name it:
+//! each call hands them what they need.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
 use crossbeam_utils::CachePadded;
-use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
+use scalrand_os::{Clock, Lock, LockGuard};
 use zeroize::Zeroize;
 
 use super::chacha::{KEY_LEN, Rounds, fill_erasing};
 use super::input::{INIT_BITS, InputPool};
-use super::node::NodePool;
+use super::node::{LOCK_ATTEMPTS, NodePool};
+use super::rseq::{self, RseqSlots};
 use super::schedule::{ReseedPolicy, Schedule};
-use super::slot::{MAX_PROBES, Slot};
+use super::slot::{MAX_PROBES, Slot, WIPED_SLOT_TAG};
 use super::topology::{NumaError, Topology};
-
-/// The owner tag of every slot lock when slots are wipe-on-fork memory (any nonzero value:
-/// see `NodePools::slot_lock_tag`).
-pub(crate) const WIPED_SLOT_TAG: usize = 1;
 
 /// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
 /// in the module docs). Loom models no fork and its atomics are not plain words, so loom
@@ -57,26 +57,27 @@ pub struct NodePools {
     /// Indexed by CPU number; `u32::MAX` for CPUs outside the topology.
     slot_of_cpu: Box<[u32]>,
     /// The node of each slot (configuration: ordinary memory).
-    pub(crate) slot_node: Box<[u32]>,
+    slot_node: Box<[u32]>,
     /// Per-CPU keys and batches (wipe-on-fork).
-    pub(crate) slots: Secret<CachePadded<Slot>>,
-    /// Node keys (wipe-on-fork).
-    pub(crate) nodes: Secret<CachePadded<NodePool>>,
+    slots: Secret<CachePadded<Slot>>,
+    /// Node keys (wipe-on-fork). Outlive `rseq`, whose slots point at their generation
+    /// words (`rseq_refill`).
+    nodes: Secret<CachePadded<NodePool>>,
     /// The input pool (ordinary memory: a fork child's keys are drawn from it).
-    pub(crate) input: CachePadded<Lock<InputPool>>,
-    pub(crate) schedule: Schedule,
+    input: CachePadded<Lock<InputPool>>,
+    schedule: Schedule,
     /// The fork generation the keys belong to.
     fork_gen: AtomicUsize,
     /// Slots and nodes are wipe-on-fork memory (`keys_wipe_on_fork`): a child finds every
     /// slot stale, so reads check for a fork only on the stale path (see `slot_lock_tag`).
-    pub(crate) wiped: bool,
+    wiped: bool,
     /// Reseeds and fork rekeys also pull fresh bytes from the OS.
-    pub(crate) os_reseed: bool,
+    os_reseed: bool,
     /// The rounds of the output keystream (batches and large reads).
-    pub(crate) rounds: Rounds,
+    rounds: Rounds,
     /// Per-CPU slots read in restartable sequences, for small reads (where rseq and
     /// wipe-on-fork memory exist; see `rseq.rs`).
-    rseq: Option<super::rseq::RseqSlots>,
+    rseq: Option<RseqSlots>,
     /// Reads keyed from the OS because a lock stayed held (`fill_from_os`).
     os_keyed: AtomicUsize,
 }
@@ -103,6 +104,73 @@ impl fmt::Debug for NodePools {
             .field("slots", &self.slots.len())
             .field("schedule", &self.schedule)
             .finish_non_exhaustive()
+    }
+}
+
+/// Node pools that do not hold [`INIT_BITS`] of credited entropy yet: a `no_std` host at boot
+/// feeds them with [`add_entropy`](Self::add_entropy), then turns them into readable
+/// [`NodePools`] with [`try_seed`](Self::try_seed). There is no way to read from them, so no
+/// byte is ever derived from too little entropy (two unseeded instances could otherwise hand
+/// out the same public bytes).
+pub struct Unseeded {
+    topology: Topology,
+    input: Box<InputPool>,
+}
+
+impl fmt::Debug for Unseeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Unseeded")
+            .field("nodes", &self.topology.node_count())
+            .field("credited_bits", &self.input.credited_bits())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Unseeded {
+    fn new(topology: Topology) -> Result<Self, NumaError> {
+        topology.validate()?;
+        Ok(Self {
+            topology,
+            input: Box::new(InputPool::new()),
+        })
+    }
+
+    /// Mixes `data` into the input pool and credits it with `entropy_bits` (the host's
+    /// estimate; this crate never estimates).
+    pub fn add_entropy(&mut self, data: &[u8], entropy_bits: usize) {
+        self.input.credit(data, entropy_bits);
+    }
+
+    /// Mixes `data` (serial numbers, MAC addresses, boot times) in, crediting nothing.
+    pub fn add_device_randomness(&mut self, data: &[u8]) {
+        self.input.mix(data);
+    }
+
+    /// Entropy credited so far, in bits (saturating).
+    pub fn credited_bits(&self) -> usize {
+        self.input.credited_bits()
+    }
+
+    /// The pools, once at least [`INIT_BITS`] were credited: node 0 is keyed from the input
+    /// pool and every other node from node 0's output, each with different bytes, so no two
+    /// nodes run in lock-step (the `init_node_pools` of Andi Kleen's 2015 patch).
+    ///
+    /// # Errors
+    /// `Err(self)`, unchanged, while fewer than [`INIT_BITS`] bits were credited.
+    pub fn try_seed(self) -> Result<NodePools, Self> {
+        self.try_seed_in(false)
+    }
+
+    /// `try_seed`, with keys on the ordinary heap when `heap` (the fork tests' fallback).
+    fn try_seed_in(self, heap: bool) -> Result<NodePools, Self> {
+        if self.input.credited_bits() < INIT_BITS {
+            return Err(self);
+        }
+        match NodePools::build(self.topology, self.input, heap) {
+            Ok(p) => Ok(p),
+            // `new` validated the topology; `build` fails on nothing else.
+            Err((topology, input)) => Err(Self { topology, input }),
+        }
     }
 }
 
@@ -140,6 +208,15 @@ impl NodePools {
         Ok(pools)
     }
 
+    /// Pools for `topology` with no entropy yet: the host feeds them and turns them into
+    /// `NodePools` with [`Unseeded::try_seed`].
+    ///
+    /// # Errors
+    /// A bad topology (see the bad-input table in [`super`]).
+    pub fn unseeded(topology: Topology) -> Result<Unseeded, NumaError> {
+        Unseeded::new(topology)
+    }
+
     /// Pools for `topology` seeded with `seed`, which the caller vouches holds 256 bits of
     /// entropy (a `no_std` host's TRNG, a boot-loader seed). Deterministic: the same seed and
     /// the same sequence of reads per CPU give the same output (tests, known answers). No
@@ -161,12 +238,12 @@ impl NodePools {
 
     /// Builds the pools from an input pool credited with at least [`INIT_BITS`]; gives both
     /// back if the topology is bad.
-    pub(crate) fn build(
+    fn build(
         topology: Topology,
         mut input: Box<InputPool>,
         heap: bool,
     ) -> Result<Self, (Topology, Box<InputPool>)> {
-        debug_assert!(input.credited_bits >= INIT_BITS);
+        debug_assert!(input.credited_bits() >= INIT_BITS);
         let Ok(map) = topology.cpu_map() else {
             return Err((topology, input));
         };
@@ -176,17 +253,7 @@ impl NodePools {
         let nodes = secret(topology.node_count(), heap, |_| {
             CachePadded::new(NodePool::new())
         });
-        // Node 0 takes the input pool's entropy; every other node is keyed from node 0's
-        // output, each with its own bytes (the 2015 patch's `init_node_pools`).
-        let mut seed = input.extract();
-        nodes[0].reseed(b"init", &seed);
-        for node in nodes.iter().skip(1) {
-            nodes[0].derive(&mut seed);
-            node.reseed(b"init", &seed);
-        }
-        seed.zeroize();
-        input.pending_bits = 0;
-        input.next_node = 0;
+        input.seed_nodes(&nodes);
         #[cfg(not(scalrand_loom))]
         let wiped = slots.wipes_on_fork() && nodes.wipes_on_fork();
         #[cfg(scalrand_loom)]
@@ -201,7 +268,7 @@ impl NodePools {
                     map.node_of_slot[slot]
                 })
                 .collect();
-            super::rseq::RseqSlots::new(node_of_cpu)
+            RseqSlots::new(node_of_cpu)
         } else {
             None
         };
@@ -220,6 +287,17 @@ impl NodePools {
             os_reseed: false,
             rounds: Rounds::ChaCha20,
         })
+    }
+
+    /// Replaces the reseed schedule and its clock.
+    #[must_use]
+    pub fn with_reseed_policy(
+        mut self,
+        policy: ReseedPolicy,
+        clock: impl Clock + Send + Sync + 'static,
+    ) -> Self {
+        self.schedule = Schedule::new(policy, Box::new(clock));
+        self
     }
 
     /// Generates output keystream (slot batches and large reads) with `rounds` instead of
@@ -266,12 +344,91 @@ impl NodePools {
             })
             .collect();
         for (s, &node) in self.slots.iter().zip(self.slot_node.iter()) {
-            v[node as usize].reads += s.reads.load(Ordering::Relaxed);
+            v[node as usize].reads += s.reads();
         }
         for (node, reads) in self.rseq.iter().flat_map(|r| r.reads()) {
             v[node as usize].reads += reads;
         }
         v
+    }
+
+    // ---- input side ----------------------------------------------------------------------
+
+    /// Mixes `data` into the input pool and credits it with `entropy_bits` (the host's
+    /// estimate; this crate never estimates). Every [`PUSH_BITS`](super::PUSH_BITS) credited bits feed the next
+    /// node pool in round-robin order, **at most one push per node per call**: a credit larger
+    /// than `PUSH_BITS ×` nodes is capped there (the data is mixed in all the same), so one
+    /// call holds the input lock for a bounded time whatever it claims.
+    pub fn add_entropy(&self, data: &[u8], entropy_bits: usize) {
+        let mut input = self.input.lock();
+        input.with(|inp| inp.credit_and_push(data, entropy_bits, &self.nodes));
+    }
+
+    /// `add_device_randomness`: mixes `data` (serial numbers, MAC addresses, boot times)
+    /// into the input pool and into every node pool, crediting nothing. Every node starts a
+    /// new generation.
+    pub fn add_device_randomness(&self, data: &[u8]) {
+        let mut input = self.input.lock();
+        input.with(|inp| inp.mix(data));
+        drop(input);
+        for node in self.nodes.iter() {
+            node.reseed(b"device", data);
+        }
+    }
+
+    /// Reseeds every node pool from the input pool now, each with its own extraction, in
+    /// round-robin order from the node the last push fed. With [`NodePools::new`]'s pools the
+    /// input pool first takes 32 fresh bytes from the OS.
+    pub fn reseed(&self) {
+        let fresh = self.fresh_entropy();
+        let input = self.input.lock();
+        self.reseed_locked(input, &fresh, false);
+    }
+
+    /// 32 fresh bytes from the OS for a reseed (`new`'s pools), zero where it has none.
+    fn fresh_entropy(&self) -> [u8; 32] {
+        // Without `std` there is no OS source: the host feeds `add_entropy` instead.
+        #[cfg_attr(not(feature = "std"), allow(unused_mut))]
+        let mut fresh = [0u8; 32];
+        if self.os_reseed {
+            #[cfg(feature = "std")]
+            if scalrand_os::entropy::fill(&mut fresh).is_err() {
+                // Nothing new from the OS this time; the reseed still rotates every node key.
+                fresh = [0u8; 32];
+            }
+        }
+        fresh
+    }
+
+    /// Mixes `fresh` into the input pool and reseeds every node from it, each with its own
+    /// extraction. With `bounded`, a node whose lock stays held through a bounded wait is
+    /// skipped (its holder may be this thread, interrupted by the signal handler that runs
+    /// this); returns whether every node was reseeded.
+    fn reseed_locked(
+        &self,
+        mut input: LockGuard<'_, InputPool>,
+        fresh: &[u8],
+        bounded: bool,
+    ) -> bool {
+        let all = input.with(|inp| inp.reseed_nodes(fresh, &self.nodes, bounded));
+        drop(input);
+        self.schedule.reseeded();
+        all
+    }
+
+    /// Called by a slot every [`CHECK_EVERY_CALLS`](super::CHECK_EVERY_CALLS) reads or
+    /// [`CHECK_EVERY_BYTES`](super::CHECK_EVERY_BYTES) bytes, and
+    /// by an rseq slot every few refills: reseeds if the schedule says it is due.
+    fn check_schedule(&self, bytes: usize) {
+        if self.schedule.due(bytes) {
+            let fresh = self.fresh_entropy();
+            // One reseeder at a time; a reader that finds it busy does not wait.
+            if let Some(input) = self.input.try_lock() {
+                // Bounded: a node lock may be held by this thread, interrupted by the signal
+                // handler that runs this; a skipped node is reseeded next time.
+                self.reseed_locked(input, &fresh, true);
+            }
+        }
     }
 
     // ---- fork ----------------------------------------------------------------------------
@@ -286,7 +443,7 @@ impl NodePools {
     /// [`NumaError::Busy`] when another rekey holds the input lock beyond a bounded wait.
     /// Nothing may be derived from the nodes until a later call succeeds.
     #[inline]
-    pub(crate) fn check_fork(&self) -> Result<usize, NumaError> {
+    fn check_fork(&self) -> Result<usize, NumaError> {
         let g = scalrand_os::fork::generation();
         if g != self.fork_gen.load(Ordering::Acquire) {
             self.rekey_after_fork(g)?;
@@ -297,12 +454,13 @@ impl NodePools {
         })
     }
 
-    /// The read path's fork check and slot-lock tag. With wipe-on-fork memory it costs
-    /// nothing: a fork child finds every slot zeroed, so its first read of any slot takes the
-    /// stale path, which runs [`check_fork`](Self::check_fork) before it derives a key (see
-    /// `refresh_if_stale`), and a slot lock never outlives the process image that took it
-    /// (the child's copy of the lock word is zero), so slot locks need no owner tag and are
-    /// never taken over. Without wipe-on-fork memory, every read checks the generation first.
+    /// The locked read path's entry: its fork check and slot-lock tag. With wipe-on-fork
+    /// memory it costs nothing: a fork child finds every slot zeroed, so its first read of any
+    /// slot takes the stale path, which gets its key from [`node_key`](Self::node_key), where
+    /// the check is made instead; and a slot lock never outlives the process image that took
+    /// it (the child's copy of the lock word is zero), so slot locks need no owner tag and
+    /// are never taken over. Without wipe-on-fork memory, every read checks the generation
+    /// here first.
     #[inline]
     fn slot_lock_tag(&self) -> Result<usize, NumaError> {
         if self.wiped {
@@ -310,6 +468,29 @@ impl NodePools {
         } else {
             self.check_fork()
         }
+    }
+
+    /// A key from node `node` (a stale slot's, a stale rseq slot's or a one-read key) and the
+    /// generation it belongs to: the one way a read reaches a node key. With wipe-on-fork
+    /// memory this is where reads check for a fork (every path a child's zeroed slots lead to
+    /// comes here before it derives anything). Lock order: a stale slot's read comes here
+    /// holding its slot lock and the check may take the input lock, which is sound because
+    /// in this mode nothing that holds the input lock waits for a slot lock
+    /// (`rekey_after_fork` leaves the kernel-wiped slots alone). Without wipe-on-fork memory
+    /// the read checked at its entry (`slot_lock_tag`), before it took any slot, and a check
+    /// here could find a fork only while this thread holds a slot lock that a rekey would take
+    /// over.
+    ///
+    /// # Errors
+    /// From [`check_fork`](Self::check_fork); [`NumaError::Busy`] when the node lock stayed
+    /// held through a bounded wait (its holder may be this thread, interrupted by the signal
+    /// handler that reads now).
+    #[inline]
+    fn node_key(&self, node: usize, out: &mut [u8; KEY_LEN]) -> Result<usize, NumaError> {
+        if self.wiped {
+            self.check_fork()?;
+        }
+        self.nodes[node].try_derive(out).ok_or(NumaError::Busy)
     }
 
     /// In a fork child, before the first answer: erase every slot key and batch (already zero
@@ -337,7 +518,7 @@ impl NodePools {
         // the input lock while holding a slot or node lock; with it, a child's first read
         // takes it while holding its own (zeroed) slot, and nothing here waits for a slot.
         // Bounded: the holder may be this thread, interrupted by a signal handler that reads.
-        let Some(input) = self.input.lock_bounded(super::node::LOCK_ATTEMPTS) else {
+        let Some(input) = self.input.lock_bounded(LOCK_ATTEMPTS) else {
             fresh.zeroize();
             return Err(NumaError::Busy);
         };
@@ -349,7 +530,7 @@ impl NodePools {
             // The kernel did not wipe them: slot locks carry owner tags here, and `lock`
             // takes over one a parent's thread held at the fork.
             for slot in self.slots.iter() {
-                slot.state.lock().with(|s| s.wipe());
+                slot.wipe();
             }
         }
         let all = self.reseed_locked(input, &fresh, true);
@@ -379,7 +560,7 @@ impl NodePools {
     pub fn fill_bytes(&self, dest: &mut [u8]) {
         if let Some(r) = &self.rseq
             && !dest.is_empty()
-            && dest.len() <= super::rseq::MAX_LEN
+            && dest.len() <= rseq::MAX_LEN
             && self.rseq_fill(r, dest)
         {
             return;
@@ -397,13 +578,42 @@ impl NodePools {
     pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), NumaError> {
         if let Some(r) = &self.rseq
             && !dest.is_empty()
-            && dest.len() <= super::rseq::MAX_LEN
+            && dest.len() <= rseq::MAX_LEN
             && self.rseq_fill(r, dest)
         {
             return Ok(());
         }
         self.fill_traced(scalrand_os::cpu::current().unwrap_or(0), dest)
             .map(|_| ())
+    }
+
+    /// Fills `dest` (1 to `rseq::MAX_LEN` bytes) from the calling CPU's rseq slot; `false`
+    /// when the read must take the locked path instead. Inline where a whole number of words
+    /// is taken on the first try; everything else is out of line.
+    #[inline]
+    fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
+        // The refill finds the slots itself: a closure of one pointer keeps the inline take
+        // section's registers free.
+        r.fill(dest, || self.rseq_refill())
+    }
+
+    /// Refills the calling CPU's rseq slot from its node: `false` when the read should take
+    /// the locked path (see `RseqSlots::refill`).
+    #[cold]
+    #[inline(never)]
+    fn rseq_refill(&self) -> bool {
+        let Some(r) = &self.rseq else {
+            return false;
+        };
+        // SAFETY: `self.nodes` lives as long as `self`, and so as long as `r`.
+        unsafe {
+            r.refill(
+                &self.nodes,
+                self.rounds,
+                |node, key| self.node_key(node, key).ok(),
+                |bytes| self.check_schedule(bytes),
+            )
+        }
     }
 
     /// [`NodePools::fill_bytes`] through the locked slots: out of line, so that the rseq path
@@ -479,8 +689,20 @@ impl NodePools {
         let home = self.home_slot(cpu);
         let mut idx = home;
         for _ in 0..MAX_PROBES.min(n) {
-            if let Some(src) = self.read_slot(idx, tag, dest)? {
-                return Ok(src);
+            let node = self.slot_node[idx] as usize;
+            let served = self.slots[idx].read(
+                tag,
+                node,
+                &self.nodes[node].generation,
+                dest,
+                self.rounds,
+                |key| self.node_key(node, key),
+            )?;
+            if let Some(served) = served {
+                if let Some(bytes) = served.check_schedule {
+                    self.check_schedule(bytes);
+                }
+                return Ok(served.src);
             }
             idx += 1;
             if idx == n {
@@ -494,11 +716,8 @@ impl NodePools {
     /// the lock.
     #[cold]
     fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
-        self.check_fork()?;
         let mut key = [0u8; KEY_LEN];
-        let Some(generation) = self.nodes[node].try_derive(&mut key) else {
-            return Err(NumaError::Busy);
-        };
+        let generation = self.node_key(node, &mut key)?;
         fill_erasing(&mut key, dest, self.rounds);
         Ok((node, generation))
     }
@@ -548,6 +767,24 @@ impl NodePools {
         r
     }
 
+    /// Test hook: erases every slot, as a fork child finds them in wipe-on-fork memory.
+    #[cfg(all(test, not(scalrand_loom)))]
+    pub(crate) fn wipe_slots(&self) {
+        for s in self.slots.iter() {
+            s.wipe();
+        }
+    }
+
+    /// Test hook: runs `f` while this thread holds node `node`'s lock, as a read that a
+    /// signal handler interrupted does.
+    #[cfg(all(test, not(scalrand_loom)))]
+    pub(crate) fn with_node_locked<R>(&self, node: usize, f: impl FnOnce() -> R) -> R {
+        let held = self.nodes[node].key.lock();
+        let r = f();
+        drop(held);
+        r
+    }
+
     /// Test hook (`doc(hidden)`, not API): the address ranges of the memory that holds keys
     /// and unread output (slots, nodes and the rseq slots), for memory scans in tests.
     #[doc(hidden)]
@@ -562,7 +799,7 @@ impl NodePools {
                 core::mem::size_of_val(&*self.nodes),
             ),
         ];
-        v.extend(self.rseq.as_ref().map(super::rseq::RseqSlots::memory));
+        v.extend(self.rseq.as_ref().map(RseqSlots::memory));
         v
     }
 

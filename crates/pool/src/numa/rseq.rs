@@ -3,446 +3,38 @@
 //!
 //! The locked read path (`slot.rs`) pays one `lock cmpxchg` per read, about a third of a
 //! 32-byte read's cost beside the cipher. Here the reader instead runs one short restartable
-//! sequence (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable sequences system
-//! call"; `scalrand_fastprng`'s `rseq` module explains the guarantee in detail: a section
-//! either runs start to end on one CPU with no other thread of that CPU in between, or is
-//! abandoned at the first preemption, migration or signal, and restarted from the top). Each
-//! section opens with `scalrand_os::__rseq_prologue!` (its descriptor, glibc's x86 abort
-//! signature, and the arming store), as `scalrand_fastprng`'s do; here the abort handler only
-//! jumps back to re-arm the section.
+//! sequence on its CPU's slot. This file is the slot container and its refill policy:
+//! [`RseqSlots`], one slot per CPU number in wipe-on-fork memory, whose `fill` serves a read
+//! (take, step over words an aborted take left zero, refill at most three times) and whose
+//! `refill` keys a slot from its node and writes the next batch with the same refill with
+//! key erasure as the locked slots (`chacha::refill_batch`). The sections themselves, the
+//! slot layout they assume, and why no byte is ever handed out twice are in [`protocol`].
 //!
-//! # The slot
-//! One [`RseqSlot`] per CPU number, 64-byte aligned: a control word `[epoch:32 | reads:16 |
-//! pos:16]`, the generation and node its key came from, a lock, the key, and two 1 KiB
-//! buffers. Buffer `epoch & 1` is **active**: readers hand out its bytes from `pos` on. The
-//! other is scratch for the next refill. Epoch 0 means "never keyed" (the zero state a fork
-//! child finds in wipe-on-fork memory).
-//!
-//! # Sections
-//! - **take** (`take`): read `cpu_id`, the control word; bail out if the epoch is 0, the
-//!   node's generation moved, or fewer than `8k` bytes are left; copy `k` words from the active
-//!   buffer at `pos` into the caller's buffer, **zeroing each word in the batch after loading
-//!   it** (for 2, 4 and 8 words with 16-byte moves, all loads first, then the zero stores; a
-//!   word at a time otherwise); **commit** `pos + 8k, reads + 1` with one store. No other reader reads
-//!   those words before the commit (a reader on this CPU would abort the section first) or
-//!   after it (they are behind `pos`), so the zero stores race with nothing.
-//! - **skip** (`skip`): an abort between a zero store and the commit leaves zero words at
-//!   `pos` whose bytes only the aborted reader's own buffer received (its restart overwrites
-//!   them with the next words). A take that finds a zero word at `pos` reads nothing; the
-//!   reader commits that word as read in a section of its own and takes again. So a handed-out
-//!   word is zero in the batch by the time its read commits, and no word is handed out twice;
-//!   the price is that a keystream word that is 0 by chance (probability 2^-64 per word) is
-//!   never handed out.
-//! - **commit a refill** (`publish`): a refiller holds the slot's lock, writes the scratch buffer
-//!   and the new key with ordinary stores, then, in a section on that slot's CPU, checks the
-//!   epoch it started from and stores the new control word (epoch + 1, pos 32, reads 0).
-//!   Readers never read the scratch buffer, and only a lock holder writes it, so the ordinary
-//!   stores race with nothing; the commit is a single store inside a section, so no reader on
-//!   that CPU is between its load of the control word and its own commit when it lands (that
-//!   reader would have been preempted by the refiller, and aborted).
-//!
-//! Readers on other CPUs never touch the slot (a migrated thread is aborted and reads its new
-//! CPU's slot). So every byte is handed out at most once, and is zeroed in the batch before
-//! its read returns, as the locked path does.
+//! The container never sees the pools that own it: a refill takes the nodes, a source of
+//! fresh node keys (where the pools make their fork check), the rounds and the reseed
+//! schedule's hook as arguments.
 
-use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+mod protocol;
 
 use alloc::boxed::Box;
+use core::sync::atomic::Ordering;
 
-use super::NodePools;
-use super::chacha::{KEY_LEN, keystream};
-use super::pools::WIPED_SLOT_TAG;
-use super::slot::BATCH_LEN;
-use scalrand_os::Lock;
+use crossbeam_utils::CachePadded;
 use scalrand_os::wipe::WipeOnFork;
 use zeroize::Zeroize;
 
-/// Bytes of one slot: a 128-byte header and two batches.
-pub(crate) const SLOT_BYTES: usize = 128 + 2 * BATCH_LEN;
+use super::chacha::{KEY_LEN, Rounds, refill_batch};
+use super::node::NodePool;
+use super::slot::{BATCH_LEN, WIPED_SLOT_TAG};
+use protocol::{RseqSlot, Taken, epoch, publish, reads, skip, take};
+
 /// Reads up to this many bytes take the rseq path (8 words).
 pub(crate) const MAX_LEN: usize = 64;
-
-const WORD: usize = 0;
-const SRC_GEN: usize = 8;
-const NODE_GEN: usize = 16;
-const BUFS: usize = 128;
-
-/// One CPU's rseq slot (see the module docs).
-#[repr(C, align(64))]
-pub(crate) struct RseqSlot {
-    /// `[epoch:32 | reads:16 | pos:16]`; written only by commits inside sections on this
-    /// slot's CPU.
-    pub(crate) word: UnsafeCell<u64>,
-    /// The node generation the key came from (0: none).
-    pub(crate) src_gen: AtomicUsize,
-    /// The node's generation word (null until the first refill).
-    pub(crate) node_gen: AtomicPtr<AtomicUsize>,
-    /// Held by refills.
-    pub(crate) lock: Lock<()>,
-    /// Reads of earlier epochs, added at each refill (the current epoch's are in `word`).
-    pub(crate) reads: AtomicUsize,
-    /// Refills since the reseed schedule was last checked (lock held).
-    pub(crate) refills: UnsafeCell<u32>,
-    _pad: [u8; 64 - 44],
-    /// The slot key (lock held).
-    pub(crate) key: UnsafeCell<[u8; 32]>,
-    _pad2: [u8; 32],
-    pub(crate) bufs: UnsafeCell<[[u8; BATCH_LEN]; 2]>,
-}
-
-const _: () = {
-    assert!(core::mem::size_of::<RseqSlot>() == SLOT_BYTES);
-    assert!(core::mem::offset_of!(RseqSlot, word) == WORD);
-    assert!(core::mem::offset_of!(RseqSlot, src_gen) == SRC_GEN);
-    assert!(core::mem::offset_of!(RseqSlot, node_gen) == NODE_GEN);
-    assert!(core::mem::offset_of!(RseqSlot, refills) == 40);
-    assert!(core::mem::offset_of!(RseqSlot, key) == 64);
-    assert!(core::mem::offset_of!(RseqSlot, bufs) == BUFS);
-};
-
-// SAFETY: every field is valid at all-zero bytes: integers and byte arrays, atomics at 0, a
-// null pointer, a free lock (word 0). Zero means epoch 0, "never keyed" (module docs).
-unsafe impl scalrand_os::wipe::ZeroValid for RseqSlot {}
-
-// SAFETY: `word` is written only by the commit stores of the sections (on the slot's CPU, one
-// thread at a time: the rseq protocol) and read by sections and by `AtomicU64` loads; `key`,
-// `refills` and the scratch buffer are touched only with `lock` held; the active buffer is
-// read and zeroed by `take` (on the slot's CPU, before the commit that hands the words out)
-// and read by `skip` (module docs).
-unsafe impl Sync for RseqSlot {}
-
-impl RseqSlot {
-    /// The control word, read from any CPU.
-    pub(crate) fn word(&self) -> u64 {
-        // SAFETY: `word` is an aligned u64 that is only written by single 8-byte stores;
-        // reading it through an atomic view is a relaxed atomic load.
-        unsafe { AtomicU64::from_ptr(self.word.get()) }.load(Ordering::Relaxed)
-    }
-}
-
-/// The epoch of a control word.
-pub(crate) fn epoch(w: u64) -> u32 {
-    (w >> 32) as u32
-}
-
-/// The read count of a control word.
-pub(crate) fn reads(w: u64) -> usize {
-    ((w >> 16) & 0xffff) as usize
-}
-
-/// What [`take`] did.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Taken {
-    /// `k` words copied out, zeroed in the batch and committed as read.
-    Done,
-    /// The word at `pos` is zero: an earlier take was aborted after zeroing some of its words
-    /// (they were handed to that reader's own buffer, which its restart overwrites). [`skip`]
-    /// steps over them.
-    Zero,
-    /// Nothing read: no rseq CPU number, a CPU beyond the slots, epoch 0, a new node
-    /// generation, or fewer than `8k` bytes left.
-    No,
-}
-
-/// The **take** section with its copy step given: `$copy` moves the `k` words at `t + bufs`
-/// into `out` and zeroes each in the batch after loading it (registers `p` and `x` are free
-/// for it); `$($ops)*` adds `k` (a register or a constant) and whatever else `$copy` uses.
-/// Evaluates to the status word (1 done, 2 a zero word at `pos`, 0 nothing read).
-macro_rules! take_section {
-    ($off:expr, $base:expr, $n:expr, $out:expr, [$($copy:tt)+], $($ops:tt)*) => {{
-        let status: u64;
-        core::arch::asm!(
-            scalrand_os::__rseq_prologue!(),
-            "mov {slot:e}, dword ptr fs:[{off} + 4]",
-            "cmp {slot:e}, {n:e}",
-            "jae 8f",
-            "imul {slot}, {slot}, {size}",
-            "add {slot}, {base}",
-            "mov {w}, qword ptr [{slot}]",
-            "mov {t}, {w}",
-            "shr {t}, 32",
-            "jz 8f",
-            "mov {x}, qword ptr [{slot} + {node_gen}]",
-            "mov {x}, qword ptr [{x}]",
-            "cmp {x}, qword ptr [{slot} + {src_gen}]",
-            "jne 8f",
-            "movzx {p:e}, {w:x}",
-            "lea {x}, [{p} + 8*{k}]",
-            "cmp {x}, {batch}",
-            "ja 8f",
-            "and {t}, 1",
-            "shl {t}, 10",
-            "add {t}, {slot}",
-            "add {t}, {p}",
-            "cmp qword ptr [{t} + {bufs}], 0",
-            "je 2f",
-            $($copy)+
-            "lea {x}, [{w} + 8*{k} + 0x10000]",
-            "mov qword ptr [{slot}], {x}",
-            "5:",
-            "mov {status:e}, 1",
-            "jmp 9f",
-            "2:",
-            "mov {status:e}, 2",
-            "jmp 9f",
-            "8:",
-            "xor {status:e}, {status:e}",
-            "9:",
-            off = in(reg) $off,
-            base = in(reg) $base,
-            n = in(reg) u64::from($n),
-            out = in(reg) $out,
-            size = const SLOT_BYTES,
-            node_gen = const NODE_GEN,
-            src_gen = const SRC_GEN,
-            batch = const BATCH_LEN,
-            bufs = const BUFS,
-            slot = out(reg) _,
-            w = out(reg) _,
-            t = out(reg) _,
-            p = out(reg) _,
-            x = out(reg) _,
-            status = out(reg) status,
-            $($ops)*
-        );
-        status
-    }};
-}
-
-/// [`take_section!`] with a copy step of 16-byte moves: `$v` names an xmm register for the
-/// chunk at byte offset `$o`. All chunks are loaded and stored to `out` first, then zeroed in
-/// the batch.
-macro_rules! take_chunks {
-    ($off:expr, $base:expr, $n:expr, $out:expr, k = $k:literal, $($v:ident @ $o:literal),+) => {
-        take_section!(
-            $off,
-            $base,
-            $n,
-            $out,
-            [
-                $(concat!("movdqu {", stringify!($v), "}, xmmword ptr [{t} + {bufs} + ", $o, "]"),)+
-                "pxor {z}, {z}",
-                $(concat!("movdqu xmmword ptr [{out} + ", $o, "], {", stringify!($v), "}"),)+
-                $(concat!("movdqu xmmword ptr [{t} + {bufs} + ", $o, "], {z}"),)+
-            ],
-            k = const $k,
-            $($v = out(xmm_reg) _,)+
-            z = out(xmm_reg) _,
-            options(nostack),
-        )
-    };
-}
-
-/// The status word of a take section as a [`Taken`].
-#[inline(always)]
-fn taken(status: u64) -> Taken {
-    match status {
-        1 => Taken::Done,
-        2 => Taken::Zero,
-        _ => Taken::No,
-    }
-}
-
-/// **take**: copies `k` (1..=8) words of the calling CPU's active batch into `out`, zeroing
-/// each in the batch right after copying it, and commits them as read (see the module docs).
-/// 1, 2, 4 and 8 words (`next_u64`, 16-byte salts, 32-byte keys, 64-byte reads) take
-/// unrolled copy steps; other counts a word loop.
-///
-/// # Safety
-/// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
-/// only through these functions and the rules of the module docs; `out` is valid for `k`
-/// word writes; `1 <= k <= 8`.
-#[inline(always)]
-pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u64) -> Taken {
-    // For every block below: the caller upholds the contract; the block touches the calling
-    // thread's rseq area, slot `cpu_id < n`'s control word, generation fields and active
-    // buffer, and `out`. The node-generation pointer is non-null whenever the epoch is nonzero
-    // (a refill sets it before its commit) and points at a node that lives as long as the
-    // slots. The batch stores hit words at `pos..pos + k` of the active buffer, which no other
-    // reader reads before this section's commit (any reader on this CPU would abort it first)
-    // and none after it (they are behind `pos`); each is zeroed after its load.
-    //
-    // Unrolled copy steps for the common sizes, 16-byte moves where they fit: an abort between
-    // two zero stores leaves zero words at `pos`, which `skip` steps over one by one, as it
-    // does after the word loop below. Each `out` is valid for its `k` words (unaligned moves).
-    let status = match k {
-        // SAFETY: see above.
-        1 => unsafe {
-            take_section!(
-                off,
-                base,
-                n,
-                out,
-                [
-                    "mov {x}, qword ptr [{t} + {bufs}]",
-                    "mov qword ptr [{out}], {x}",
-                    "mov qword ptr [{t} + {bufs}], 0",
-                ],
-                k = const 1,
-                options(nostack),
-            )
-        },
-        // SAFETY: see above.
-        2 => unsafe { take_chunks!(off, base, n, out, k = 2, v0 @ 0) },
-        // SAFETY: see above.
-        4 => unsafe { take_chunks!(off, base, n, out, k = 4, v0 @ 0, v1 @ 16) },
-        // SAFETY: see above.
-        8 => unsafe { take_chunks!(off, base, n, out, k = 8, v0 @ 0, v1 @ 16, v2 @ 32, v3 @ 48) },
-        // SAFETY: see above; `out` is valid for `k` words.
-        _ => unsafe {
-            take_section!(
-                off,
-                base,
-                n,
-                out,
-                [
-                    "xor {p:e}, {p:e}",
-                    "22:",
-                    "mov {x}, qword ptr [{t} + 8*{p} + {bufs}]",
-                    "mov qword ptr [{out} + 8*{p}], {x}",
-                    "mov qword ptr [{t} + 8*{p} + {bufs}], 0",
-                    "inc {p}",
-                    "cmp {p}, {k}",
-                    "jb 22b",
-                ],
-                k = in(reg) k,
-                options(nostack),
-            )
-        },
-    };
-    taken(status)
-}
-
-/// **skip**: if the word at the calling CPU's `pos` is zero (left by an aborted [`take`]),
-/// commits it as read. Returns whether it did.
-///
-/// # Safety
-/// As [`take`].
-#[inline(always)]
-pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
-    let ok: u64;
-    // SAFETY: as in `take`; the one store is the commit of the slot's control word, after a
-    // load of the active buffer's word at `pos`.
-    unsafe {
-        core::arch::asm!(
-            scalrand_os::__rseq_prologue!(),
-            "mov {slot:e}, dword ptr fs:[{off} + 4]",
-            "cmp {slot:e}, {n:e}",
-            "jae 8f",
-            "imul {slot}, {slot}, {size}",
-            "add {slot}, {base}",
-            "mov {w}, qword ptr [{slot}]",
-            "mov {t}, {w}",
-            "shr {t}, 32",
-            "jz 8f",
-            "movzx {p:e}, {w:x}",
-            "lea {x}, [{p} + 8]",
-            "cmp {x}, {batch}",
-            "ja 8f",
-            "and {t}, 1",
-            "shl {t}, 10",
-            "add {t}, {slot}",
-            "add {t}, {p}",
-            "cmp qword ptr [{t} + {bufs}], 0",
-            "jne 8f",
-            "lea {x}, [{w} + 8]",
-            "mov qword ptr [{slot}], {x}",
-            "5:",
-            "mov {ok:e}, 1",
-            "jmp 9f",
-            "8:",
-            "xor {ok:e}, {ok:e}",
-            "9:",
-            off = in(reg) off,
-            base = in(reg) base,
-            n = in(reg) u64::from(n),
-            size = const SLOT_BYTES,
-            batch = const BATCH_LEN,
-            bufs = const BUFS,
-            slot = out(reg) _,
-            w = out(reg) _,
-            t = out(reg) _,
-            p = out(reg) _,
-            x = out(reg) _,
-            ok = out(reg) ok,
-            options(nostack),
-        );
-    }
-    ok != 0
-}
-
-/// **commit a refill**: on `slot`'s CPU, if its epoch is still `from`, stores `new` as its
-/// control word. Returns the control word it replaced, or `None` (another CPU, or the epoch
-/// moved).
-///
-/// # Safety
-/// As [`take`]; `slot` is one of the `n` slots at `base`, whose lock the caller holds, with
-/// the scratch buffer of epoch `from + 1` and the key written.
-#[inline(always)]
-pub(crate) unsafe fn publish(
-    off: isize,
-    base: *mut u8,
-    n: u32,
-    slot: *mut u8,
-    from: u64,
-    new: u64,
-) -> Option<u64> {
-    let ok: u64;
-    let old: u64;
-    // SAFETY: as in `take`; the one store is the commit of the slot's control word.
-    unsafe {
-        core::arch::asm!(
-            scalrand_os::__rseq_prologue!(),
-            "mov {c:e}, dword ptr fs:[{off} + 4]",
-            "cmp {c:e}, {n:e}",
-            "jae 8f",
-            "imul {c}, {c}, {size}",
-            "add {c}, {base}",
-            "cmp {c}, {slot}",
-            "jne 8f",
-            "mov {old}, qword ptr [{slot}]",
-            "mov {t}, {old}",
-            "shr {t}, 32",
-            "cmp {t}, {from}",
-            "jne 8f",
-            "mov qword ptr [{slot}], {new}",
-            "5:",
-            "mov {ok:e}, 1",
-            "jmp 9f",
-            "8:",
-            "xor {ok:e}, {ok:e}",
-            "9:",
-            off = in(reg) off,
-            base = in(reg) base,
-            n = in(reg) u64::from(n),
-            slot = in(reg) slot,
-            from = in(reg) from,
-            new = in(reg) new,
-            size = const SLOT_BYTES,
-            c = out(reg) _,
-            t = out(reg) _,
-            old = out(reg) old,
-            ok = out(reg) ok,
-            options(nostack),
-        );
-    }
-    (ok != 0).then_some(old)
-}
-
-impl Drop for RseqSlot {
-    fn drop(&mut self) {
-        self.key.get_mut().zeroize();
-        for b in self.bufs.get_mut() {
-            b.zeroize();
-        }
-    }
-}
 
 /// Refills between two looks at the reseed schedule (about 16 KiB of output per slot).
 const REFILLS_PER_CHECK: u32 = 16;
 
-/// The per-CPU rseq slots of one `NodePools`, indexed by CPU number.
+/// The per-CPU rseq slots of one set of node pools, indexed by CPU number.
 pub(crate) struct RseqSlots {
     mem: WipeOnFork<RseqSlot>,
     off: isize,
@@ -459,18 +51,7 @@ impl RseqSlots {
         if node_of_cpu.is_empty() || u32::try_from(node_of_cpu.len()).is_err() {
             return None;
         }
-        let mem = WipeOnFork::new(node_of_cpu.len(), |_| RseqSlot {
-            word: UnsafeCell::new(0),
-            src_gen: AtomicUsize::new(0),
-            node_gen: AtomicPtr::new(core::ptr::null_mut()),
-            lock: Lock::new(()),
-            reads: AtomicUsize::new(0),
-            refills: UnsafeCell::new(0),
-            _pad: [0; 64 - 44],
-            key: UnsafeCell::new([0; 32]),
-            _pad2: [0; 32],
-            bufs: UnsafeCell::new([[0; BATCH_LEN]; 2]),
-        });
+        let mem = WipeOnFork::new(node_of_cpu.len(), |_| RseqSlot::new());
         mem.wipes_on_fork().then_some(Self {
             mem,
             off,
@@ -502,36 +83,36 @@ impl RseqSlots {
             .zip(self.node_of_cpu.iter())
             .map(|(s, &node)| (node, s.reads.load(Ordering::Relaxed) + reads(s.word())))
     }
-}
 
-impl NodePools {
-    /// Fills `dest` (1 to [`MAX_LEN`] bytes) from the calling CPU's rseq slot; `false` when
-    /// the read must take the locked path instead (see the module docs).
+    /// Fills `dest` (1 to [`MAX_LEN`] bytes) from the calling CPU's slot; `false` when the
+    /// read must take the locked path instead (see the module docs). `refill` refills the
+    /// calling CPU's slot (the caller's [`refill`](Self::refill) with what it needs), `false`
+    /// when it could not.
     ///
     /// Only the common case is inline: whole words, taken on the first try. Other lengths,
-    /// refills and retries are in `rseq_fill_slow`, so that this path stays small enough to
-    /// inline into a caller's loop.
+    /// refills and retries are in `fill_slow`, so that this path stays small enough to inline
+    /// into a caller's loop.
     #[inline]
-    pub(crate) fn rseq_fill(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
+    pub(crate) fn fill(&self, dest: &mut [u8], refill: impl FnMut() -> bool) -> bool {
         debug_assert!(!dest.is_empty() && dest.len() <= MAX_LEN);
         if dest.len().is_multiple_of(8) {
             let k = (dest.len() / 8) as u64;
             let out: *mut u64 = dest.as_mut_ptr().cast();
-            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe `r`'s slots,
-            // used only as the module docs say; `dest` holds `8k` bytes, written as `k`
+            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe these slots,
+            // used only as the protocol says; `dest` holds `8k` bytes, written as `k`
             // unaligned words (x86 is little-endian, so the bytes are the batch's bytes in
             // order).
-            if unsafe { take(r.off, r.base(), r.n(), k, out) } == Taken::Done {
+            if unsafe { take(self.off, self.base(), self.n(), k, out) } == Taken::Done {
                 return true;
             }
         }
-        self.rseq_fill_slow(r, dest)
+        self.fill_slow(dest, refill)
     }
 
-    /// `rseq_fill` for lengths that are not whole words, and after a `take` that did not
-    /// read: step over words an aborted take zeroed, or refill (at most three times).
+    /// `fill` for lengths that are not whole words, and after a `take` that did not read:
+    /// step over words an aborted take zeroed, or refill (at most three times).
     #[inline(never)]
-    fn rseq_fill_slow(&self, r: &RseqSlots, dest: &mut [u8]) -> bool {
+    fn fill_slow(&self, dest: &mut [u8], mut refill: impl FnMut() -> bool) -> bool {
         let k = dest.len().div_ceil(8) as u64;
         let mut tmp = [0u64; MAX_LEN / 8];
         let direct = dest.len().is_multiple_of(8);
@@ -543,9 +124,9 @@ impl NodePools {
         let mut refills = 0;
         // An aborted take leaves at most 8 zero words; 3 refills; slack for migrations.
         for _ in 0..16 {
-            // SAFETY: as in `rseq_fill`; `out` is valid for `k <= 8` (unaligned) word writes:
+            // SAFETY: as in `fill`; `out` is valid for `k <= 8` (unaligned) word writes:
             // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
-            match unsafe { take(r.off, r.base(), r.n(), k, out) } {
+            match unsafe { take(self.off, self.base(), self.n(), k, out) } {
                 Taken::Done => {
                     if !direct {
                         for (c, word) in dest.chunks_mut(8).zip(tmp.iter()) {
@@ -556,9 +137,9 @@ impl NodePools {
                     return true;
                 }
                 // SAFETY: as above.
-                Taken::Zero => drop(unsafe { skip(r.off, r.base(), r.n()) }),
+                Taken::Zero => drop(unsafe { skip(self.off, self.base(), self.n()) }),
                 Taken::No => {
-                    if refills == 3 || !self.rseq_refill(r) {
+                    if refills == 3 || !refill() {
                         return false;
                     }
                     refills += 1;
@@ -568,30 +149,40 @@ impl NodePools {
         false
     }
 
-    /// Refills the calling CPU's rseq slot (see "commit a refill" in the module docs). `false`
+    /// Refills the calling CPU's slot (see "commit a refill" in the protocol's docs). `false`
     /// when the read should take the locked path: no usable CPU number, another thread is
-    /// refilling this slot, or the thread left the CPU before the commit.
-    #[cold]
-    #[inline(never)]
-    fn rseq_refill(&self, r: &RseqSlots) -> bool {
+    /// refilling this slot, no fresh key, or the thread left the CPU before the commit.
+    ///
+    /// The slot's node is one of `nodes`; a slot keyed from an older generation of it (or
+    /// never keyed: what a fork child finds) first takes a key from `fresh_key(node, key)`,
+    /// which writes a key from that node and returns its generation. The batch is keystream
+    /// with `rounds`. Every [`REFILLS_PER_CHECK`] refills of a slot, once its lock is dropped,
+    /// `check_schedule` is given the bytes they made.
+    ///
+    /// # Safety
+    /// `nodes` outlive these slots: a slot keeps a pointer to its node's generation word,
+    /// which the take section reads.
+    #[inline]
+    pub(crate) unsafe fn refill(
+        &self,
+        nodes: &[CachePadded<NodePool>],
+        rounds: Rounds,
+        fresh_key: impl FnOnce(usize, &mut [u8; KEY_LEN]) -> Option<usize>,
+        check_schedule: impl FnOnce(usize),
+    ) -> bool {
         // The rseq area's own CPU number, not `cpu::current` (which falls back to
         // `sched_getcpu`): a thread without an rseq registration could never publish, and
         // would pay a refill on every read.
         let Some(cpu) = scalrand_os::cpu::rseq_cpu() else {
             return false;
         };
-        let (Some(slot), Some(&node)) = (r.mem.get(cpu), r.node_of_cpu.get(cpu)) else {
+        let (Some(slot), Some(&node_idx)) = (self.mem.get(cpu), self.node_of_cpu.get(cpu)) else {
             return false;
         };
         let Some(guard) = slot.lock.try_lock_tagged(WIPED_SLOT_TAG) else {
             return false;
         };
-        // A fork child's slots are zero (epoch 0): rekey the nodes before deriving from one.
-        // A child whose rekey failed reads nothing here; the locked path reports the error.
-        if self.check_fork().is_err() {
-            return false;
-        }
-        let node = &self.nodes[node as usize];
+        let node = &nodes[node_idx as usize];
         let from = epoch(slot.word());
         // SAFETY: the key, the refill counter and the scratch buffer (index `to & 1`, which
         // no reader reads while the epoch is `from`) are only touched with the lock held.
@@ -599,9 +190,12 @@ impl NodePools {
         if from == 0
             || slot.src_gen.load(Ordering::Relaxed) != node.generation.load(Ordering::Acquire)
         {
-            // Bounded wait: the node lock's holder may be this thread, interrupted by the
-            // signal handler that reads now; the locked path then keys the read elsewhere.
-            let Some(generation) = node.try_derive(key) else {
+            // A fork child's slots are zero (epoch 0): `fresh_key` rekeys the nodes before
+            // deriving from one. It fails (a child whose rekey failed: the locked path
+            // reports the error; or a node lock held through a bounded wait, whose holder may
+            // be this thread, interrupted by the signal handler that reads now): the locked
+            // path keys the read elsewhere.
+            let Some(generation) = fresh_key(node_idx as usize, key) else {
                 return false;
             };
             slot.node_gen.store(
@@ -615,15 +209,21 @@ impl NodePools {
         let bufs = slot.bufs.get().cast::<[u8; BATCH_LEN]>();
         // SAFETY: as above.
         let scratch = unsafe { &mut *bufs.add((to & 1) as usize) };
-        keystream(key, 0, scratch, self.rounds);
-        key.copy_from_slice(&scratch[..KEY_LEN]);
-        scratch[..KEY_LEN].fill(0);
-        super::chacha::observe_key(key);
+        refill_batch(key, scratch, rounds);
         let new = (u64::from(to) << 32) | KEY_LEN as u64;
         let slot_ptr = core::ptr::from_ref(slot).cast_mut().cast::<u8>();
-        // SAFETY: `slot` is one of `r`'s slots, its lock is held, its scratch buffer and key
+        // SAFETY: `slot` is one of these slots, its lock is held, its scratch buffer and key
         // are written.
-        match unsafe { publish(r.off, r.base(), r.n(), slot_ptr, u64::from(from), new) } {
+        match unsafe {
+            publish(
+                self.off,
+                self.base(),
+                self.n(),
+                slot_ptr,
+                u64::from(from),
+                new,
+            )
+        } {
             Some(old) => {
                 slot.reads.fetch_add(reads(old), Ordering::Relaxed);
                 // SAFETY: the old active buffer: after the commit no reader reads it, and the
@@ -640,7 +240,7 @@ impl NodePools {
                 }
                 drop(guard);
                 if due {
-                    self.check_schedule(REFILLS_PER_CHECK as usize * (BATCH_LEN - KEY_LEN));
+                    check_schedule(REFILLS_PER_CHECK as usize * (BATCH_LEN - KEY_LEN));
                 }
                 true
             }

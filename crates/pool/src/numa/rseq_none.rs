@@ -2,7 +2,10 @@
 
 use alloc::boxed::Box;
 
-use super::NodePools;
+use crossbeam_utils::CachePadded;
+
+use super::chacha::{KEY_LEN, Rounds};
+use super::node::NodePool;
 
 /// Reads up to this many bytes would take the rseq path.
 pub(crate) const MAX_LEN: usize = 64;
@@ -24,11 +27,21 @@ impl RseqSlots {
     pub(crate) fn reads(&self) -> core::iter::Empty<(u32, usize)> {
         match *self {}
     }
-}
 
-impl NodePools {
     #[inline]
-    pub(crate) fn rseq_fill(&self, r: &RseqSlots, _dest: &mut [u8]) -> bool {
-        match *r {}
+    pub(crate) fn fill(&self, _dest: &mut [u8], _refill: impl FnMut() -> bool) -> bool {
+        match *self {}
+    }
+
+    /// # Safety
+    /// As `rseq.rs`'s (there are no slots here).
+    pub(crate) unsafe fn refill(
+        &self,
+        _nodes: &[CachePadded<NodePool>],
+        _rounds: Rounds,
+        _fresh_key: impl FnOnce(usize, &mut [u8; KEY_LEN]) -> Option<usize>,
+        _check_schedule: impl FnOnce(usize),
+    ) -> bool {
+        match *self {}
     }
 }

@@ -6,19 +6,18 @@
 //! [`ReseedPolicy::max_interval_secs`] seconds of the injected [`Clock`]. A `no_std` host
 //! without a clock passes a [`NoClock`](scalrand_os::NoClock) (time never passes) or a
 //! [`ManualClock`](scalrand_os::ManualClock) it sets itself, or calls
-//! [`NodePools::reseed`] when it likes.
+//! [`NodePools::reseed`](super::NodePools::reseed) when it likes.
 //!
 //! Readers look at the schedule every [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`]
 //! bytes of one per-CPU slot, so the clock is not read on every 32-byte read: a reseed is
-//! due by the clock, and happens at the next check point of any slot.
+//! due by the clock, and happens at the next check point of any slot. The pools own the
+//! `Schedule` and ask it; it knows nothing of them.
 
 use alloc::boxed::Box;
 use core::fmt;
 
 use scalrand_os::Clock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
-
-use super::NodePools;
 
 /// A slot checks the schedule after this many reads...
 pub const CHECK_EVERY_CALLS: u32 = 64;
@@ -41,7 +40,7 @@ impl ReseedPolicy {
         max_interval_secs: 60,
     };
 
-    /// Only explicit [`NodePools::reseed`] calls (and forks) reseed.
+    /// Only explicit [`NodePools::reseed`](super::NodePools::reseed) calls (and forks) reseed.
     pub const MANUAL: Self = Self {
         max_bytes: 0,
         max_interval_secs: 0,
@@ -90,7 +89,7 @@ impl Schedule {
     }
 
     /// Counts `bytes` of output; true when a reseed is due.
-    fn due(&self, bytes: usize) -> bool {
+    pub(crate) fn due(&self, bytes: usize) -> bool {
         let p = self.policy;
         if p.max_bytes == 0 && p.max_interval_secs == 0 {
             return false;
@@ -105,31 +104,5 @@ impl Schedule {
             self.now_secs().saturating_sub(last) >= p.max_interval_secs
         };
         by_bytes || by_time
-    }
-}
-
-impl NodePools {
-    /// Replaces the reseed schedule and its clock.
-    #[must_use]
-    pub fn with_reseed_policy(
-        mut self,
-        policy: ReseedPolicy,
-        clock: impl Clock + Send + Sync + 'static,
-    ) -> Self {
-        self.schedule = Schedule::new(policy, Box::new(clock));
-        self
-    }
-
-    /// Called by a slot every [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes.
-    pub(crate) fn check_schedule(&self, bytes: usize) {
-        if self.schedule.due(bytes) {
-            let fresh = self.fresh_entropy();
-            // One reseeder at a time; a reader that finds it busy does not wait.
-            if let Some(input) = self.input.try_lock() {
-                // Bounded: a node lock may be held by this thread, interrupted by the signal
-                // handler that runs this; a skipped node is reseeded next time.
-                self.reseed_locked(input, &fresh, true);
-            }
-        }
     }
 }

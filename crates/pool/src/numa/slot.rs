@@ -10,10 +10,11 @@
 //!
 //! Slots live in wipe-on-fork memory (see the pools' fork docs), so the all-zero state must be
 //! safe: a zero `src_gen` is never current (node generations start at 1) and a zero `left`
-//! is an empty batch. Routing (which slot, probing, the node fallback) is `pools.rs`'s job.
+//! is an empty batch. Routing (which slot, probing, the node fallback) is `pools.rs`'s job; a
+//! slot never sees the pools that own it: its read takes its node's generation word, a source
+//! of fresh node keys (where the pools make their fork check) and the rounds as arguments.
 
-use super::NodePools;
-use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, keystream};
+use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, refill_batch};
 use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
 use super::topology::NumaError;
 use scalrand_os::Lock;
@@ -29,6 +30,11 @@ pub const SMALL_MAX: usize = 256;
 
 /// Busy slots a reader tries before it falls back to a one-read key from the node.
 pub const MAX_PROBES: usize = 4;
+
+/// The owner tag of every slot lock (locked and rseq slots) when slots are wipe-on-fork
+/// memory: any nonzero value, since such a lock never outlives the process image that took
+/// it (a fork child finds the lock word zero), so it needs no owner and is never taken over.
+pub(crate) const WIPED_SLOT_TAG: usize = 1;
 
 /// What a slot lock guards. `repr(C)` with the lock word in front: lock word, key and the
 /// fields every read touches fill exactly the first 64-byte line of the slot on 64-bit
@@ -79,12 +85,38 @@ impl SlotState {
         self.left = 0;
     }
 
+    /// Gives the slot a new key from `fresh_key` if its key is from another node than `node`
+    /// or from an older generation than `generation` holds. Returns the (node, generation)
+    /// the slot key now descends from.
+    ///
+    /// # Errors
+    /// From `fresh_key`; the slot is then erased (stale).
+    #[inline]
+    fn refresh_if_stale(
+        &mut self,
+        node: usize,
+        generation: &AtomicUsize,
+        fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
+    ) -> Result<(usize, usize), NumaError> {
+        let current = generation.load(Ordering::Acquire);
+        if self.src_gen == 0 || self.src_node as usize != node || self.src_gen != current {
+            let generation = match fresh_key(&mut self.key) {
+                Ok(g) => g,
+                Err(e) => {
+                    self.wipe();
+                    return Err(e);
+                }
+            };
+            // Node indices are below MAX_NODES.
+            #[allow(clippy::cast_possible_truncation)]
+            self.rekeyed(node as u32, generation);
+        }
+        Ok((self.src_node as usize, self.src_gen))
+    }
+
     fn refill(&mut self, rounds: Rounds) {
-        keystream(&self.key, 0, &mut self.batch, rounds);
-        self.key.copy_from_slice(&self.batch[..KEY_LEN]);
-        self.batch[..KEY_LEN].fill(0);
+        refill_batch(&mut self.key, &mut self.batch, rounds);
         self.left = (BATCH_LEN - KEY_LEN) as u32;
-        super::chacha::observe_key(&self.key);
     }
 
     /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.
@@ -174,6 +206,15 @@ impl Drop for SlotState {
     }
 }
 
+/// What a slot's [`read`](Slot::read) served.
+pub(crate) struct Served {
+    /// The (node, generation) of the node key the output descends from.
+    pub(crate) src: (usize, usize),
+    /// Set every [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes of the slot: the
+    /// bytes since it last did, for the reader to count against the reseed schedule.
+    pub(crate) check_schedule: Option<usize>,
+}
+
 /// One CPU's slot (`repr(C)`: the lock and its state first, see [`SlotState`]). Which node
 /// it belongs to is configuration and lives outside, in ordinary memory.
 #[repr(C)]
@@ -207,38 +248,50 @@ impl Slot {
         let r = self.reads.load(Ordering::Relaxed);
         self.reads.store(r.wrapping_add(1), Ordering::Relaxed);
     }
-}
 
-impl NodePools {
-    /// The slot's own read: if slot `idx` is free, serves `dest` from it and returns the
-    /// (node, generation) the output descends from; `Ok(None)` if another thread holds it.
+    /// Erases the slot's key and batch, taking its lock (and taking over one that a parent's
+    /// thread held at a fork: see [`Lock::lock`]).
+    pub(crate) fn wipe(&self) {
+        self.state.lock().with(SlotState::wipe);
+    }
+
+    /// Reads served so far.
+    pub(crate) fn reads(&self) -> usize {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// The slot's own read: if the slot is free (its lock taken with `tag`), serves `dest`
+    /// from it; `Ok(None)` if another thread holds it.
     ///
-    /// Under the slot lock: refresh a stale key from the node, then either take a small read
-    /// from the batch or step the slot key once (fast key erasure) for a one-read key. After
-    /// unlocking: a large read's keystream, and the reseed schedule every
-    /// [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes.
+    /// `node` is the slot's node and `generation` that node's generation word; a key from
+    /// another node or an older generation is stale and is replaced by `fresh_key`, which
+    /// writes a key from the node and returns its generation. Under the slot lock: refresh a
+    /// stale key, then either take a small read from the batch or step the slot key once (fast
+    /// key erasure) for a one-read key. After unlocking: a large read's keystream.
     ///
     /// # Errors
-    /// From the refresh (see `refresh_if_stale`); `dest` is then untouched.
+    /// From `fresh_key`; the slot is then erased (stale) and `dest` untouched.
     #[inline]
-    pub(crate) fn read_slot(
+    pub(crate) fn read(
         &self,
-        idx: usize,
         tag: usize,
+        node: usize,
+        generation: &AtomicUsize,
         dest: &mut [u8],
-    ) -> Result<Option<(usize, usize)>, NumaError> {
-        let slot = &self.slots[idx];
-        let Some(mut guard) = slot.state.try_lock_tagged(tag) else {
+        rounds: Rounds,
+        fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
+    ) -> Result<Option<Served>, NumaError> {
+        let Some(mut guard) = self.state.try_lock_tagged(tag) else {
             return Ok(None);
         };
         let mut one_read_key = [0u8; KEY_LEN];
-        let (src, bulk, due) = guard.with(|s| {
-            let src = self.refresh_if_stale(idx, s)?;
+        let (src, bulk, check_schedule) = guard.with(|s| {
+            let src = s.refresh_if_stale(node, generation, fresh_key)?;
             let bulk = dest.len() > SMALL_MAX;
             if bulk {
                 fast_key_erasure(&mut s.key, &mut one_read_key);
             } else {
-                s.take(dest, self.rounds);
+                s.take(dest, rounds);
             }
             s.calls += 1;
             s.bytes = s
@@ -254,53 +307,23 @@ impl NodePools {
             );
             Ok::<_, NumaError>((src, bulk, due))
         })?;
-        slot.count_read();
+        self.count_read();
         drop(guard);
         if bulk {
             // Bulk keystream outside every lock; `fill_erasing` wipes the key.
-            fill_erasing(&mut one_read_key, dest, self.rounds);
+            fill_erasing(&mut one_read_key, dest, rounds);
         }
-        if let Some(bytes) = due {
-            self.check_schedule(bytes);
-        }
-        Ok(Some(src))
-    }
-
-    /// Gives slot `idx` a new key if its key is from another node or an older generation.
-    /// Returns the (node, generation) the slot key now descends from.
-    ///
-    /// # Errors
-    /// A fork child whose rekey failed (`check_fork`), or [`NumaError::Busy`] when the node
-    /// lock stayed held through a bounded wait; the slot is left stale.
-    #[inline]
-    fn refresh_if_stale(&self, idx: usize, s: &mut SlotState) -> Result<(usize, usize), NumaError> {
-        let node = self.slot_node[idx] as usize;
-        let current = self.nodes[node].generation.load(Ordering::Acquire);
-        if s.src_gen == 0 || s.src_node as usize != node || s.src_gen != current {
-            // With wipe-on-fork memory a fork child's first read of this slot comes here (its
-            // slots and nodes are zero): rekey the nodes before deriving from one. Lock order:
-            // this takes the input lock while holding a slot lock, which is sound because in
-            // this mode nothing that holds the input lock waits for a slot lock
-            // (`rekey_after_fork` leaves the kernel-wiped slots alone). Without wipe-on-fork
-            // memory the read checked before taking the slot (`slot_lock_tag`).
-            if self.wiped {
-                self.check_fork()?;
-            }
-            let Some(generation) = self.nodes[node].try_derive(&mut s.key) else {
-                s.wipe();
-                return Err(NumaError::Busy);
-            };
-            // Node indices are below MAX_NODES.
-            #[allow(clippy::cast_possible_truncation)]
-            s.rekeyed(node as u32, generation);
-        }
-        Ok((s.src_node as usize, s.src_gen))
+        Ok(Some(Served {
+            src,
+            check_schedule,
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::numa::chacha::keystream;
 
     #[test]
     fn take_zeroes_what_it_hands_out_and_rotates_the_key() {

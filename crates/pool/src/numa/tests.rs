@@ -115,9 +115,7 @@ fn a_zeroed_slot_is_stale_and_never_answers_zeros() {
     let p = two_nodes();
     let mut a = [0u8; 64];
     p.fill_bytes_on_cpu(0, &mut a);
-    for s in p.slots.iter() {
-        s.state.lock().with(|st| st.wipe());
-    }
+    p.wipe_slots();
     let g = p.node_stats()[0].generation;
     let mut b = [0u8; 64];
     let (_, used) = p.fill_traced(0, &mut b).unwrap().unwrap();
@@ -133,9 +131,7 @@ fn a_zeroed_slot_is_stale_and_never_answers_zeros() {
 fn a_node_lock_held_by_this_thread_sends_the_read_elsewhere() {
     let p = two_nodes();
     let mut a = [0u8; 100];
-    let held = p.nodes[1].key.lock();
-    let r = p.with_all_slots_busy(|| p.fill_traced(1, &mut a));
-    drop(held);
+    let r = p.with_node_locked(1, || p.with_all_slots_busy(|| p.fill_traced(1, &mut a)));
     #[cfg(feature = "std")]
     {
         assert_eq!(r, Ok(None), "keyed from the OS, not from a node");
