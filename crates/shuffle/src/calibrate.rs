@@ -114,6 +114,16 @@ impl CalibrateConfig {
     fn cache_pages(&self) -> u64 {
         KNL_MCDRAM / self.scale / PAGE_SIZE
     }
+
+    fn zone_pages(&self) -> u64 {
+        KNL_DDR / self.scale / PAGE_SIZE
+    }
+
+    /// Runs in a calibration (what `progress` counts to): per seed, the fresh and the aged
+    /// STREAM, the aliasing cases (counted as two), and three JVM histories.
+    pub fn runs(&self) -> u64 {
+        self.seeds.len() as u64 * 7
+    }
 }
 
 /// The KNL STREAM case (medians over seeds).
@@ -267,7 +277,8 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// Runs both cases with generator `R`, calling `progress(done, total)` after each run.
+/// Runs the cases with generator `R`, one seed after another, calling `progress(done, total)`
+/// after each run.
 ///
 /// # Errors
 /// Those of [`CalibrateConfig::validate`], and of the zones and workloads.
@@ -276,100 +287,157 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CalibrateReport, Error> {
     cfg.validate()?;
-    let total = cfg.seeds.len() as u64 * 7;
+    let total = cfg.runs();
     let mut done = 0;
+    let seeds = crate::seeds::map_serial(&cfg.seeds, |seed| {
+        calibrate_seed::<R>(cfg, seed, &mut |n| {
+            done += n;
+            progress(done, total);
+        })
+    })?;
+    Ok(report(cfg, &seeds))
+}
+
+/// [`run_calibrate`] with the seeds run in parallel on the current rayon thread pool (the
+/// global one, or the pool whose `install` calls this). Each seed runs exactly as in
+/// [`run_calibrate`] and the figures are taken over the seeds in seed order, so the report is
+/// bit-identical to the serial run's. `progress(done, total)` is called from the worker
+/// threads.
+///
+/// # Errors
+/// Those of [`run_calibrate`]; where several seeds fail, one of their errors.
+#[cfg(feature = "parallel")]
+pub fn run_calibrate_parallel<R: Rng + SeedableRng>(
+    cfg: &CalibrateConfig,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<CalibrateReport, Error> {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    cfg.validate()?;
+    let total = cfg.runs();
+    let done = AtomicU64::new(0);
+    let seeds = crate::seeds::map_parallel(&cfg.seeds, |seed| {
+        calibrate_seed::<R>(cfg, seed, &mut |n| {
+            progress(done.fetch_add(n, Ordering::Relaxed) + n, total);
+        })
+    })?;
+    Ok(report(cfg, &seeds))
+}
+
+/// One seed's figures in every case.
+struct SeedFigures {
+    /// KNL STREAM miss ratios, fresh and aged.
+    fresh: f64,
+    aged: f64,
+    /// Aliasing miss ratios: per instance size, per policy (in-order, shuffle, zonesort).
+    alias: [[f64; 3]; ALIAS_FRACTIONS.len()],
+    /// JVM conflict rates (fresh, aged) per policy.
+    jvm: [(f64, f64); 3],
+}
+
+/// Every case on one seed; `tick(n)` after each run, `n` the runs just finished.
+fn calibrate_seed<R: Rng + SeedableRng>(
+    cfg: &CalibrateConfig,
+    seed: u64,
+    tick: &mut dyn FnMut(u64),
+) -> Result<SeedFigures, Error> {
     let cache_pages = cfg.cache_pages();
     let cache_bytes = cache_pages * PAGE_SIZE;
-    let zone_pages = KNL_DDR / cfg.scale / PAGE_SIZE;
+    let zone_pages = cfg.zone_pages();
     let stream = StreamSpec {
         array_pages: cache_pages / 3,
         sweeps: cfg.sweeps,
     };
     let server = ServerSpec::for_zone(zone_pages);
-    let (mut fresh, mut aged) = (Vec::new(), Vec::new());
-    let mut alias: [[Vec<f64>; 3]; ALIAS_FRACTIONS.len()] = Default::default();
-    let mut jvm: [(Vec<f64>, Vec<f64>); 3] = Default::default();
-    for &seed in &cfg.seeds {
-        // KNL STREAM: in-order zone, fresh then aged.
-        let zc = ZoneConfig::with_span(0, zone_pages)?
-            .kernel(cfg.kernel)
-            .pcp(PcpLists::Kernel { cpus: server.cpus });
-        let mut zone = Zone::new(&zc, ShufflePolicy::OFF, R::seed_from_u64(seed))?;
-        let mut cache = MemSideCache::new(cache_bytes, CacheMode::PageColour)?;
-        fresh.push(run_stream(&mut zone, &mut cache, &stream)?.miss_rate());
-        done += 1;
-        progress(done, total);
-        let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
-        let mut srv = ServerAging::new();
-        for _ in 0..cfg.aging_rounds {
-            srv.round(&mut zone, &mut wrng, &server)?;
-        }
-        let st = run_stream_with(&mut zone, &mut cache, &stream, &mut |z: &mut Zone<R>| {
-            srv.alloc(z, &server, 0, MigrateType::Movable)
-        })?;
-        aged.push(st.miss_rate());
-        done += 1;
-        progress(done, total);
-        // Aliasing: two cache-sized nodes, three policies, three instance sizes.
-        for (frac, outs) in ALIAS_FRACTIONS.iter().zip(alias.iter_mut()) {
-            for (p, out) in outs.iter_mut().enumerate() {
-                let policy = if p == 1 {
-                    ShufflePolicy::KERNEL
-                } else {
-                    ShufflePolicy::OFF
-                };
-                let node = |n: u64| -> Result<Zone<R>, Error> {
-                    let zc =
-                        ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
-                    Zone::new(
-                        &zc,
-                        policy,
-                        R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
-                    )
-                };
-                let mut nodes = [node(0)?, node(1)?];
-                let zonesort = p == 2;
-                let st = run_two_instance_stream(
-                    &mut nodes,
-                    &mut cache,
-                    cache_pages / frac,
-                    cfg.sweeps,
-                    &mut |k, nodes: &mut [Zone<R>; 2]| {
-                        if !zonesort {
-                            return Ok(());
-                        }
-                        let mut cover = nodes[0].slot_cover(cache_pages)?;
-                        for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
-                            *c += d;
-                        }
-                        nodes[k].zonesort(cache_pages, &cover)
-                    },
-                )?;
-                out.push(st.miss_rate());
-            }
-        }
-        done += 2;
-        progress(done, total);
-        for (p, out) in jvm.iter_mut().enumerate() {
-            let (f, a) = jvm_history::<R>(cfg, p, seed, zone_pages, &server)?;
-            out.0.push(f);
-            out.1.push(a);
-            done += 1;
-            progress(done, total);
+    // KNL STREAM: in-order zone, fresh then aged.
+    let zc = ZoneConfig::with_span(0, zone_pages)?
+        .kernel(cfg.kernel)
+        .pcp(PcpLists::Kernel { cpus: server.cpus });
+    let mut zone = Zone::new(&zc, ShufflePolicy::OFF, R::seed_from_u64(seed))?;
+    let mut cache = MemSideCache::new(cache_bytes, CacheMode::PageColour)?;
+    let fresh = run_stream(&mut zone, &mut cache, &stream)?.miss_rate();
+    tick(1);
+    let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
+    let mut srv = ServerAging::new();
+    for _ in 0..cfg.aging_rounds {
+        srv.round(&mut zone, &mut wrng, &server)?;
+    }
+    let aged = run_stream_with(&mut zone, &mut cache, &stream, &mut |z: &mut Zone<R>| {
+        srv.alloc(z, &server, 0, MigrateType::Movable)
+    })?
+    .miss_rate();
+    tick(1);
+    // Aliasing: two cache-sized nodes, three policies, three instance sizes.
+    let mut alias = [[0.0; 3]; ALIAS_FRACTIONS.len()];
+    for (frac, outs) in ALIAS_FRACTIONS.iter().zip(alias.iter_mut()) {
+        for (p, out) in outs.iter_mut().enumerate() {
+            let policy = if p == 1 {
+                ShufflePolicy::KERNEL
+            } else {
+                ShufflePolicy::OFF
+            };
+            let node = |n: u64| -> Result<Zone<R>, Error> {
+                let zc = ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
+                Zone::new(
+                    &zc,
+                    policy,
+                    R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
+                )
+            };
+            let mut nodes = [node(0)?, node(1)?];
+            let zonesort = p == 2;
+            let st = run_two_instance_stream(
+                &mut nodes,
+                &mut cache,
+                cache_pages / frac,
+                cfg.sweeps,
+                &mut |k, nodes: &mut [Zone<R>; 2]| {
+                    if !zonesort {
+                        return Ok(());
+                    }
+                    let mut cover = nodes[0].slot_cover(cache_pages)?;
+                    for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
+                        *c += d;
+                    }
+                    nodes[k].zonesort(cache_pages, &cover)
+                },
+            )?;
+            *out = st.miss_rate();
         }
     }
+    tick(2);
+    let mut jvm = [(0.0, 0.0); 3];
+    for (p, out) in jvm.iter_mut().enumerate() {
+        *out = jvm_history::<R>(cfg, p, seed, zone_pages, &server)?;
+        tick(1);
+    }
+    Ok(SeedFigures {
+        fresh,
+        aged,
+        alias,
+        jvm,
+    })
+}
+
+/// The report from every seed's figures, taken in seed order.
+fn report(cfg: &CalibrateConfig, seeds: &[SeedFigures]) -> CalibrateReport {
+    let cache_pages = cfg.cache_pages();
+    let fresh: Vec<f64> = seeds.iter().map(|s| s.fresh).collect();
+    let aged: Vec<f64> = seeds.iter().map(|s| s.aged).collect();
+    let alias = |i: usize, p: usize| -> f64 {
+        median(&seeds.iter().map(|s| s.alias[i][p]).collect::<Vec<_>>())
+    };
     let bw = cfg.bandwidth;
     let (f, a) = (median(&fresh), median(&aged));
-    let m: [f64; 3] = core::array::from_fn(|p| median(&alias[0][p]));
+    let m: [f64; 3] = core::array::from_fn(|p| alias(0, p));
     // Medians of the bandwidths are the bandwidths of the median miss ratios: bw(m) is
     // monotonic.
     let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(m[p]));
     let smaller_instances = ALIAS_FRACTIONS
         .iter()
-        .zip(&alias)
+        .enumerate()
         .skip(1)
-        .map(|(frac, a)| {
-            let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(median(&a[p])));
+        .map(|(i, frac)| {
+            let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(alias(i, p)));
             AliasingPoint {
                 instance_pages: cache_pages / frac,
                 in_order_gbps: g[0],
@@ -379,11 +447,15 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
             }
         })
         .collect();
-    Ok(CalibrateReport {
+    let pol = |p: usize| JvmPolicy {
+        fresh: Spread::of(&seeds.iter().map(|s| s.jvm[p].0).collect::<Vec<_>>()),
+        aged: Spread::of(&seeds.iter().map(|s| s.jvm[p].1).collect::<Vec<_>>()),
+    };
+    CalibrateReport {
         config: cfg.clone(),
         knl_stream: StreamCalibration {
-            zone_bytes: zone_pages * PAGE_SIZE,
-            cache_bytes,
+            zone_bytes: cfg.zone_pages() * PAGE_SIZE,
+            cache_bytes: cache_pages * PAGE_SIZE,
             fresh_miss_ratio: f,
             aged_miss_ratio: a,
             fresh_gbps: bw.effective_gbps(f),
@@ -403,18 +475,12 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
             shuffle_speedup: g[1] / g[0],
             smaller_instances,
         },
-        jvm: {
-            let pol = |p: usize| JvmPolicy {
-                fresh: Spread::of(&jvm[p].0),
-                aged: Spread::of(&jvm[p].1),
-            };
-            JvmCalibration {
-                in_order: pol(0),
-                shuffle: pol(1),
-                zonesort: pol(2),
-            }
+        jvm: JvmCalibration {
+            in_order: pol(0),
+            shuffle: pol(1),
+            zonesort: pol(2),
         },
-    })
+    }
 }
 
 /// One seed's JVM history under policy `p` (0 in-order, 1 shuffle, 2 zonesort): conflict rate

@@ -5,10 +5,11 @@ use std::string::ToString;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scalrand_fastprng::Xoroshiro128PlusPlus;
-use scalrand_shuffle::{BandwidthModel, CalibrateConfig, run_calibrate};
+use scalrand_shuffle::{BandwidthModel, CalibrateConfig, run_calibrate, run_calibrate_parallel};
 
 use crate::CliError;
 use crate::args::CalibrateArgs;
+use crate::jobs::run_seeds;
 
 pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
     let cfg = CalibrateConfig {
@@ -28,15 +29,20 @@ pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
     } else {
         ProgressDrawTarget::stderr()
     };
-    let bar = ProgressBar::with_draw_target(Some(cfg.seeds.len() as u64 * 7), target);
+    let bar = ProgressBar::with_draw_target(Some(cfg.runs()), target);
     if let Ok(style) =
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
     {
         bar.set_style(style);
     }
-    let res = run_calibrate::<Xoroshiro128PlusPlus>(&cfg, &mut |done, _| bar.set_position(done));
+    let res = run_seeds(
+        a.jobs,
+        &|done| bar.set_position(done),
+        |p| run_calibrate::<Xoroshiro128PlusPlus>(&cfg, p),
+        |p| run_calibrate_parallel::<Xoroshiro128PlusPlus>(&cfg, p),
+    );
     bar.finish_and_clear();
-    let r = res?;
+    let r = res??;
     if a.json {
         let text = serde_json::to_string(&r).map_err(|e| CliError(e.to_string()))?;
         println!("{text}");
