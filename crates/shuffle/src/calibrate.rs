@@ -180,6 +180,8 @@ pub struct AliasingCalibration {
     pub zonesort_gbps: f64,
     /// `shuffled_gbps / in_order_gbps` (the changelog reports 3×).
     pub shuffle_speedup: f64,
+    /// What the shuffle is expected to give from the slot overlap alone ([`expected_shuffled_miss_ratio`]).
+    pub expected_shuffled_gbps: f64,
     /// The same case with instances of a quarter and an eighth of the cache (the changelog
     /// does not give the size).
     pub smaller_instances: Vec<AliasingPoint>,
@@ -199,6 +201,25 @@ pub struct AliasingPoint {
     pub zonesort_gbps: f64,
     /// `shuffled_gbps / in_order_gbps`.
     pub shuffle_speedup: f64,
+    /// What the shuffle is expected to give from the slot overlap alone ([`expected_shuffled_miss_ratio`]).
+    pub expected_shuffled_gbps: f64,
+}
+
+/// The miss ratio the shuffle is expected to leave in the aliasing case, from the mechanism
+/// commit e900a918b098 describes: each instance allocates `instance_pages` from the head of
+/// its node's shuffled free list, so it holds a uniformly random `k` of the node's `n`
+/// order-10 blocks, and block `i` of either node sits in cache slot `i` (the nodes are one
+/// cache long). One instance's block collides exactly when the other instance holds the same
+/// slot, which it does with probability `k / n` (the mean of a hypergeometric draw), and two
+/// instances streaming through a shared slot evict each other on every access. So the miss
+/// ratio is `k / n`, the instance's share of the cache, and the shuffle's speedup over
+/// in-order (every access a miss) is at most `1 / (k / n)` however fast near memory is: 2×
+/// for instances of half a cache.
+pub fn expected_shuffled_miss_ratio(instance_pages: u64, cache_pages: u64) -> f64 {
+    let block = 1u64 << crate::free_area::SHUFFLE_ORDER;
+    let n = (cache_pages / block).max(1);
+    let k = instance_pages.div_ceil(block).min(n);
+    k as f64 / n as f64
 }
 
 /// Instance sizes of the aliasing case, as fractions 1/n of the cache; the first is the
@@ -454,6 +475,10 @@ fn report(cfg: &CalibrateConfig, seeds: &[SeedFigures]) -> CalibrateReport {
                 shuffled_gbps: g[1],
                 zonesort_gbps: g[2],
                 shuffle_speedup: g[1] / g[0],
+                expected_shuffled_gbps: bw.effective_gbps(expected_shuffled_miss_ratio(
+                    cache_pages / frac,
+                    cache_pages,
+                )),
             }
         })
         .collect();
@@ -484,6 +509,8 @@ fn report(cfg: &CalibrateConfig, seeds: &[SeedFigures]) -> CalibrateReport {
             shuffled_gbps: g[1],
             zonesort_gbps: g[2],
             shuffle_speedup: g[1] / g[0],
+            expected_shuffled_gbps: bw
+                .effective_gbps(expected_shuffled_miss_ratio(cache_pages / 2, cache_pages)),
             smaller_instances,
         },
         jvm: JvmCalibration {

@@ -28,7 +28,9 @@ pub use bias::{BiasReport, chi2_sf, measure_bias};
 pub use cache::{CacheMode, CacheStats, LINE_SIZE, MemSideCache};
 #[cfg(feature = "parallel")]
 pub use calibrate::run_calibrate_parallel;
-pub use calibrate::{CalibrateConfig, CalibrateReport, run_calibrate};
+pub use calibrate::{
+    CalibrateConfig, CalibrateReport, expected_shuffled_miss_ratio, run_calibrate,
+};
 pub use error::Error;
 #[cfg(feature = "parallel")]
 pub use experiment::run_experiment_parallel;

@@ -8,7 +8,7 @@ use common::SplitMix64;
 use scalrand_fastprng::Xoroshiro128PlusPlus;
 use scalrand_shuffle::{
     BandwidthModel, CalibrateConfig, Error, MigrateType, PcpLists, ShufflePolicy, Zone, ZoneConfig,
-    run_calibrate,
+    expected_shuffled_miss_ratio, run_calibrate,
 };
 
 #[test]
@@ -207,4 +207,23 @@ fn calibrate_config_validate() {
         ..ok.clone()
     };
     assert_eq!(none.validate(), Err(Error::ZeroSeeds));
+}
+
+/// The shuffle's expected miss ratio in the aliasing case: the instance's share of the cache's
+/// order-10 slots (a cache of 4096 blocks).
+#[test]
+fn aliasing_expectation_is_the_instance_share() {
+    let cache = 4096 * 1024;
+    assert_eq!(expected_shuffled_miss_ratio(cache / 2, cache), 0.5);
+    assert_eq!(expected_shuffled_miss_ratio(cache / 4, cache), 0.25);
+    assert_eq!(expected_shuffled_miss_ratio(cache / 8, cache), 0.125);
+    // A part-used block counts whole; never more than the cache; a cache under one block is one.
+    assert_eq!(expected_shuffled_miss_ratio(1, cache), 1.0 / 4096.0);
+    assert_eq!(expected_shuffled_miss_ratio(2 * cache, cache), 1.0);
+    assert_eq!(expected_shuffled_miss_ratio(10, 512), 1.0);
+    // The speedup bound it implies at half a cache on KNL: 90 GB/s in-order against
+    // 1 / (0.5/400 + 0.5/90) = 146.9 GB/s, 1.63x; 2x only with infinitely fast near memory.
+    let knl = BandwidthModel::KNL;
+    let half = knl.effective_gbps(0.5) / knl.effective_gbps(1.0);
+    assert!((half - 1.632).abs() < 0.001, "{half}");
 }

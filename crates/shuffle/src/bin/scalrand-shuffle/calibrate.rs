@@ -70,22 +70,24 @@ pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
     );
     let al = &r.aliasing;
     println!(
-        "aliasing     in-order: miss {:.3} -> {:.0} GB/s   shuffled: miss {:.3} -> {:.0} GB/s ({:.2}x)   zonesort: miss {:.3} -> {:.0} GB/s",
+        "aliasing     in-order: miss {:.3} -> {:.0} GB/s   shuffled: miss {:.3} -> {:.0} GB/s ({:.2}x; slot overlap alone: {:.0})   zonesort: miss {:.3} -> {:.0} GB/s",
         al.in_order_miss_ratio,
         al.in_order_gbps,
         al.shuffled_miss_ratio,
         al.shuffled_gbps,
         al.shuffle_speedup,
+        al.expected_shuffled_gbps,
         al.zonesort_miss_ratio,
         al.zonesort_gbps
     );
     for pt in &al.smaller_instances {
         println!(
-            "  instances of {:.3} of the cache: in-order {:.0}, shuffled {:.0} GB/s ({:.2}x), zonesort {:.0} GB/s",
+            "  instances of {:.3} of the cache: in-order {:.0}, shuffled {:.0} GB/s ({:.2}x; slot overlap alone: {:.0}), zonesort {:.0} GB/s",
             pt.instance_pages as f64 / (k.cache_bytes / scalrand_shuffle::PAGE_SIZE) as f64,
             pt.in_order_gbps,
             pt.shuffled_gbps,
             pt.shuffle_speedup,
+            pt.expected_shuffled_gbps,
             pt.zonesort_gbps
         );
     }
