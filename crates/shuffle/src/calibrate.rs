@@ -9,7 +9,11 @@
 //!   page-colour mode, three STREAM arrays of 16/3 GiB each; *fresh* = first run after boot
 //!   (no shuffle: the measured kernels predate it), *aged* = after rounds of [`crate::server`]
 //!   aging (page cache read and reclaimed, processes starting and exiting, slab and page
-//!   tables, 16 CPUs' per-CPU lists), the arrays allocated through reclaim.
+//!   tables, 16 CPUs' per-CPU lists), the arrays allocated through reclaim. Bandwidth is
+//!   a STREAM Triad's in cache mode ([`BandwidthModel::cache_mode_gbps`]): a third of the
+//!   counted bytes are writes, and each write first reads its slot in MCDRAM. Fresh, the
+//!   in-order arrays take one page colour each and nothing misses; the 336 GB/s is the cost
+//!   of those reads (the same RFC's colour-perfect placement stays within 1.5% of it).
 //! * **Aliasing** (commit e900a918b098, "mm: shuffle initial free memory to improve
 //!   memory-side-cache utilization", Linux 5.2, its changelog's contrived case): two instances
 //!   of a bandwidth benchmark on two cache-sized emulated NUMA nodes whose bases alias in the
@@ -51,6 +55,9 @@ const GIB: u64 = 1 << 30;
 /// The KNL node's DDR4 and MCDRAM, bytes (NERSC Cori KNL: 96 GB DDR4, 16 GB MCDRAM).
 const KNL_DDR: u64 = 96 * GIB;
 const KNL_MCDRAM: u64 = 16 * GIB;
+/// Written share of the bytes a STREAM Triad counts (`a[i] = b[i] + q * c[i]`: two 8-byte
+/// reads, one 8-byte write per element; McCalpin's STREAM counts all three).
+pub const STREAM_TRIAD_WRITE_FRACTION: f64 = 1.0 / 3.0;
 /// The published STREAM figures the KNL case is held against, GB/s (Daniluk, LKML 2017).
 pub const KNL_FRESH_GBPS: f64 = 336.0;
 /// See [`KNL_FRESH_GBPS`].
@@ -114,6 +121,16 @@ impl CalibrateConfig {
     fn cache_pages(&self) -> u64 {
         KNL_MCDRAM / self.scale / PAGE_SIZE
     }
+
+    fn zone_pages(&self) -> u64 {
+        KNL_DDR / self.scale / PAGE_SIZE
+    }
+
+    /// Runs in a calibration (what `progress` counts to): per seed, the fresh and the aged
+    /// STREAM, the aliasing cases (counted as two), and three JVM histories.
+    pub fn runs(&self) -> u64 {
+        self.seeds.len() as u64 * 7
+    }
 }
 
 /// The KNL STREAM case (medians over seeds).
@@ -128,7 +145,10 @@ pub struct StreamCalibration {
     pub fresh_miss_ratio: f64,
     /// Miss ratio after aging.
     pub aged_miss_ratio: f64,
-    /// Delivered bandwidth, GB/s.
+    /// Written share of the counted bytes (a STREAM Triad's, 1/3), each write reading its
+    /// slot first ([`BandwidthModel::cache_mode_gbps`]).
+    pub write_fraction: f64,
+    /// Delivered bandwidth in cache mode, GB/s.
     pub fresh_gbps: f64,
     /// See `fresh_gbps`.
     pub aged_gbps: f64,
@@ -160,6 +180,8 @@ pub struct AliasingCalibration {
     pub zonesort_gbps: f64,
     /// `shuffled_gbps / in_order_gbps` (the changelog reports 3×).
     pub shuffle_speedup: f64,
+    /// What the shuffle is expected to give from the slot overlap alone ([`expected_shuffled_miss_ratio`]).
+    pub expected_shuffled_gbps: f64,
     /// The same case with instances of a quarter and an eighth of the cache (the changelog
     /// does not give the size).
     pub smaller_instances: Vec<AliasingPoint>,
@@ -179,6 +201,25 @@ pub struct AliasingPoint {
     pub zonesort_gbps: f64,
     /// `shuffled_gbps / in_order_gbps`.
     pub shuffle_speedup: f64,
+    /// What the shuffle is expected to give from the slot overlap alone ([`expected_shuffled_miss_ratio`]).
+    pub expected_shuffled_gbps: f64,
+}
+
+/// The miss ratio the shuffle is expected to leave in the aliasing case, from the mechanism
+/// commit e900a918b098 describes: each instance allocates `instance_pages` from the head of
+/// its node's shuffled free list, so it holds a uniformly random `k` of the node's `n`
+/// order-10 blocks, and block `i` of either node sits in cache slot `i` (the nodes are one
+/// cache long). One instance's block collides exactly when the other instance holds the same
+/// slot, which it does with probability `k / n` (the mean of a hypergeometric draw), and two
+/// instances streaming through a shared slot evict each other on every access. So the miss
+/// ratio is `k / n`, the instance's share of the cache, and the shuffle's speedup over
+/// in-order (every access a miss) is at most `1 / (k / n)` however fast near memory is: 2×
+/// for instances of half a cache.
+pub fn expected_shuffled_miss_ratio(instance_pages: u64, cache_pages: u64) -> f64 {
+    let block = 1u64 << crate::free_area::SHUFFLE_ORDER;
+    let n = (cache_pages / block).max(1);
+    let k = instance_pages.div_ceil(block).min(n);
+    k as f64 / n as f64
 }
 
 /// Instance sizes of the aliasing case, as fractions 1/n of the cache; the first is the
@@ -267,7 +308,8 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// Runs both cases with generator `R`, calling `progress(done, total)` after each run.
+/// Runs the cases with generator `R`, one seed after another, calling `progress(done, total)`
+/// after each run.
 ///
 /// # Errors
 /// Those of [`CalibrateConfig::validate`], and of the zones and workloads.
@@ -276,118 +318,184 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CalibrateReport, Error> {
     cfg.validate()?;
-    let total = cfg.seeds.len() as u64 * 7;
+    let total = cfg.runs();
     let mut done = 0;
+    let seeds = crate::seeds::map_serial(&cfg.seeds, |seed| {
+        calibrate_seed::<R>(cfg, seed, &mut |n| {
+            done += n;
+            progress(done, total);
+        })
+    })?;
+    Ok(report(cfg, &seeds))
+}
+
+/// [`run_calibrate`] with the seeds run in parallel on the current rayon thread pool (the
+/// global one, or the pool whose `install` calls this). Each seed runs exactly as in
+/// [`run_calibrate`] and the figures are taken over the seeds in seed order, so the report is
+/// bit-identical to the serial run's. `progress(done, total)` is called from the worker
+/// threads.
+///
+/// # Errors
+/// Those of [`run_calibrate`]; where several seeds fail, one of their errors.
+#[cfg(feature = "parallel")]
+pub fn run_calibrate_parallel<R: Rng + SeedableRng>(
+    cfg: &CalibrateConfig,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<CalibrateReport, Error> {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    cfg.validate()?;
+    let total = cfg.runs();
+    let done = AtomicU64::new(0);
+    let seeds = crate::seeds::map_parallel(&cfg.seeds, |seed| {
+        calibrate_seed::<R>(cfg, seed, &mut |n| {
+            progress(done.fetch_add(n, Ordering::Relaxed) + n, total);
+        })
+    })?;
+    Ok(report(cfg, &seeds))
+}
+
+/// One seed's figures in every case.
+struct SeedFigures {
+    /// KNL STREAM miss ratios, fresh and aged.
+    fresh: f64,
+    aged: f64,
+    /// Aliasing miss ratios: per instance size, per policy (in-order, shuffle, zonesort).
+    alias: [[f64; 3]; ALIAS_FRACTIONS.len()],
+    /// JVM conflict rates (fresh, aged) per policy.
+    jvm: [(f64, f64); 3],
+}
+
+/// Every case on one seed; `tick(n)` after each run, `n` the runs just finished.
+fn calibrate_seed<R: Rng + SeedableRng>(
+    cfg: &CalibrateConfig,
+    seed: u64,
+    tick: &mut dyn FnMut(u64),
+) -> Result<SeedFigures, Error> {
     let cache_pages = cfg.cache_pages();
     let cache_bytes = cache_pages * PAGE_SIZE;
-    let zone_pages = KNL_DDR / cfg.scale / PAGE_SIZE;
+    let zone_pages = cfg.zone_pages();
     let stream = StreamSpec {
         array_pages: cache_pages / 3,
         sweeps: cfg.sweeps,
     };
     let server = ServerSpec::for_zone(zone_pages);
-    let (mut fresh, mut aged) = (Vec::new(), Vec::new());
-    let mut alias: [[Vec<f64>; 3]; ALIAS_FRACTIONS.len()] = Default::default();
-    let mut jvm: [(Vec<f64>, Vec<f64>); 3] = Default::default();
-    for &seed in &cfg.seeds {
-        // KNL STREAM: in-order zone, fresh then aged.
-        let zc = ZoneConfig::with_span(0, zone_pages)?
-            .kernel(cfg.kernel)
-            .pcp(PcpLists::Kernel { cpus: server.cpus });
-        let mut zone = Zone::new(&zc, ShufflePolicy::OFF, R::seed_from_u64(seed))?;
-        let mut cache = MemSideCache::new(cache_bytes, CacheMode::PageColour)?;
-        fresh.push(run_stream(&mut zone, &mut cache, &stream)?.miss_rate());
-        done += 1;
-        progress(done, total);
-        let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
-        let mut srv = ServerAging::new();
-        for _ in 0..cfg.aging_rounds {
-            srv.round(&mut zone, &mut wrng, &server)?;
-        }
-        let st = run_stream_with(&mut zone, &mut cache, &stream, &mut |z: &mut Zone<R>| {
-            srv.alloc(z, &server, 0, MigrateType::Movable)
-        })?;
-        aged.push(st.miss_rate());
-        done += 1;
-        progress(done, total);
-        // Aliasing: two cache-sized nodes, three policies, three instance sizes.
-        for (frac, outs) in ALIAS_FRACTIONS.iter().zip(alias.iter_mut()) {
-            for (p, out) in outs.iter_mut().enumerate() {
-                let policy = if p == 1 {
-                    ShufflePolicy::KERNEL
-                } else {
-                    ShufflePolicy::OFF
-                };
-                let node = |n: u64| -> Result<Zone<R>, Error> {
-                    let zc =
-                        ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
-                    Zone::new(
-                        &zc,
-                        policy,
-                        R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
-                    )
-                };
-                let mut nodes = [node(0)?, node(1)?];
-                let zonesort = p == 2;
-                let st = run_two_instance_stream(
-                    &mut nodes,
-                    &mut cache,
-                    cache_pages / frac,
-                    cfg.sweeps,
-                    &mut |k, nodes: &mut [Zone<R>; 2]| {
-                        if !zonesort {
-                            return Ok(());
-                        }
-                        let mut cover = nodes[0].slot_cover(cache_pages)?;
-                        for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
-                            *c += d;
-                        }
-                        nodes[k].zonesort(cache_pages, &cover)
-                    },
-                )?;
-                out.push(st.miss_rate());
-            }
-        }
-        done += 2;
-        progress(done, total);
-        for (p, out) in jvm.iter_mut().enumerate() {
-            let (f, a) = jvm_history::<R>(cfg, p, seed, zone_pages, &server)?;
-            out.0.push(f);
-            out.1.push(a);
-            done += 1;
-            progress(done, total);
+    // KNL STREAM: in-order zone, fresh then aged.
+    let zc = ZoneConfig::with_span(0, zone_pages)?
+        .kernel(cfg.kernel)
+        .pcp(PcpLists::Kernel { cpus: server.cpus });
+    let mut zone = Zone::new(&zc, ShufflePolicy::OFF, R::seed_from_u64(seed))?;
+    let mut cache = MemSideCache::new(cache_bytes, CacheMode::PageColour)?;
+    let fresh = run_stream(&mut zone, &mut cache, &stream)?.miss_rate();
+    tick(1);
+    let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
+    let mut srv = ServerAging::new();
+    for _ in 0..cfg.aging_rounds {
+        srv.round(&mut zone, &mut wrng, &server)?;
+    }
+    let aged = run_stream_with(&mut zone, &mut cache, &stream, &mut |z: &mut Zone<R>| {
+        srv.alloc(z, &server, 0, MigrateType::Movable)
+    })?
+    .miss_rate();
+    tick(1);
+    // Aliasing: two cache-sized nodes, three policies, three instance sizes.
+    let mut alias = [[0.0; 3]; ALIAS_FRACTIONS.len()];
+    for (frac, outs) in ALIAS_FRACTIONS.iter().zip(alias.iter_mut()) {
+        for (p, out) in outs.iter_mut().enumerate() {
+            let policy = if p == 1 {
+                ShufflePolicy::KERNEL
+            } else {
+                ShufflePolicy::OFF
+            };
+            let node = |n: u64| -> Result<Zone<R>, Error> {
+                let zc = ZoneConfig::with_span(n * cache_pages, cache_pages)?.kernel(cfg.kernel);
+                Zone::new(
+                    &zc,
+                    policy,
+                    R::seed_from_u64(seed ^ (n + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
+                )
+            };
+            let mut nodes = [node(0)?, node(1)?];
+            let zonesort = p == 2;
+            let st = run_two_instance_stream(
+                &mut nodes,
+                &mut cache,
+                cache_pages / frac,
+                cfg.sweeps,
+                &mut |k, nodes: &mut [Zone<R>; 2]| {
+                    if !zonesort {
+                        return Ok(());
+                    }
+                    let mut cover = nodes[0].slot_cover(cache_pages)?;
+                    for (c, d) in cover.iter_mut().zip(nodes[1].slot_cover(cache_pages)?) {
+                        *c += d;
+                    }
+                    nodes[k].zonesort(cache_pages, &cover)
+                },
+            )?;
+            *out = st.miss_rate();
         }
     }
+    tick(2);
+    let mut jvm = [(0.0, 0.0); 3];
+    for (p, out) in jvm.iter_mut().enumerate() {
+        *out = jvm_history::<R>(cfg, p, seed, zone_pages, &server)?;
+        tick(1);
+    }
+    Ok(SeedFigures {
+        fresh,
+        aged,
+        alias,
+        jvm,
+    })
+}
+
+/// The report from every seed's figures, taken in seed order.
+fn report(cfg: &CalibrateConfig, seeds: &[SeedFigures]) -> CalibrateReport {
+    let cache_pages = cfg.cache_pages();
+    let fresh: Vec<f64> = seeds.iter().map(|s| s.fresh).collect();
+    let aged: Vec<f64> = seeds.iter().map(|s| s.aged).collect();
+    let alias = |i: usize, p: usize| -> f64 {
+        median(&seeds.iter().map(|s| s.alias[i][p]).collect::<Vec<_>>())
+    };
     let bw = cfg.bandwidth;
     let (f, a) = (median(&fresh), median(&aged));
-    let m: [f64; 3] = core::array::from_fn(|p| median(&alias[0][p]));
+    let m: [f64; 3] = core::array::from_fn(|p| alias(0, p));
     // Medians of the bandwidths are the bandwidths of the median miss ratios: bw(m) is
     // monotonic.
     let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(m[p]));
     let smaller_instances = ALIAS_FRACTIONS
         .iter()
-        .zip(&alias)
+        .enumerate()
         .skip(1)
-        .map(|(frac, a)| {
-            let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(median(&a[p])));
+        .map(|(i, frac)| {
+            let g: [f64; 3] = core::array::from_fn(|p| bw.effective_gbps(alias(i, p)));
             AliasingPoint {
                 instance_pages: cache_pages / frac,
                 in_order_gbps: g[0],
                 shuffled_gbps: g[1],
                 zonesort_gbps: g[2],
                 shuffle_speedup: g[1] / g[0],
+                expected_shuffled_gbps: bw.effective_gbps(expected_shuffled_miss_ratio(
+                    cache_pages / frac,
+                    cache_pages,
+                )),
             }
         })
         .collect();
-    Ok(CalibrateReport {
+    let pol = |p: usize| JvmPolicy {
+        fresh: Spread::of(&seeds.iter().map(|s| s.jvm[p].0).collect::<Vec<_>>()),
+        aged: Spread::of(&seeds.iter().map(|s| s.jvm[p].1).collect::<Vec<_>>()),
+    };
+    CalibrateReport {
         config: cfg.clone(),
         knl_stream: StreamCalibration {
-            zone_bytes: zone_pages * PAGE_SIZE,
-            cache_bytes,
+            zone_bytes: cfg.zone_pages() * PAGE_SIZE,
+            cache_bytes: cache_pages * PAGE_SIZE,
             fresh_miss_ratio: f,
             aged_miss_ratio: a,
-            fresh_gbps: bw.effective_gbps(f),
-            aged_gbps: bw.effective_gbps(a),
+            write_fraction: STREAM_TRIAD_WRITE_FRACTION,
+            fresh_gbps: bw.cache_mode_gbps(f, STREAM_TRIAD_WRITE_FRACTION),
+            aged_gbps: bw.cache_mode_gbps(a, STREAM_TRIAD_WRITE_FRACTION),
             aged_miss_ratios: aged,
             target_fresh_gbps: KNL_FRESH_GBPS,
             target_aged_gbps: KNL_AGED_GBPS,
@@ -401,20 +509,16 @@ pub fn run_calibrate<R: Rng + SeedableRng>(
             shuffled_gbps: g[1],
             zonesort_gbps: g[2],
             shuffle_speedup: g[1] / g[0],
+            expected_shuffled_gbps: bw
+                .effective_gbps(expected_shuffled_miss_ratio(cache_pages / 2, cache_pages)),
             smaller_instances,
         },
-        jvm: {
-            let pol = |p: usize| JvmPolicy {
-                fresh: Spread::of(&jvm[p].0),
-                aged: Spread::of(&jvm[p].1),
-            };
-            JvmCalibration {
-                in_order: pol(0),
-                shuffle: pol(1),
-                zonesort: pol(2),
-            }
+        jvm: JvmCalibration {
+            in_order: pol(0),
+            shuffle: pol(1),
+            zonesort: pol(2),
         },
-    })
+    }
 }
 
 /// One seed's JVM history under policy `p` (0 in-order, 1 shuffle, 2 zonesort): conflict rate

@@ -169,7 +169,8 @@ impl ExperimentConfig {
 }
 
 /// Runs the experiment with generator `R` (zone and workload each get their own instance,
-/// seeded from the seed), calling `progress(done, total)` after every measurement.
+/// seeded from the seed), one seed after another, calling `progress(done, total)` after every
+/// measurement.
 ///
 /// # Errors
 /// Those of [`ExperimentConfig::validate`] and of the workloads.
@@ -178,104 +179,177 @@ pub fn run_experiment<R: Rng + SeedableRng>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ExperimentResult, Error> {
     cfg.validate()?;
-    let rounds = cfg.aging_rounds as usize + 1;
-    let total = 2 * cfg.seeds.len() as u64 * rounds as u64;
+    let zipf = zipf_of(cfg)?;
+    let total = measurements(cfg);
     let mut done = 0;
-    let mut in_order = Curve::new(rounds);
-    let mut shuffled = Curve::new(rounds);
+    let runs = crate::seeds::map_serial(&cfg.seeds, |seed| {
+        run_seed::<R>(cfg, zipf.as_ref(), seed, &mut || {
+            done += 1;
+            progress(done, total);
+        })
+    })?;
+    Ok(aggregate(cfg, &runs))
+}
+
+/// [`run_experiment`] with the seeds run in parallel on the current rayon thread pool (the
+/// global one, or the pool whose `install` calls this: that is how a caller picks the number
+/// of threads). Each seed runs exactly as in [`run_experiment`] and the results are combined
+/// in seed order, so the result is bit-identical to the serial run's. `progress(done, total)`
+/// is called from the worker threads after every measurement, `done` counting all seeds'.
+///
+/// # Errors
+/// Those of [`run_experiment`]; where several seeds fail, one of their errors.
+#[cfg(feature = "parallel")]
+pub fn run_experiment_parallel<R: Rng + SeedableRng>(
+    cfg: &ExperimentConfig,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<ExperimentResult, Error> {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    cfg.validate()?;
+    let zipf = zipf_of(cfg)?;
+    let total = measurements(cfg);
+    let done = AtomicU64::new(0);
+    let runs = crate::seeds::map_parallel(&cfg.seeds, |seed| {
+        run_seed::<R>(cfg, zipf.as_ref(), seed, &mut || {
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+        })
+    })?;
+    Ok(aggregate(cfg, &runs))
+}
+
+/// Measurements in a run: both policies, every round, every seed.
+fn measurements(cfg: &ExperimentConfig) -> u64 {
+    2 * cfg.seeds.len() as u64 * (u64::from(cfg.aging_rounds) + 1)
+}
+
+fn zipf_of(cfg: &ExperimentConfig) -> Result<Option<Zipf>, Error> {
+    match &cfg.workload {
+        Workload::Heap(h) => Ok(Some(Zipf::new(h.hot_pages as usize, h.zipf_s)?)),
+        _ => Ok(None),
+    }
+}
+
+/// One seed's conflict rates, per policy and round, and its page operations.
+struct SeedRun {
+    /// `rates[0]`: in-order, `rates[1]`: shuffled; one rate per round.
+    rates: [Vec<f64>; 2],
+    page_ops: u64,
+}
+
+/// The curves of all seeds, combined in seed order (the same sums in the same order whether
+/// the seeds ran serially or in parallel).
+fn aggregate(cfg: &ExperimentConfig, runs: &[SeedRun]) -> ExperimentResult {
+    let rounds = cfg.aging_rounds as usize + 1;
+    let mut curves = [Curve::new(rounds), Curve::new(rounds)];
     let mut page_ops = 0;
-    let zipf = match &cfg.workload {
-        Workload::Heap(h) => Some(Zipf::new(h.hot_pages as usize, h.zipf_s)?),
-        _ => None,
-    };
-    for &seed in &cfg.seeds {
-        for on in [false, true] {
-            let policy = if on {
-                ShufflePolicy {
-                    enabled: true,
-                    order: cfg.shuffle_order,
-                    mode: cfg.shuffle_mode,
-                    pick_tail: cfg.pick_tail,
-                }
-            } else {
-                ShufflePolicy {
-                    order: cfg.shuffle_order,
-                    ..ShufflePolicy::OFF
-                }
-            };
-            let nodes = if matches!(cfg.workload, Workload::TwoInstance(_)) {
-                2
-            } else {
-                1
-            };
-            let mut zones = Vec::with_capacity(nodes);
-            let cpus = cfg.server.as_ref().map_or(1, |s| s.cpus);
-            for n in 0..nodes as u64 {
-                let zc =
-                    ZoneConfig::with_span(cfg.zone_start_pfn + n * cfg.zone_pages, cfg.zone_pages)?
-                        .kernel(cfg.kernel)
-                        .pcp(if cfg.pcp {
-                            PcpLists::Kernel { cpus }
-                        } else {
-                            PcpLists::Off
-                        });
-                let zseed = seed ^ (0xa076_1d64_78bd_642f_u64.wrapping_mul(n + 1));
-                zones.push(Zone::new(&zc, policy, R::seed_from_u64(zseed))?);
-            }
-            // The workload's generator is the same for both policies.
-            let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            let mut agers: Vec<Aging> = (0..nodes).map(|_| Aging::new()).collect();
-            let mut servers: Vec<ServerAging> = (0..nodes).map(|_| ServerAging::new()).collect();
-            let mut cache = MemSideCache::new(cfg.cache_bytes, cfg.cache_mode)?;
-            let curve = if on { &mut shuffled } else { &mut in_order };
-            for round in 0..rounds {
-                if round > 0 {
-                    match &cfg.server {
-                        Some(sp) => {
-                            for (z, s) in zones.iter_mut().zip(servers.iter_mut()) {
-                                s.round(z, &mut wrng, sp)?;
-                            }
-                        }
-                        None => {
-                            for (z, a) in zones.iter_mut().zip(agers.iter_mut()) {
-                                a.round(z, &mut wrng, &cfg.aging)?;
-                            }
-                        }
-                    }
-                }
-                let st = match &cfg.server {
-                    Some(sp) => {
-                        let srv = &mut servers[0];
-                        cfg.workload.run(
-                            &mut zones,
-                            &mut cache,
-                            &mut wrng,
-                            zipf.as_ref(),
-                            Some(&mut |z: &mut Zone<R>| srv.alloc(z, sp, 0, MigrateType::Movable)),
-                        )?
-                    }
-                    None => {
-                        cfg.workload
-                            .run(&mut zones, &mut cache, &mut wrng, zipf.as_ref(), None)?
-                    }
-                };
-                let r = st.conflict_rate();
+    for run in runs {
+        for (curve, rates) in curves.iter_mut().zip(&run.rates) {
+            for (round, &r) in rates.iter().enumerate() {
                 curve.mean[round] += r / cfg.seeds.len() as f64;
                 curve.min[round] = curve.min[round].min(r);
                 curve.max[round] = curve.max[round].max(r);
                 curve.samples[round].push(r);
-                done += 1;
-                progress(done, total);
             }
-            page_ops += zones.iter().map(Zone::page_ops).sum::<u64>();
         }
+        page_ops += run.page_ops;
     }
+    let [mut in_order, mut shuffled] = curves;
     in_order.finish();
     shuffled.finish();
-    Ok(ExperimentResult {
+    ExperimentResult {
         in_order,
         shuffled,
         seeds: cfg.seeds.len(),
         page_ops,
-    })
+    }
+}
+
+/// Both policies on one seed: boot, first run, then each aging round and a run. Calls `tick`
+/// after every measurement.
+fn run_seed<R: Rng + SeedableRng>(
+    cfg: &ExperimentConfig,
+    zipf: Option<&Zipf>,
+    seed: u64,
+    tick: &mut dyn FnMut(),
+) -> Result<SeedRun, Error> {
+    let rounds = cfg.aging_rounds as usize + 1;
+    let mut out = SeedRun {
+        rates: [Vec::with_capacity(rounds), Vec::with_capacity(rounds)],
+        page_ops: 0,
+    };
+    for on in [false, true] {
+        let policy = if on {
+            ShufflePolicy {
+                enabled: true,
+                order: cfg.shuffle_order,
+                mode: cfg.shuffle_mode,
+                pick_tail: cfg.pick_tail,
+            }
+        } else {
+            ShufflePolicy {
+                order: cfg.shuffle_order,
+                ..ShufflePolicy::OFF
+            }
+        };
+        let nodes = if matches!(cfg.workload, Workload::TwoInstance(_)) {
+            2
+        } else {
+            1
+        };
+        let mut zones = Vec::with_capacity(nodes);
+        let cpus = cfg.server.as_ref().map_or(1, |s| s.cpus);
+        for n in 0..nodes as u64 {
+            let zc =
+                ZoneConfig::with_span(cfg.zone_start_pfn + n * cfg.zone_pages, cfg.zone_pages)?
+                    .kernel(cfg.kernel)
+                    .pcp(if cfg.pcp {
+                        PcpLists::Kernel { cpus }
+                    } else {
+                        PcpLists::Off
+                    });
+            let zseed = seed ^ (0xa076_1d64_78bd_642f_u64.wrapping_mul(n + 1));
+            zones.push(Zone::new(&zc, policy, R::seed_from_u64(zseed))?);
+        }
+        // The workload's generator is the same for both policies.
+        let mut wrng = R::seed_from_u64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        let mut agers: Vec<Aging> = (0..nodes).map(|_| Aging::new()).collect();
+        let mut servers: Vec<ServerAging> = (0..nodes).map(|_| ServerAging::new()).collect();
+        let mut cache = MemSideCache::new(cfg.cache_bytes, cfg.cache_mode)?;
+        let rates = &mut out.rates[usize::from(on)];
+        for round in 0..rounds {
+            if round > 0 {
+                match &cfg.server {
+                    Some(sp) => {
+                        for (z, s) in zones.iter_mut().zip(servers.iter_mut()) {
+                            s.round(z, &mut wrng, sp)?;
+                        }
+                    }
+                    None => {
+                        for (z, a) in zones.iter_mut().zip(agers.iter_mut()) {
+                            a.round(z, &mut wrng, &cfg.aging)?;
+                        }
+                    }
+                }
+            }
+            let st = match &cfg.server {
+                Some(sp) => {
+                    let srv = &mut servers[0];
+                    cfg.workload.run(
+                        &mut zones,
+                        &mut cache,
+                        &mut wrng,
+                        zipf,
+                        Some(&mut |z: &mut Zone<R>| srv.alloc(z, sp, 0, MigrateType::Movable)),
+                    )?
+                }
+                None => cfg
+                    .workload
+                    .run(&mut zones, &mut cache, &mut wrng, zipf, None)?,
+            };
+            rates.push(st.conflict_rate());
+            tick();
+        }
+        out.page_ops += zones.iter().map(Zone::page_ops).sum::<u64>();
+    }
+    Ok(out)
 }

@@ -16,6 +16,7 @@ pub mod free_area;
 pub mod kernel;
 pub mod pcp;
 pub mod presets;
+mod seeds;
 pub mod server;
 pub mod shuffle;
 pub mod workload;
@@ -25,8 +26,14 @@ pub mod zonesort;
 pub use bandwidth::BandwidthModel;
 pub use bias::{BiasReport, chi2_sf, measure_bias};
 pub use cache::{CacheMode, CacheStats, LINE_SIZE, MemSideCache};
-pub use calibrate::{CalibrateConfig, CalibrateReport, run_calibrate};
+#[cfg(feature = "parallel")]
+pub use calibrate::run_calibrate_parallel;
+pub use calibrate::{
+    CalibrateConfig, CalibrateReport, expected_shuffled_miss_ratio, run_calibrate,
+};
 pub use error::Error;
+#[cfg(feature = "parallel")]
+pub use experiment::run_experiment_parallel;
 pub use experiment::{Curve, ExperimentConfig, ExperimentResult, Workload, run_experiment};
 pub use free_area::{
     FreeArea, MAX_ORDER, MAX_SPANNED_PAGES, MigrateType, NR_ORDERS, PAGE_SIZE, PAGEBLOCK_NR_PAGES,

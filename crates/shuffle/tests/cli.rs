@@ -496,3 +496,98 @@ fn help_describes_every_preset() {
         assert!(line.contains(words), "{line}");
     }
 }
+
+/// `--jobs N` of `subcommand` is refused at once, with exit status 2 and a message containing
+/// `needle`, before any zone is built (at `--scale 1` or the `server` preset a run would take
+/// minutes).
+fn jobs_refused(subcommand: &str, jobs: &str, needle: &str) {
+    let big = if subcommand == "calibrate" {
+        ["--scale", "1"]
+    } else {
+        ["--preset", "server"]
+    };
+    let t = std::time::Instant::now();
+    let out = bin()
+        .args([subcommand, big[0], big[1], "--jobs", jobs])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{subcommand} --jobs {jobs}: {err}"
+    );
+    assert!(err.starts_with("scalrand-shuffle: "), "{err}");
+    assert!(err.contains("--jobs") && err.contains(needle), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        t.elapsed().as_secs() < 5,
+        "{subcommand} --jobs {jobs} did work first"
+    );
+}
+
+#[test]
+fn jobs_zero_is_refused() {
+    jobs_refused("simulate", "0", "1 or more");
+    jobs_refused("calibrate", "0", "1 or more");
+}
+
+#[test]
+fn jobs_negative_is_refused() {
+    jobs_refused("simulate", "-2", "negative");
+    jobs_refused("calibrate", "-2", "negative");
+}
+
+#[test]
+fn jobs_not_a_number_is_refused() {
+    jobs_refused("simulate", "many", "not a whole number");
+    jobs_refused("calibrate", "1.5", "not a whole number");
+}
+
+#[test]
+fn jobs_above_the_limit_is_refused() {
+    jobs_refused("simulate", "1025", "1024");
+    jobs_refused("calibrate", "99999999999999999999", "not a whole number");
+    jobs_refused("calibrate", "4096", "1024");
+}
+
+/// One thread or several: the same report, bit for bit.
+#[test]
+fn jobs_do_not_change_the_results() {
+    let sim = |jobs: &str| {
+        run_json(&[
+            "simulate",
+            "--preset",
+            "tiny",
+            "--rounds",
+            "1",
+            "--seeds",
+            "1,2,3",
+            "--accesses",
+            "3000",
+            "--jobs",
+            jobs,
+            "--json",
+        ])
+    };
+    let one = sim("1");
+    assert_eq!(one, sim("3"));
+    assert_eq!(one, sim("2"));
+    let cal = |jobs: &str| {
+        run_json(&[
+            "calibrate",
+            "--scale",
+            "1024",
+            "--seeds",
+            "1,2,3",
+            "--rounds",
+            "1",
+            "--sweeps",
+            "1",
+            "-j",
+            jobs,
+            "--json",
+        ])
+    };
+    assert_eq!(cal("1"), cal("3"));
+}

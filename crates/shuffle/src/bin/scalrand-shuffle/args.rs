@@ -17,7 +17,7 @@ pub(crate) const EXAMPLES: &str = "Examples:
   scalrand-shuffle simulate --config experiment.json --json   # an ExperimentConfig as JSON
   scalrand-shuffle bias --mode kernel --blocks 8 --trials 200000 --json
   scalrand-shuffle plot --report run.json --svg docs/shuffle.svg --png docs/shuffle.png
-  scalrand-shuffle calibrate --json                           # KNL STREAM + aliasing at 1/16 size
+  scalrand-shuffle calibrate --json --jobs 2                  # KNL STREAM, aliasing, JVM at 1/16 size on 2 threads
   scalrand-shuffle calibrate --scale 1 --near-gbps 450 --far-gbps 90";
 
 #[derive(Debug, Args)]
@@ -48,6 +48,10 @@ pub(crate) struct CalibrateArgs {
     /// Kernel whose rules apply: any major.minor from 5.2.
     #[arg(long, value_name = "VERSION", value_parser = parse_kernel, default_value = "5.10")]
     pub(crate) kernel: KernelVersion,
+    /// Threads the seeds run on (default: one per core; 1 runs them one after another). The
+    /// results are the same for any number.
+    #[arg(long, short = 'j', value_name = "N", value_parser = crate::jobs::parse_jobs, allow_hyphen_values = true)]
+    pub(crate) jobs: Option<usize>,
     /// JSON report on stdout.
     #[arg(long)]
     pub(crate) json: bool,
@@ -160,6 +164,10 @@ pub(crate) struct SimulateArgs {
     /// Write the plot as PNG (same drawing).
     #[arg(long, value_name = "PATH")]
     pub(crate) png: Option<PathBuf>,
+    /// Threads the seeds run on (default: one per core; 1 runs them one after another). The
+    /// results are the same for any number.
+    #[arg(long, short = 'j', value_name = "N", value_parser = crate::jobs::parse_jobs, allow_hyphen_values = true)]
+    pub(crate) jobs: Option<usize>,
     /// JSON report on stdout.
     #[arg(long)]
     pub(crate) json: bool,

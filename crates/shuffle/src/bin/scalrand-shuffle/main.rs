@@ -5,6 +5,7 @@
 mod args;
 mod bias;
 mod calibrate;
+mod jobs;
 mod plots;
 mod simulate;
 

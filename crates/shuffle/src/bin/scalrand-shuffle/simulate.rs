@@ -11,12 +11,13 @@ use scalrand_shuffle::server::ServerSpec;
 use scalrand_shuffle::workload::{StreamSpec, TwoInstanceSpec};
 use scalrand_shuffle::{
     CacheMode, Curve, ExperimentConfig, ExperimentResult, KernelVersion, PAGE_SIZE, ShuffleMode,
-    Workload, run_experiment,
+    Workload, run_experiment, run_experiment_parallel,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::CliError;
 use crate::args::{AgingArg, CacheModeArg, ModeArg, SimulateArgs, WorkloadArg};
+use crate::jobs::run_seeds;
 use crate::plots::write_plots;
 
 pub(crate) fn mode_name(m: ShuffleMode) -> &'static str {
@@ -251,9 +252,14 @@ pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
     {
         bar.set_style(style);
     }
-    let res = run_experiment::<Xoroshiro128PlusPlus>(&cfg, &mut |done, _| bar.set_position(done));
+    let res = run_seeds(
+        a.jobs,
+        &|done| bar.set_position(done),
+        |p| run_experiment::<Xoroshiro128PlusPlus>(&cfg, p),
+        |p| run_experiment_parallel::<Xoroshiro128PlusPlus>(&cfg, p),
+    );
     bar.finish_and_clear();
-    let res = res?;
+    let res = res??;
     let preset = if a.config.is_some() {
         "config"
     } else {
