@@ -13,6 +13,7 @@ pub mod entropy;
 pub mod fork;
 pub mod lock;
 pub mod primitive;
+mod rseq;
 #[cfg(feature = "alloc")]
 pub mod wipe;
 
