@@ -190,6 +190,31 @@ rseq_step! {
     out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
 }
 
+/// The wyrand section: load the slot's state word, run the `check` instructions on it (`{s}`),
+/// add `inc`, commit with one store; evaluates to `(status, s)`.
+macro_rules! wyrand_section {
+    (
+        $off:expr, $base:expr, $cpus:expr, $inc:expr,
+        check: [$($check:expr),* $(,)?],
+        exits: [$($exit:expr),* $(,)?] $(,)?
+    ) => {{
+        let out: u64;
+        let status = slot_section!(
+            $off, $base, $cpus,
+            body: [
+                "mov {s}, qword ptr [{slot} + {state}]",
+                $($check,)*
+                "add {s}, {inc}",
+                "mov qword ptr [{slot} + {state}], {s}",
+            ],
+            exits: [$($exit),*],
+            ins: [inc = in(reg) $inc, state = const STATE,],
+            outs: [s = out(reg) out,],
+        );
+        (status, out)
+    }};
+}
+
 /// One wyrand step on the current CPU's slot: `state += inc`, committed by one 8-byte store,
 /// the section's last instruction. Returns the new state (the caller mixes it into the output
 /// outside the section); `None` when the thread's `cpu_id` is not below `cpus`.
@@ -205,21 +230,8 @@ rseq_step! {
 /// accessed atomically.
 #[inline(always)]
 pub(crate) unsafe fn step_wyrand(off: isize, base: *mut u8, cpus: u32, inc: u64) -> Option<u64> {
-    let out: u64;
     // SAFETY: the caller upholds the contract above; see `slot_section!`.
-    let status = unsafe {
-        slot_section!(
-            off, base, cpus,
-            body: [
-                "mov {s}, qword ptr [{slot} + {state}]",
-                "add {s}, {inc}",
-                "mov qword ptr [{slot} + {state}], {s}",
-            ],
-            exits: [],
-            ins: [inc = in(reg) inc, state = const STATE,],
-            outs: [s = out(reg) out,],
-        )
-    };
+    let (status, out) = unsafe { wyrand_section!(off, base, cpus, inc, check: [], exits: []) };
     (status != 0).then_some(out)
 }
 
@@ -252,21 +264,12 @@ pub(crate) enum Seeded {
 /// unsigned compare fails first).
 #[inline(always)]
 pub(crate) unsafe fn step_wyrand_seeded(off: isize, base: *mut u8, cpus: u32, inc: u64) -> Seeded {
-    let out: u64;
     // SAFETY: the caller upholds the contract above; see `slot_section!`.
-    let status = unsafe {
-        slot_section!(
-            off, base, cpus,
-            body: [
-                "mov {s}, qword ptr [{slot} + {state}]",
-                "test {s}, {s}",
-                "jz 2f",
-                "add {s}, {inc}",
-                "mov qword ptr [{slot} + {state}], {s}",
-            ],
+    let (status, out) = unsafe {
+        wyrand_section!(
+            off, base, cpus, inc,
+            check: ["test {s}, {s}", "jz 2f"],
             exits: ["2:", "lea {s}, [{slot} + {state}]", "mov {status:e}, 2", "jmp 9f"],
-            ins: [inc = in(reg) inc, state = const STATE,],
-            outs: [s = out(reg) out,],
         )
     };
     match status {
