@@ -93,7 +93,7 @@ pub enum FastPath {
 /// });
 /// ```
 pub struct PerCpu<E: Engine, P: Placement = Heap> {
-    pub(crate) rseq: P,
+    rseq: P,
     locked: P::Locked<E>,
 }
 

@@ -33,7 +33,9 @@
 //! touch slot `cpu`, and the CPU serialises them; other CPUs never read or write it, so no
 //! `lock` prefix or fence is needed. A thread that migrates mid-section is aborted and restarts
 //! on its new CPU, reading the new `cpu_id`. The slot memory is reached only through these
-//! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference.
+//! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference (the
+//! wipe-on-fork placement adds atomic compare-exchanges from 0 on a wyrand state word, which
+//! [`step_wyrand_seeded`] allows).
 //!
 //! (A single 16-byte store of `(s0, s1)` would also be a valid commit, but it moves the state
 //! through vector registers and the next call's loads wait on it, whether the step itself runs
