@@ -10,23 +10,17 @@
 //! by the read (forward secrecy). See [`scalrand_pool::numa`] for the design.
 
 use core::convert::Infallible;
-use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
-use std::boxed::Box;
 
+use scalrand_os::global::{Global, Inherited};
 use scalrand_pool::numa::{NodePools, NumaError, Topology};
 
 use crate::Error;
 
-/// The global pools: null until built, then a leaked `Box` that is never freed.
-///
-/// Not a `OnceLock`: a `fork()` while another thread runs a `OnceLock`'s initialiser leaves the
-/// child with a cell marked "running" by a thread it does not have, and every use in the child
-/// waits forever. Here nothing is locked while the pools are built: racing threads each build
-/// pools and one compare-exchange publishes a winner (the losers' pools are dropped), so a child
-/// forked at any instant either sees published pools (which rekey themselves in the child) or
-/// null, and builds its own.
-static POOLS: AtomicPtr<NodePools> = AtomicPtr::new(ptr::null_mut());
+/// The global pools, built on first use ([`Global`]: no lock, no `Once`, so a child forked
+/// while another thread builds them finds none and builds its own). A fork child that finds
+/// them built uses them ([`Inherited`]): they rekey themselves from the OS in every child
+/// before answering, without allocating.
+static POOLS: Global<NodePools, Inherited> = Global::new();
 
 /// The global pools, built on first use.
 ///
@@ -36,22 +30,16 @@ static POOLS: AtomicPtr<NodePools> = AtomicPtr::new(ptr::null_mut());
 /// channel. On Linux this needs `getrandom(2)` itself to fail.
 #[inline]
 fn pools() -> &'static NodePools {
-    let p = POOLS.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: a non-null `POOLS` came from `Box::into_raw` in `publish` and is never freed;
-        // the Acquire load pairs with the publishing compare-exchange.
-        return unsafe { &*p };
-    }
-    init_or_panic()
+    POOLS.get_or_init(build_or_panic)
 }
 
 #[cold]
 #[inline(never)]
 #[allow(clippy::panic)] // Argued on `pools`: no secure answer exists without a seed.
-fn init_or_panic() -> &'static NodePools {
+fn build_or_panic() -> NodePools {
     let mut last = None;
     for _ in 0..3 {
-        match try_pools() {
+        match build() {
             Ok(p) => return p,
             Err(e) => last = Some(e),
         }
@@ -61,23 +49,12 @@ fn init_or_panic() -> &'static NodePools {
 
 /// The global pools, building them if no thread has yet.
 fn try_pools() -> Result<&'static NodePools, NumaError> {
-    let p = POOLS.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: as in `pools`.
-        return Ok(unsafe { &*p });
-    }
-    let fresh = Box::into_raw(Box::new(NodePools::new(Topology::detect())?));
-    match POOLS.compare_exchange(ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
-        // SAFETY: `fresh` is now the published global, never freed.
-        Ok(_) => Ok(unsafe { &*fresh }),
-        Err(winner) => {
-            // Another thread published first; ours was never shared.
-            // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
-            drop(unsafe { Box::from_raw(fresh) });
-            // SAFETY: as in `pools`.
-            Ok(unsafe { &*winner })
-        }
-    }
+    POOLS.get_or_try_init(build)
+}
+
+/// Pools for the machine's topology, seeded from the OS.
+fn build() -> Result<NodePools, NumaError> {
+    NodePools::new(Topology::detect())
 }
 
 /// Fills `dest` with **cryptographically secure** random bytes (ChaCha20 with per-CPU fast

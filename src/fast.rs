@@ -28,13 +28,14 @@
 //!   same way. No check runs per call.
 //! - Where that cannot serve (no glibc rseq registration, a kernel before 4.14, another OS),
 //!   and for [`with`], [`fill_u64`] and longer fills, the calls use the [`global`]
-//!   [`PerCpuWyRand`], which records the [fork generation](scalrand_os::fork::generation) it
-//!   was built in; a child sees a different one and builds its own. Calls reach it through
-//!   one word of wipe-on-fork memory where the OS has it, and compare the generation
-//!   otherwise. A `&'static` handle from [`global`] taken *before* the fork keeps pointing
-//!   at the pre-fork generator, which stays valid (it is never freed); take a new one in the
-//!   child. Nothing is locked while either is built, so a fork in the middle of the first
-//!   call leaves a child that simply builds it again.
+//!   [`PerCpuWyRand`], a per-process [`scalrand_os::global::Global`]: it records the
+//!   [fork generation](scalrand_os::fork::generation) it was built in, and a child sees a
+//!   different one and builds its own. Calls reach it through one word of wipe-on-fork memory
+//!   where the OS has it, and compare the generation otherwise. A `&'static` handle from
+//!   [`global`] taken *before* the fork keeps pointing at the pre-fork generator, which stays
+//!   valid (it is never freed); take a new one in the child. Nothing is locked while either
+//!   is built, so a fork in the middle of the first call leaves a child that simply builds it
+//!   again.
 //!
 //! # Cost
 //! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
@@ -69,42 +70,17 @@
 //! ```
 
 use core::ops::{Bound, RangeBounds};
-use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::boxed::Box;
 
 use scalrand_fastprng::{PerCpuWyRand, StaticWyRand, WyRand};
+use scalrand_os::global::Global;
 
 use rand_core::SeedableRng;
 
 use crate::uniform::below_u64;
 
-/// A generator and the fork generation of the process image that built it.
-struct Global {
-    generation: usize,
-    rng: PerCpuWyRand,
-}
-
-/// The global generator; null until the first call. Every non-null value it ever holds comes
-/// from `Box::into_raw` in `init` and is never freed (one replaced in a fork child is leaked on
-/// purpose, so handles taken before the fork stay valid).
-static GLOBAL: AtomicPtr<Global> = AtomicPtr::new(ptr::null_mut());
-
-/// The hot path's shortcut to `GLOBAL`: a pointer to one word of
-/// [wipe-on-fork](scalrand_os::wipe::WipeOnFork) memory (never freed) holding the address of
-/// this process image's `Global`, or null before the first call and where the OS cannot wipe
-/// memory in a fork child.
-///
-/// The word is only ever set to a `Global` that `global_checked` matched against this process
-/// image's fork generation, and the kernel hands every fork child that page zeroed before any
-/// of the child's code runs (`fork()`, a raw `SYS_fork`, `clone` without `CLONE_VM` alike).
-/// So a nonzero word always names this process image's generator, and the per-call
-/// generation check (two dependent loads, a third of a call's cost) is not needed.
-static CELL: AtomicPtr<AtomicUsize> = AtomicPtr::new(ptr::null_mut());
-
-/// Set once making `CELL` was tried and the OS cannot wipe memory in a fork child: every
-/// call then takes `global_checked`.
-static NO_CELL: AtomicBool = AtomicBool::new(false);
+/// The global generator: one per process image, built on first use (see "Fork" in the module
+/// docs).
+static GLOBAL: Global<PerCpuWyRand> = Global::new();
 
 /// The global generator, seeded from the OS on first use (and on first use in a `fork()`ed
 /// child: see the module docs).
@@ -114,106 +90,7 @@ static NO_CELL: AtomicBool = AtomicBool::new(false);
 /// one an observer could guess — acceptable for a generator that is never secret anyway.
 #[inline]
 pub fn global() -> &'static PerCpuWyRand {
-    let cell = CELL.load(Ordering::Acquire);
-    if !cell.is_null() {
-        // SAFETY: a non-null `CELL` points into a wipe-on-fork mapping that is never unmapped
-        // (`make_cell` forgets its owner).
-        let p = unsafe { &*cell }.load(Ordering::Acquire) as *const Global;
-        if !p.is_null() {
-            // SAFETY: a nonzero word is a `Global` from `GLOBAL` (see `CELL`): leaked, never
-            // freed; the Acquire load pairs with the Release store in `global_slow`.
-            return unsafe { &(*p).rng };
-        }
-    }
-    global_slow()
-}
-
-/// `global` without (or before) the wipe-on-fork shortcut: the generation-checked global, then
-/// the shortcut set to it where the OS offers wipe-on-fork memory.
-#[inline(never)]
-fn global_slow() -> &'static PerCpuWyRand {
-    let mut cell = CELL.load(Ordering::Acquire);
-    if cell.is_null() && !NO_CELL.load(Ordering::Relaxed) {
-        cell = make_cell();
-    }
-    if cell.is_null() {
-        return &global_checked().rng;
-    }
-    // The check and the store happen in one process image: with signals blocked, no handler
-    // can fork between them and leave the child storing its parent's generator.
-    let g = scalrand_os::fork::signals_blocked(|| {
-        let g = global_checked();
-        // SAFETY: as in `global`. `g` belongs to this process image (`global_checked`).
-        unsafe { &*cell }.store(ptr::from_ref(g) as usize, Ordering::Release);
-        g
-    });
-    &g.rng
-}
-
-/// Maps the shortcut's word and publishes it in `CELL` (or sets `NO_CELL`); returns `CELL`.
-#[cold]
-fn make_cell() -> *mut AtomicUsize {
-    let wipe = scalrand_os::wipe::WipeOnFork::new(1, |_| AtomicUsize::new(0));
-    if !wipe.wipes_on_fork() {
-        NO_CELL.store(true, Ordering::Relaxed);
-        return ptr::null_mut();
-    }
-    let word = ptr::from_ref(&wipe[0]).cast_mut();
-    match CELL.compare_exchange(ptr::null_mut(), word, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => {
-            // Published: the mapping must outlive every reader, so it is never unmapped.
-            core::mem::forget(wipe);
-            word
-        }
-        // Another thread published first; ours is unmapped when `wipe` drops.
-        Err(theirs) => theirs,
-    }
-}
-
-/// The generator of this process image, checked against its fork generation.
-#[inline]
-fn global_checked() -> &'static Global {
-    let p = GLOBAL.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: a non-null `GLOBAL` came from `Box::into_raw` and is never freed (see its
-        // docs), and the Acquire load pairs with the compare-exchange in `init` that
-        // published it.
-        let g = unsafe { &*p };
-        if g.generation == scalrand_os::fork::generation() {
-            return g;
-        }
-    }
-    init(p)
-}
-
-/// Builds a generator for this process image and publishes it in place of `seen` (null, or
-/// one built by a parent process).
-#[cold]
-#[inline(never)]
-fn init(mut seen: *mut Global) -> &'static Global {
-    let generation = scalrand_os::fork::generation();
-    let fresh = Box::into_raw(Box::new(Global {
-        generation,
-        rng: new_generator(),
-    }));
-    loop {
-        match GLOBAL.compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire) {
-            // SAFETY: `fresh` is now the published global, never freed.
-            Ok(_) => return unsafe { &*fresh },
-            Err(now) => {
-                // SAFETY: as in `global`.
-                let g = unsafe { &*now };
-                if !now.is_null() && g.generation == generation {
-                    // Another thread of this process published first: ours was never
-                    // shared, so it can be dropped.
-                    // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
-                    drop(unsafe { Box::from_raw(fresh) });
-                    return g;
-                }
-                seen = now;
-            }
-        }
-    }
+    GLOBAL.get_or_init(new_generator)
 }
 
 fn new_generator() -> PerCpuWyRand {
@@ -456,19 +333,17 @@ mod tests {
         let _ = super::next_u32();
     }
 
-    /// Where glibc registers rseq (and the kernel wipes on fork), `next_u64` runs on the
-    /// static per-CPU slots, not on the global.
-    #[cfg(all(
-        target_os = "linux",
-        target_arch = "x86_64",
-        target_env = "gnu",
-        not(miri)
-    ))]
-    #[test]
-    fn next_u64_uses_the_static_slots_where_rseq_runs() {
-        let _ = super::next_u64();
-        if scalrand_os::cpu::rseq_cpu().is_some() {
-            assert!(super::__static_slots_mapped());
+    scalrand_os::cfg_rseq! {
+        if {
+            /// Where glibc registers rseq (and the kernel wipes on fork), `next_u64` runs on
+            /// the static per-CPU slots, not on the global.
+            #[test]
+            fn next_u64_uses_the_static_slots_where_rseq_runs() {
+                let _ = super::next_u64();
+                if scalrand_os::cpu::rseq_cpu().is_some() {
+                    assert!(super::__static_slots_mapped());
+                }
+            }
         }
     }
 

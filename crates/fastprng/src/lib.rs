@@ -13,32 +13,26 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod engine;
 mod error;
 mod layout;
 #[cfg(feature = "alloc")]
 mod locked;
 #[cfg(feature = "alloc")]
 mod percpu;
+#[cfg(feature = "alloc")]
+mod placement;
 #[cfg(all(feature = "std", not(scalrand_loom)))]
 mod static_wy;
-#[cfg(feature = "alloc")]
 mod wyrand;
 mod xoroshiro;
 
-// The restartable-sequence fast path exists where glibc registers rseq for every thread and
-// the step is written in x86_64 assembly; miri and loom cannot run inline assembly or model
-// the kernel's restarts. Everywhere else `rseq` is a stub whose offset is `None`, so the
-// callers need no cfg of their own (the way RustCrypto's `chacha20/src/backends.rs` picks a
-// backend in source).
-cfg_if::cfg_if! {
-    if #[cfg(all(
-        feature = "std",
-        target_os = "linux",
-        target_arch = "x86_64",
-        target_env = "gnu",
-        not(miri),
-        not(scalrand_loom)
-    ))] {
+// The restartable-sequence fast path exists where `scalrand_os::cfg_rseq!` says the
+// sections run; everywhere else `rseq` is a stub whose offset is `None`, so the callers need
+// no cfg of their own (the way RustCrypto's `chacha20/src/backends.rs` picks a backend in
+// source).
+scalrand_os::cfg_rseq! {
+    if {
         mod rseq;
     } else {
         #[path = "rseq_none.rs"]
@@ -46,6 +40,7 @@ cfg_if::cfg_if! {
     }
 }
 
+pub use engine::Engine;
 pub use error::Error;
 
 /// The most CPU slots a `PerCpu` supports (the rseq path compares `cpu_id` as a `u32`).
@@ -56,9 +51,15 @@ pub use locked::BUSY_SWEEPS;
 pub use percpu::{FastPath, PerCpu};
 #[cfg(all(feature = "std", not(scalrand_loom)))]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use placement::Static;
+#[cfg(feature = "alloc")]
+pub use placement::{Heap, Placement};
+#[cfg(all(feature = "std", not(scalrand_loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use static_wy::StaticWyRand;
 #[cfg(feature = "alloc")]
-pub use wyrand::{PerCpuWyRand, WyRand};
+pub use wyrand::PerCpuWyRand;
+pub use wyrand::WyRand;
 pub use xoroshiro::{Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
 
 /// Fills `dest` with the little-endian bytes of successive words from `next`; a final partial

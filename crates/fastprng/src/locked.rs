@@ -1,4 +1,4 @@
-//! The try-lock slots both per-CPU generators fall back to: one cache-padded
+//! The try-lock slots a heap-placed `PerCpu` falls back to, for every engine: one cache-padded
 //! [`Lock`](scalrand_os::Lock) per CPU, a sweep that never parks, takeover of slots a fork
 //! orphaned, and the overflow stream once every slot stays busy (see `PerCpu`'s docs).
 
@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use crossbeam_utils::CachePadded;
 
+use crate::engine::Engine;
 use crate::{Error, MAX_CPUS};
 use scalrand_os::primitive::{AtomicUsize, Ordering, spin_wait};
 use scalrand_os::{Lock, LockGuard};
@@ -15,23 +16,22 @@ use scalrand_os::{Lock, LockGuard};
 /// (see `PerCpu`'s module docs).
 pub const BUSY_SWEEPS: u32 = 256;
 
-/// What a try-lock slot holds.
-pub(crate) trait SlotRng: Clone + Send {
-    /// A generator made from two overflow-stream words, for a caller that found every slot
-    /// busy (`with_current`).
-    fn spare(a: u64, b: u64) -> Self;
-    /// Replaces a state that a thread stopped halfway through a step could have left invalid
-    /// (taking over a slot orphaned by a fork); `salt` differs per process image.
-    fn repair(&mut self, salt: u64);
-}
-
 /// The try-lock slots and the overflow stream's counter.
-pub(crate) struct LockedSlots<R> {
+pub struct LockedSlots<R> {
     slots: Box<[CachePadded<Lock<R>>]>,
     overflow: CachePadded<AtomicUsize>,
 }
 
-impl<R: SlotRng> LockedSlots<R> {
+impl<R> core::fmt::Debug for LockedSlots<R> {
+    /// The slot count, never a state.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LockedSlots")
+            .field("cpus", &self.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Engine> LockedSlots<R> {
     pub(crate) fn new(states: Vec<R>) -> Self {
         Self {
             slots: states

@@ -1,4 +1,6 @@
-//! `PerCpu<R>`: one xoroshiro128 state per CPU, shared by `&self`, no lock on the fast path.
+//! `PerCpu<E, P>`: one generator state per CPU, shared by `&self`, no lock on the fast path;
+//! generic over the [engine](crate::Engine) (xoroshiro128 family, wyrand) and over where the
+//! states live ([`Heap`], or [`Static`](crate::Static) wipe-on-fork memory for a `static`).
 //!
 //! This is the OpenZFS SPL scheme (commit 0b43696e66, "random_get_pseudo_bytes() need not
 //! provide cryptographic strength entropy", 2016): `random_get_pseudo_bytes()` cost 3.16% of a
@@ -8,10 +10,11 @@
 //!
 //! # Slots
 //! A `PerCpu` built for `n` CPUs holds `2n` states, each on its own cache line pair
-//! ([`CachePadded`]):
-//! - *rseq slots* `0..n`: slot `i` = master jumped `i + 1` times, used by the restartable-
-//!   sequence fast path for CPU `i`;
-//! - *try-lock slots* `n..2n`: slot `n + i` = master jumped `n + i + 1` times, used by the
+//! ([`CachePadded`](crossbeam_utils::CachePadded)):
+//! - *rseq slots* `0..n`: slot `i` is the engine's `i + 1`-th slot state taken from the master
+//!   (xoroshiro128: the master jumped `i + 1` times; wyrand: the master's output `i + 1`),
+//!   used by the restartable-sequence fast path for CPU `i`;
+//! - *try-lock slots* `n..2n`: slot `n + i` is the master's `n + i + 1`-th, used by the
 //!   fallback path and by [`with_cpu`](PerCpu::with_cpu), each guarded by a try-lock flag.
 //!
 //! The two sets are disjoint, so a thread on the fast path and a thread on the fallback path
@@ -24,51 +27,35 @@
 //! - **try-lock** (everywhere else, and for threads without rseq): start at the slot of the
 //!   CPU [`scalrand_os::cpu::current`] names (slot 0 without `std`), take its
 //!   [`Lock`](scalrand_os::Lock) with one compare-exchange; if it is busy, move to the next
-//!   slot. A caller never parks. After [`BUSY_SWEEPS`](crate::BUSY_SWEEPS) sweeps that found every slot busy
-//!   (more callers than slots with their holders preempted, or a caller re-entering the same
-//!   `PerCpu` from inside [`with_cpu`](PerCpu::with_cpu)), it stops spinning:
-//!   [`with_cpu`](PerCpu::with_cpu) returns [`Error::SlotsBusy`], and `next_u64`/`fill_bytes`
-//!   take one step of the *overflow stream*: a SplitMix64 finaliser over a per-instance
-//!   atomic Weyl counter (well distributed, not bit-exact with any xoroshiro slot).
+//!   slot. A caller never parks. After [`BUSY_SWEEPS`](crate::BUSY_SWEEPS) sweeps that found
+//!   every slot busy (more callers than slots with their holders preempted, or a caller
+//!   re-entering the same `PerCpu` from inside [`with_cpu`](PerCpu::with_cpu)), it stops
+//!   spinning: [`with_cpu`](PerCpu::with_cpu) returns [`Error::SlotsBusy`], `next_u64` takes
+//!   one step of the *overflow stream* (a SplitMix64 finaliser over a per-instance atomic
+//!   Weyl counter: well distributed, not bit-exact with any slot), and `with_current` (so
+//!   also `fill_u64` and `fill_bytes` over 64 bytes) runs on a generator seeded from two of
+//!   its words.
 //! - **after `fork()`**: the child holds a copy of every slot, so it continues the parent's
 //!   streams unless it builds a new `PerCpu` (the `scalrand::fast` global does that by
-//!   itself). A try-lock slot that another parent thread held at the fork would never be
-//!   released in the child; a caller that finds every slot busy takes over one whose holder
-//!   belongs to an earlier fork generation ([`scalrand_os::fork`]: a wipe-on-fork word that
-//!   changes in every child, however it was forked), so the child never deadlocks on them.
+//!   itself) or the states live in [`Static`](crate::Static) memory. A try-lock slot that
+//!   another parent thread held at the fork would never be released in the child; a caller
+//!   that finds every slot busy takes over one whose holder belongs to an earlier fork
+//!   generation ([`scalrand_os::fork`]: a wipe-on-fork word that changes in every child,
+//!   however it was forked), so the child never deadlocks on them.
 //! - **explicit CPU** (`no_std` hosts, kernels): [`with_cpu`](PerCpu::with_cpu) takes the
 //!   CPU the caller says it runs on (as kernel code with preemption disabled knows it), so the
 //!   slot's flag is uncontended.
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::convert::Infallible;
 use core::fmt;
 
-use crossbeam_utils::CachePadded;
 use rand_core::TryRng;
 
-use crate::locked::{LockedSlots, SlotRng};
-use crate::{Error, Xoroshiro128};
-
-impl<R: Xoroshiro128> SlotRng for R {
-    fn spare(a: u64, b: u64) -> Self {
-        // An odd `s1` is never the zero state, the only one `from_state` refuses.
-        match R::from_state(a, b | 1) {
-            Ok(r) => r,
-            Err(_) => unreachable_nonzero(),
-        }
-    }
-
-    fn repair(&mut self, salt: u64) {
-        // All-zero is the engine's only invalid state (a torn store could leave it).
-        if self.state() == (0, 0)
-            && let Ok(fresh) = R::from_state(0x9e37_79b9_7f4a_7c15, salt)
-        {
-            *self = fresh;
-        }
-    }
-}
+use crate::engine::Engine;
+use crate::locked::LockedSlots;
+use crate::placement::{Heap, Placement};
+use crate::{Error, layout::RseqSlot};
 
 /// Which path [`PerCpu::next_u64`] takes on this thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,58 +66,11 @@ pub enum FastPath {
     TryLock,
 }
 
-/// A state updated only by the rseq path: `restarts`, then `cur` (the byte offset of the
-/// active `(s0, s1)` buffer, [`BUF_A`](crate::layout::BUF_A) or
-/// [`BUF_B`](crate::layout::BUF_B)), then the two buffers; the inactive one is the next
-/// state's scratch space (see the `rseq` module). `restarts` counts, in slot 0 only, the
-/// sections the kernel aborted (the abort handler's `lock inc`). The padding words keep every
-/// word a section touches clear of the rseq area's low address bits (see `layout`).
-///
-/// Plain `core` cells even under loom: only the assembly and `&mut PerCpu` touch them, which
-/// loom does not model, and the assembly needs this exact layout.
-#[repr(C)]
-struct RseqSlot {
-    restarts: core::sync::atomic::AtomicUsize,
-    /// Up to [`HOT`](crate::layout::HOT) whatever the width of `usize` and the alignment of
-    /// `u64` (4 on i686).
-    _pad0: [u8; crate::layout::HOT - core::mem::size_of::<usize>()],
-    cur: core::cell::UnsafeCell<u64>,
-    _pad1: [u64; 3],
-    a: core::cell::UnsafeCell<[u64; 2]>,
-    _pad2: [u64; 2],
-    b: core::cell::UnsafeCell<[u64; 2]>,
-}
-
-impl RseqSlot {
-    fn new(s0: u64, s1: u64) -> Self {
-        Self {
-            restarts: core::sync::atomic::AtomicUsize::new(0),
-            _pad0: [0; crate::layout::HOT - core::mem::size_of::<usize>()],
-            cur: core::cell::UnsafeCell::new(crate::layout::BUF_A as u64),
-            _pad1: [0; 3],
-            a: core::cell::UnsafeCell::new([s0, s1]),
-            _pad2: [0; 2],
-            b: core::cell::UnsafeCell::new([0; 2]),
-        }
-    }
-
-    /// The active state. Needs exclusive access (the caller holds `&mut PerCpu`).
-    fn state(&self) -> (u64, u64) {
-        // SAFETY: the caller has exclusive access (see above).
-        let cur = unsafe { *self.cur.get() };
-        // SAFETY: as above.
-        let [s0, s1] = unsafe {
-            if cur == crate::layout::BUF_A as u64 {
-                *self.a.get()
-            } else {
-                *self.b.get()
-            }
-        };
-        (s0, s1)
-    }
-}
-
-/// One xoroshiro128 generator per CPU, shared by `&self` across threads.
+/// One generator state per CPU, shared by `&self` across threads: an [`Engine`] (a
+/// xoroshiro128 variant, or [`WyRand`](crate::WyRand) as [`PerCpuWyRand`](crate::PerCpuWyRand))
+/// and a [`Placement`] ([`Heap`], the default; [`Static`](crate::Static) is the wipe-on-fork
+/// placement of [`StaticWyRand`](crate::StaticWyRand)). See the module docs for the slots and
+/// paths.
 ///
 /// `PerCpu` is **not cryptographic**: its output is predictable from a few outputs. Use it
 /// where a fast, well-distributed stream is what matters (hash seeds, sampling, jitter, tests),
@@ -152,40 +92,32 @@ impl RseqSlot {
 ///     }
 /// });
 /// ```
-pub struct PerCpu<R: Xoroshiro128> {
-    rseq: Box<[CachePadded<RseqSlot>]>,
-    locked: LockedSlots<R>,
-    /// `Some(__rseq_offset)` when the rseq path is on for this instance.
-    rseq_off: Option<isize>,
+pub struct PerCpu<E: Engine, P: Placement = Heap> {
+    rseq: P,
+    locked: P::Locked<E>,
 }
 
-// SAFETY: every `UnsafeCell` of an rseq slot is reached either through the rseq protocol,
-// which confines slot `i` to threads running on CPU `i` one at a time, or through `&mut self`;
-// the try-lock slots are `Lock`s (Sync for `R: Send`). `R: Send` lets a state be used from any
-// thread.
-unsafe impl<R: Xoroshiro128> Sync for PerCpu<R> {}
-// SAFETY: `PerCpu` owns its states; moving it moves plain data (`R: Send`).
-unsafe impl<R: Xoroshiro128> Send for PerCpu<R> {}
-
-impl<R: Xoroshiro128> fmt::Debug for PerCpu<R> {
-    /// Prints the shape, never a state.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PerCpu")
-            .field("generator", &R::NAME)
-            .field("cpus", &self.cpus())
-            .field("fast_path", &self.fast_path())
-            .finish_non_exhaustive()
+impl<E: Engine, P: Placement> PerCpu<E, P> {
+    /// How many of this instance's restartable sequences the kernel aborted (preemption,
+    /// migration or a signal landing inside one), each then run again from the top.
+    ///
+    /// A diagnostic: it shows the fast path's restart protocol at work (the crate's tests use
+    /// it to check that their signal storms really abort sections). Always 0 where the rseq
+    /// fast path does not exist (see [`FastPath`]), and before a [`Static`](crate::Static)
+    /// placement maps its slots.
+    pub fn rseq_restarts(&self) -> u64 {
+        self.rseq.first().map_or(0, RseqSlot::restarts)
     }
 }
 
-impl<R: Xoroshiro128> PerCpu<R> {
+impl<E: Engine> PerCpu<E> {
     /// One state per CPU of this machine (`sysconf(_SC_NPROCESSORS_CONF)`), from `master`.
     ///
     /// # Errors
     /// [`Error::TooManySlots`] if the machine reports more than [`MAX_CPUS`](crate::MAX_CPUS) CPUs.
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-    pub fn new(master: R) -> Result<Self, Error> {
+    pub fn new(master: E) -> Result<Self, Error> {
         Self::with_cpus(master, scalrand_os::cpu::possible())
     }
 
@@ -197,37 +129,27 @@ impl<R: Xoroshiro128> PerCpu<R> {
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn from_os() -> Result<Self, Error>
     where
-        R: rand_core::SeedableRng<Seed = [u8; 16]>,
+        E: rand_core::SeedableRng,
     {
-        let mut seed = [0u8; 16];
-        scalrand_os::entropy::fill(&mut seed).map_err(|_| Error::Entropy)?;
-        // An all-zero draw (probability 2^-128) is remapped by `from_seed`.
-        Self::new(R::from_seed(seed))
+        let mut seed = E::Seed::default();
+        scalrand_os::entropy::fill(seed.as_mut()).map_err(|_| Error::Entropy)?;
+        // An all-zero xoroshiro128 draw (probability 2^-128) is remapped by `from_seed`.
+        Self::new(E::from_seed(seed))
     }
 
-    /// `cpus` states: CPU `i`'s fast-path state is `master` jumped `i + 1` times (see the
-    /// module docs for the try-lock slots after them).
+    /// `cpus` rseq slots and `cpus` try-lock slots, in that order, each the next slot state
+    /// taken from `master` (see the module docs).
     ///
     /// # Errors
     /// [`Error::NoSlots`] for `cpus == 0`, [`Error::TooManySlots`] above [`MAX_CPUS`](crate::MAX_CPUS).
-    pub fn with_cpus(master: R, cpus: usize) -> Result<Self, Error> {
-        LockedSlots::<R>::check_cpus(cpus)?;
+    pub fn with_cpus(master: E, cpus: usize) -> Result<Self, Error> {
+        LockedSlots::<E>::check_cpus(cpus)?;
         let mut cur = master;
-        let mut rseq = Vec::with_capacity(cpus);
-        for _ in 0..cpus {
-            cur.jump();
-            let (s0, s1) = cur.state();
-            rseq.push(CachePadded::new(RseqSlot::new(s0, s1)));
-        }
-        let mut locked = Vec::with_capacity(cpus);
-        for _ in 0..cpus {
-            cur.jump();
-            locked.push(cur.clone());
-        }
+        let rseq = Heap::new((0..cpus).map(|_| E::next_slot(&mut cur).to_slot()));
+        let locked: Vec<E> = (0..cpus).map(|_| E::next_slot(&mut cur)).collect();
         Ok(Self {
-            rseq: rseq.into_boxed_slice(),
+            rseq,
             locked: LockedSlots::new(locked),
-            rseq_off: rseq_offset(),
         })
     }
 
@@ -235,33 +157,21 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// For comparisons and tests; the fast path is always at least as fast.
     #[must_use]
     pub fn force_try_lock(mut self) -> Self {
-        self.rseq_off = None;
+        self.rseq.off = None;
         self
     }
 
     /// The number of CPUs this instance has slots for.
     pub fn cpus(&self) -> usize {
-        self.rseq.len()
+        self.rseq.slots.len()
     }
 
     /// Which path [`next_u64`](Self::next_u64) takes on the calling thread.
     pub fn fast_path(&self) -> FastPath {
-        if self.rseq_off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus()) {
+        if self.rseq.off.is_some() && scalrand_os::cpu::current().is_some_and(|c| c < self.cpus()) {
             return FastPath::Rseq;
         }
         FastPath::TryLock
-    }
-
-    /// How many of this instance's restartable sequences the kernel aborted (preemption,
-    /// migration or a signal landing inside one), each then run again from the top.
-    ///
-    /// A diagnostic: it shows the fast path's restart protocol at work (the crate's tests use
-    /// it to check that their signal storms really abort sections). Always 0 where the rseq
-    /// fast path does not exist (see [`FastPath`]).
-    pub fn rseq_restarts(&self) -> u64 {
-        self.rseq[0]
-            .restarts
-            .load(core::sync::atomic::Ordering::Relaxed) as u64
     }
 
     /// How many words of the overflow stream this instance has drawn: callers that found
@@ -275,18 +185,12 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// The next `u64` from the calling CPU's state.
     #[inline]
     pub fn next_u64(&self) -> u64 {
-        if let Some(off) = self.rseq_off {
-            // SAFETY: `off` came from `rseq::offset()`; `self.rseq` is `cpus()` slots of
-            // `CachePadded<RseqSlot>` (128 bytes each, the layout checked by the const assertions
-            // below, `cur` initialised to `BUF_A`) reached only through
-            // the rseq step functions and `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
-            let v = unsafe {
-                R::rseq_step(
-                    off,
-                    self.rseq.as_ptr().cast_mut().cast(),
-                    self.cpus() as u32,
-                )
-            };
+        if let Some(off) = self.rseq.off {
+            // SAFETY: `off` came from `rseq::offset()`; `self.rseq.slots` is `cpus()`
+            // `RseqSlot`s made by `E::to_slot` (in `CachePadded`, the stride the layout's
+            // const assertions check), reached only through the engine's rseq step and
+            // `&mut self`. `cpus() <= MAX_CPUS < u32::MAX`.
+            let v = unsafe { E::rseq_step(off, self.rseq.base(), self.cpus() as u32) };
             if let Some(v) = v {
                 return v;
             }
@@ -300,33 +204,28 @@ impl<R: Xoroshiro128> PerCpu<R> {
     #[inline(never)]
     fn next_u64_locked(&self) -> u64 {
         self.locked
-            .with_locked(self.locked.home(), |r| r.next_raw())
+            .with_locked(self.locked.home(), E::next_word)
             .unwrap_or_else(|| self.locked.overflow_step())
     }
 
-    /// The next `u32` (the high half for [`Xoroshiro128Plus`](crate::Xoroshiro128Plus),
-    /// the low half otherwise, as each type's own `next_u32`).
+    /// The next `u32`: the half of a [`next_u64`](Self::next_u64) that the engine's own
+    /// `next_u32` hands out (the high half for
+    /// [`Xoroshiro128Plus`](crate::Xoroshiro128Plus), the low half otherwise).
     #[inline]
     pub fn next_u32(&self) -> u32 {
-        R::u32_of(self.next_u64())
+        E::u32_of(self.next_u64())
     }
 
     /// Fills `dest` with little-endian output words of the calling CPU's state.
     ///
-    /// Short requests take one word per step from the fast path; longer ones take one slot
-    /// for the whole request (try-lock path), so the bytes of one call are one contiguous run
-    /// of one stream.
+    /// Requests of up to 64 bytes take one word per step from the fast path; longer ones take
+    /// one try-lock slot for the whole request ([`with_current`](Self::with_current)), so the
+    /// bytes of one call are one contiguous run of one stream.
     pub fn fill_bytes(&self, dest: &mut [u8]) {
         if dest.len() <= 64 {
             crate::fill_via_u64(dest, || self.next_u64());
-        } else if self
-            .locked
-            .with_locked(self.locked.home(), |r| {
-                crate::fill_via_u64(dest, || r.next_raw())
-            })
-            .is_none()
-        {
-            crate::fill_via_u64(dest, || self.locked.overflow_step());
+        } else {
+            self.with_current(|r| crate::fill_via_u64(dest, || r.next_word()));
         }
     }
 
@@ -338,7 +237,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// # Errors
     /// [`Error::CpuOutOfRange`] when `cpu >= self.cpus()`; [`Error::SlotsBusy`] when every
     /// slot stayed busy, e.g. when `f` itself calls `with_cpu` on a one-slot `PerCpu`.
-    pub fn with_cpu<T>(&self, cpu: usize, f: impl FnOnce(&mut R) -> T) -> Result<T, Error> {
+    pub fn with_cpu<T>(&self, cpu: usize, f: impl FnOnce(&mut E) -> T) -> Result<T, Error> {
         self.locked.with_cpu(cpu, f)
     }
 
@@ -348,7 +247,7 @@ impl<R: Xoroshiro128> PerCpu<R> {
     /// re-entrant call), `f` gets a generator seeded from the overflow stream instead, so
     /// this never fails and never spins unboundedly.
     #[inline]
-    pub fn with_current<T>(&self, f: impl FnOnce(&mut R) -> T) -> T {
+    pub fn with_current<T>(&self, f: impl FnOnce(&mut E) -> T) -> T {
         self.locked.with_current(f)
     }
 
@@ -357,83 +256,126 @@ impl<R: Xoroshiro128> PerCpu<R> {
     pub fn fill_u64(&self, dest: &mut [u64]) {
         self.with_current(|r| {
             for x in dest.iter_mut() {
-                *x = r.next_raw();
+                *x = r.next_word();
             }
         });
     }
 
-    /// Every slot's state, rseq slots first, then try-lock slots (see the module docs).
-    /// Takes `&mut self`, so no thread is using them.
-    pub fn slot_states(&mut self) -> Vec<(u64, u64)> {
-        let mut v = Vec::with_capacity(2 * self.cpus());
-        for slot in self.rseq.iter() {
-            // `&mut self` excludes every other access to the slot.
-            v.push(slot.state());
-        }
-        v.extend(self.locked.states_mut().map(|r| r.state()));
+    /// Every slot's state, rseq slots first, then try-lock slots (see the module docs):
+    /// `(s0, s1)` for xoroshiro128, the state word for wyrand. Takes `&mut self`, so no
+    /// thread is using them.
+    pub fn slot_states(&mut self) -> Vec<E::State> {
+        let mut v: Vec<E::State> = self
+            .rseq
+            .slots
+            .iter_mut()
+            .map(|s| E::slot_state(s))
+            .collect();
+        v.extend(self.locked.states_mut().map(|r| r.own_state()));
         v
     }
 }
 
-/// `from_state(_, odd)` never sees `(0, 0)`.
-#[cold]
-fn unreachable_nonzero() -> ! {
-    #[allow(clippy::panic)]
-    {
-        panic!("an odd s1 is never the zero state")
+#[cfg(all(feature = "std", not(scalrand_loom)))]
+impl PerCpu<crate::WyRand, crate::Static> {
+    /// No slots yet: the first call maps them (see [`Static`](crate::Static)).
+    pub(crate) const fn unmapped() -> Self {
+        Self {
+            rseq: crate::Static::new(),
+            locked: (),
+        }
+    }
+
+    /// The next `u64` of the calling CPU's stream, or `None` where the
+    /// [`Static`](crate::Static) slots cannot serve the calling thread.
+    #[inline]
+    pub fn try_next_u64(&self) -> Option<u64> {
+        match self.rseq.step() {
+            crate::rseq::Seeded::Advanced(s) => Some(crate::WyRand::mix(s)),
+            _ => self.rseq.next_slow(),
+        }
+    }
+
+    /// [`try_next_u64`](Self::try_next_u64), with `fallback()` answering where the slots
+    /// cannot serve the calling thread: the same stream, but the hot path returns straight
+    /// from the step (no `Option` for the caller to test again) and everything else, the
+    /// fallback included, runs out of line.
+    ///
+    /// ```
+    /// use scalrand_fastprng::{PerCpuWyRand, StaticWyRand};
+    /// use std::sync::OnceLock;
+    ///
+    /// static RNG: StaticWyRand = StaticWyRand::new();
+    /// static SLOW: OnceLock<PerCpuWyRand> = OnceLock::new();
+    ///
+    /// /// Where the restartable sequence does not run: a per-CPU generator with try-lock slots.
+    /// fn slow() -> u64 {
+    ///     SLOW.get_or_init(|| PerCpuWyRand::from_os().unwrap()).next_u64()
+    /// }
+    ///
+    /// let nibble = RNG.next_u64_or(slow) >> 60; // uniform in 0..16
+    /// assert!(nibble < 16);
+    /// ```
+    #[inline]
+    pub fn next_u64_or(&self, fallback: impl FnOnce() -> u64) -> u64 {
+        match self.rseq.step() {
+            crate::rseq::Seeded::Advanced(s) => crate::WyRand::mix(s),
+            _ => self.slow_or(fallback),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn slow_or(&self, fallback: impl FnOnce() -> u64) -> u64 {
+        self.rseq.next_slow().unwrap_or_else(fallback)
+    }
+
+    /// Whether the slots are mapped in wipe-on-fork memory (after a first call that could map
+    /// them).
+    pub fn is_mapped(&self) -> bool {
+        self.rseq.is_mapped()
+    }
+
+    /// Slot `cpu`'s state: for tests that account for every output of a slot. Not API.
+    #[doc(hidden)]
+    pub fn __slot_state(&self, cpu: usize) -> Option<u64> {
+        self.rseq
+            .slot(cpu)
+            .map(|s| s.word().load(core::sync::atomic::Ordering::Relaxed))
     }
 }
 
-fn rseq_offset() -> Option<isize> {
-    // The commit store and the address arithmetic assume this exact slot layout.
-    const {
-        assert!(
-            !crate::rseq::ACTIVE
-                || core::mem::size_of::<CachePadded<RseqSlot>>() == 1 << crate::rseq::SHIFT
-        );
-        assert!(core::mem::align_of::<CachePadded<RseqSlot>>() >= 8);
-        assert!(
-            core::mem::align_of::<CachePadded<RseqSlot>>().is_multiple_of(32)
-                || !crate::rseq::ACTIVE
-        );
-        assert!(core::mem::offset_of!(RseqSlot, restarts) == crate::layout::RESTARTS);
-        assert!(core::mem::offset_of!(RseqSlot, cur) == crate::layout::HOT);
-        assert!(core::mem::offset_of!(RseqSlot, a) == crate::layout::BUF_A);
-        assert!(core::mem::offset_of!(RseqSlot, b) == crate::layout::BUF_B);
-    }
-    crate::rseq::offset()
-}
-
-impl<R: Xoroshiro128> TryRng for &PerCpu<R> {
-    type Error = Infallible;
-    #[inline]
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        Ok(PerCpu::next_u32(self))
-    }
-    #[inline]
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        Ok(PerCpu::next_u64(self))
-    }
-    #[inline]
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
-        PerCpu::fill_bytes(self, dest);
-        Ok(())
+impl<E: Engine, P: Placement> fmt::Debug for PerCpu<E, P> {
+    /// Prints the engine and the placement's shape, never a state.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PerCpu")
+            .field("generator", &E::LABEL)
+            .field("slots", &self.rseq)
+            .finish_non_exhaustive()
     }
 }
 
-impl<R: Xoroshiro128> TryRng for PerCpu<R> {
-    type Error = Infallible;
-    #[inline]
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        Ok(PerCpu::next_u32(self))
-    }
-    #[inline]
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        Ok(PerCpu::next_u64(self))
-    }
-    #[inline]
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
-        PerCpu::fill_bytes(self, dest);
-        Ok(())
-    }
+/// `TryRng` (hence rand_core's `Rng`) for the generator and for a shared reference to it,
+/// which is what threads hold.
+macro_rules! try_rng {
+    ($($t:ty),+) => {$(
+        impl<E: Engine> TryRng for $t {
+            type Error = Infallible;
+            #[inline]
+            fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+                Ok(PerCpu::next_u32(self))
+            }
+            #[inline]
+            fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+                Ok(PerCpu::next_u64(self))
+            }
+            #[inline]
+            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
+                PerCpu::fill_bytes(self, dest);
+                Ok(())
+            }
+        }
+    )+};
 }
+
+try_rng!(PerCpu<E>, &PerCpu<E>);

@@ -11,11 +11,12 @@
 //! other thread of that CPU interleaved, or is abandoned and restarted from the top.
 //!
 //! # Why the per-CPU step here is sound
-//! A xoroshiro slot holds `restarts` at byte 0, `cur` at [`HOT`] and two state buffers
-//! `(s0, s1)` at [`BUF_A`] and [`BUF_B`] (placed so that no word a section touches can alias
-//! the rseq area's hot bytes, see `layout`); `cur` is the byte offset of the *active* buffer,
-//! the other one is scratch. `restarts` is not part of the protocol: slot 0's counts the
-//! instance's aborted sections. The section (one `asm!` block, so the compiler cannot move
+//! A xoroshiro slot ([`RseqSlot`](crate::layout::RseqSlot)) holds `cur` at [`HOT`] and two
+//! state buffers `(s0, s1)` at [`BUF_A`] and [`BUF_B`] (placed so that no word a section
+//! touches can alias the rseq area's hot bytes, see `layout`); `cur` is the byte offset of the
+//! *active* buffer, the other one is scratch. `restarts` (at [`RESTARTS`]) is not part of the
+//! protocol: slot 0's counts the instance's aborted sections. A wyrand slot holds its one-word
+//! state at [`STATE`] (see [`step_wyrand`]). The section (one `asm!` block, so the compiler cannot move
 //! code into or out of it):
 //! 1. reads `cpu_id` from the rseq area and bounds-checks it against the slot count;
 //! 2. loads `cur` and the active `(s0, s1)`, computes the output and the next state in
@@ -32,7 +33,9 @@
 //! touch slot `cpu`, and the CPU serialises them; other CPUs never read or write it, so no
 //! `lock` prefix or fence is needed. A thread that migrates mid-section is aborted and restarts
 //! on its new CPU, reading the new `cpu_id`. The slot memory is reached only through these
-//! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference.
+//! `asm!` blocks and through `&mut PerCpu`, never through a shared Rust reference (the
+//! wipe-on-fork placement adds atomic compare-exchanges from 0 on a wyrand state word, which
+//! [`step_wyrand_seeded`] allows).
 //!
 //! (A single 16-byte store of `(s0, s1)` would also be a valid commit, but it moves the state
 //! through vector registers and the next call's loads wait on it, whether the step itself runs
@@ -46,7 +49,9 @@
 //! glibc tunable `glibc.pthread.rseq=0`) or a libc without `__rseq_offset` turns the fast path
 //! off for the whole process.
 //!
-//! The abort handler sits out of line in `__rseq_failure`, preceded by glibc's x86 signature
+//! Every section here is one `slot_section!`: `scalrand_os::__rseq_section!`'s frame (the
+//! descriptor, the arming store, the `cpu_id` bounds check, the exits) around the step. The
+//! abort handler sits out of line in `__rseq_failure`, preceded by glibc's x86 signature
 //! `0x53053053` encoded as the operand of a `ud1` instruction (the kernel checks the four
 //! bytes before `abort_ip`); it adds one to slot 0's `restarts` word with a `lock inc` (the
 //! only atomic instruction on any rseq path, and only on an abort; `PerCpu::rseq_restarts`
@@ -57,7 +62,7 @@
 /// log2 of the slot stride: each slot is one `CachePadded` (128 bytes on x86_64).
 pub(crate) const SHIFT: u32 = 7;
 
-pub(crate) use crate::layout::{BUF_A, BUF_B, HOT, RESTARTS};
+pub(crate) use crate::layout::{BUF_A, BUF_B, HOT, RESTARTS, STATE};
 
 /// The assembly runs on this target, so the slot layout must match `SHIFT`.
 pub(crate) const ACTIVE: bool = true;
@@ -66,6 +71,49 @@ pub(crate) const ACTIVE: bool = true;
 #[inline(always)]
 pub(crate) fn offset() -> Option<isize> {
     scalrand_os::cpu::rseq_offset()
+}
+
+/// One section on the calling CPU's slot (`{slot}` holds its address once `body` starts),
+/// with the abort handler counting the abort in slot 0's `restarts` word (atomically: threads
+/// of any CPU may abort at once) before re-arming and starting over. `ins` and `outs` are the
+/// step's own register operands; evaluates to the status word (1 at label `5`, 0 when the
+/// thread's `cpu_id` is not below `cpus`, or what an exit set).
+///
+/// Every caller's `unsafe` block argues: the block touches only the calling thread's rseq
+/// area (fs-relative), slot `cpu_id < cpus` at `base` and slot 0's `restarts` (the abort
+/// handler, only after a section started, so only when `cpu_id < cpus`), under the
+/// restartable-sequence protocol of the module docs; it uses no stack.
+macro_rules! slot_section {
+    (
+        $off:expr, $base:expr, $cpus:expr,
+        body: [$($body:expr),* $(,)?],
+        exits: [$($exit:expr),* $(,)?],
+        ins: [$($ins:tt)*],
+        outs: [$($outs:tt)*] $(,)?
+    ) => {{
+        let status: u32;
+        core::arch::asm!(
+            scalrand_os::__rseq_section!(
+                abort: ["lock inc qword ptr [{base} + {restarts}]"],
+                cpu: "slot",
+                body: ["shl {slot}, {shift}", "add {slot}, {base}", $($body),*],
+                exits: [$($exit),*],
+                status: "status",
+            ),
+            off = in(reg) $off,
+            base = in(reg) $base,
+            n = in(reg) u64::from($cpus),
+            $($ins)*
+            shift = const SHIFT,
+            restarts = const RESTARTS,
+            slot = out(reg) _,
+            t = out(reg) _,
+            $($outs)*
+            status = out(reg) status,
+            options(nostack),
+        );
+        status
+    }};
 }
 
 macro_rules! rseq_step {
@@ -77,70 +125,51 @@ macro_rules! rseq_step {
         ///
         /// # Safety
         /// `off` must be `offset()`'s value; `base` must point to `cpus` slots of
-        /// `1 << SHIFT` bytes each, 8-byte aligned, with `restarts` at [`RESTARTS`], `cur` at
-        /// [`HOT`] holding [`BUF_A`] or [`BUF_B`], and the two `(s0, s1)` buffers there (see
-        /// the module docs), whose `cur` and buffers are accessed only through these functions
-        /// while any thread may call them, and whose `restarts` word is only ever accessed
-        /// atomically.
+        /// `1 << SHIFT` bytes each laid out as [`RseqSlot`](crate::layout::RseqSlot), `cur`
+        /// holding [`BUF_A`] or [`BUF_B`], whose `cur` and buffers are accessed only through
+        /// these functions while any thread may call them, and whose `restarts` word is only
+        /// ever accessed atomically.
         #[inline(always)]
         pub(crate) unsafe fn $name(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
-            let ok: u32;
             let out: u64;
-            // SAFETY: the caller upholds the contract above; the block touches only the
-            // calling thread's rseq area (fs-relative) and slot `cpu_id` < `cpus`, under the
-            // restartable-sequence protocol the module docs argue. It uses no stack.
-            unsafe {
-                core::arch::asm!(
-                    // The abort handler counts the abort in slot 0's `restarts` word (atomically:
-                    // threads of any CPU may abort at once), then re-arms and starts over.
-                    scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + {restarts}]"),
-                    "mov {slot:e}, dword ptr fs:[{off} + 4]",
-                    "cmp {slot:e}, {n:e}",
-                    "jae 8f",
-                    "shl {slot}, {shift}",
-                    "add {slot}, {base}",
-                    "mov {cur}, qword ptr [{slot} + {hot}]",
-                    "mov {s0}, qword ptr [{slot} + {cur}]",
-                    "mov {s1}, qword ptr [{slot} + {cur} + 8]",
-                    $($out,)+
-                    "xor {s1}, {s0}",
-                    "mov {t}, {s1}",
-                    "shl {t}, {b}",
-                    "rol {s0}, {a}",
-                    "xor {s0}, {s1}",
-                    "xor {s0}, {t}",
-                    "rol {s1}, {c}",
-                    "xor {cur}, {flip}",
-                    "mov qword ptr [{slot} + {cur}], {s0}",
-                    "mov qword ptr [{slot} + {cur} + 8], {s1}",
-                    "mov qword ptr [{slot} + {hot}], {cur}",
-                    "5:",
-                    "mov {ok:e}, 1",
-                    "jmp 9f",
-                    "8:",
-                    "xor {ok:e}, {ok:e}",
-                    "9:",
-                    off = in(reg) off,
-                    base = in(reg) base,
-                    n = in(reg) u64::from(cpus),
-                    shift = const SHIFT,
-                    restarts = const RESTARTS,
-                    hot = const HOT,
-                    flip = const BUF_A ^ BUF_B,
-                    a = const $a,
-                    b = const $b,
-                    c = const $c,
-                    slot = out(reg) _,
-                    t = out(reg) _,
-                    s0 = out(reg) _,
-                    s1 = out(reg) _,
-                    cur = out(reg) _,
-                    r = out(reg) out,
-                    ok = out(reg) ok,
-                    options(nostack),
-                );
-            }
-            (ok != 0).then_some(out)
+            // SAFETY: the caller upholds the contract above; see `slot_section!`.
+            let status = unsafe {
+                slot_section!(
+                    off, base, cpus,
+                    body: [
+                        "mov {cur}, qword ptr [{slot} + {hot}]",
+                        "mov {s0}, qword ptr [{slot} + {cur}]",
+                        "mov {s1}, qword ptr [{slot} + {cur} + 8]",
+                        $($out,)+
+                        "xor {s1}, {s0}",
+                        "mov {t}, {s1}",
+                        "shl {t}, {b}",
+                        "rol {s0}, {a}",
+                        "xor {s0}, {s1}",
+                        "xor {s0}, {t}",
+                        "rol {s1}, {c}",
+                        "xor {cur}, {flip}",
+                        "mov qword ptr [{slot} + {cur}], {s0}",
+                        "mov qword ptr [{slot} + {cur} + 8], {s1}",
+                        "mov qword ptr [{slot} + {hot}], {cur}",
+                    ],
+                    exits: [],
+                    ins: [
+                        hot = const HOT,
+                        flip = const BUF_A ^ BUF_B,
+                        a = const $a,
+                        b = const $b,
+                        c = const $c,
+                    ],
+                    outs: [
+                        s0 = out(reg) _,
+                        s1 = out(reg) _,
+                        cur = out(reg) _,
+                        r = out(reg) out,
+                    ],
+                )
+            };
+            (status != 0).then_some(out)
         }
     };
 }
@@ -163,9 +192,34 @@ rseq_step! {
     out = ["lea {r}, [{s0} + {s0}*4]", "rol {r}, 7", "lea {r}, [{r} + {r}*8]"]
 }
 
-/// One wyrand step on the current CPU's slot: `state += INCREMENT`, committed by one 8-byte
-/// store, the section's last instruction. Returns the new state (the caller mixes it into the
-/// output outside the section); `None` when the thread's `cpu_id` is not below `cpus`.
+/// The wyrand section: load the slot's state word, run the `check` instructions on it (`{s}`),
+/// add `inc`, commit with one store; evaluates to `(status, s)`.
+macro_rules! wyrand_section {
+    (
+        $off:expr, $base:expr, $cpus:expr, $inc:expr,
+        check: [$($check:expr),* $(,)?],
+        exits: [$($exit:expr),* $(,)?] $(,)?
+    ) => {{
+        let out: u64;
+        let status = slot_section!(
+            $off, $base, $cpus,
+            body: [
+                "mov {s}, qword ptr [{slot} + {state}]",
+                $($check,)*
+                "add {s}, {inc}",
+                "mov qword ptr [{slot} + {state}], {s}",
+            ],
+            exits: [$($exit),*],
+            ins: [inc = in(reg) $inc, state = const STATE,],
+            outs: [s = out(reg) out,],
+        );
+        (status, out)
+    }};
+}
+
+/// One wyrand step on the current CPU's slot: `state += inc`, committed by one 8-byte store,
+/// the section's last instruction. Returns the new state (the caller mixes it into the output
+/// outside the section); `None` when the thread's `cpu_id` is not below `cpus`.
 ///
 /// Why one store suffices: the whole state is one word, so there is no torn state to guard
 /// against and no scratch buffer; an abort before the store leaves the slot unchanged and the
@@ -173,46 +227,14 @@ rseq_step! {
 ///
 /// # Safety
 /// `off` must be `offset()`'s value; `base` must point to `cpus` slots of `1 << SHIFT` bytes
-/// each, 8-byte aligned, laid out as `[state, restarts, ..]`, whose `state` words are accessed
-/// only through this function while any thread may call it, and whose `restarts` word is only
-/// ever accessed atomically.
+/// each laid out as [`RseqSlot`](crate::layout::RseqSlot), whose state words are accessed only
+/// through this function while any thread may call it, and whose `restarts` word is only ever
+/// accessed atomically.
 #[inline(always)]
 pub(crate) unsafe fn step_wyrand(off: isize, base: *mut u8, cpus: u32, inc: u64) -> Option<u64> {
-    let ok: u32;
-    let out: u64;
-    // SAFETY: the caller upholds the contract above; the block touches only the calling
-    // thread's rseq area (fs-relative) and slot `cpu_id` < `cpus`, under the restartable
-    // sequence protocol of the module docs. It uses no stack.
-    unsafe {
-        core::arch::asm!(
-            scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + 8]"),
-            "mov {slot:e}, dword ptr fs:[{off} + 4]",
-            "cmp {slot:e}, {n:e}",
-            "jae 8f",
-            "shl {slot}, {shift}",
-            "add {slot}, {base}",
-            "mov {s}, qword ptr [{slot}]",
-            "add {s}, {inc}",
-            "mov qword ptr [{slot}], {s}",
-            "5:",
-            "mov {ok:e}, 1",
-            "jmp 9f",
-            "8:",
-            "xor {ok:e}, {ok:e}",
-            "9:",
-            off = in(reg) off,
-            base = in(reg) base,
-            n = in(reg) u64::from(cpus),
-            inc = in(reg) inc,
-            shift = const SHIFT,
-            slot = out(reg) _,
-            t = out(reg) _,
-            s = out(reg) out,
-            ok = out(reg) ok,
-            options(nostack),
-        );
-    }
-    (ok != 0).then_some(out)
+    // SAFETY: the caller upholds the contract above; see `slot_section!`.
+    let (status, out) = unsafe { wyrand_section!(off, base, cpus, inc, check: [], exits: []) };
+    (status != 0).then_some(out)
 }
 
 /// What [`step_wyrand_seeded`] found.
@@ -238,53 +260,20 @@ pub(crate) enum Seeded {
 ///
 /// # Safety
 /// `off` must be `offset()`'s value; when `cpus > 0`, `base` must point to `cpus` slots of
-/// `1 << SHIFT` bytes each, 8-byte aligned, laid out as `[state, restarts, ..]`, whose `state`
+/// `1 << SHIFT` bytes each laid out as [`RseqSlot`](crate::layout::RseqSlot), whose state
 /// words are written only by this function and by compare-exchanges from 0, and whose
-/// `restarts` word is only ever accessed atomically. With `cpus == 0`, `base` is not read.
+/// `restarts` word is only ever accessed atomically. With `cpus == 0`, `base` is not read (the
+/// unsigned compare fails first).
 #[inline(always)]
 pub(crate) unsafe fn step_wyrand_seeded(off: isize, base: *mut u8, cpus: u32, inc: u64) -> Seeded {
-    let status: u32;
-    let out: u64;
-    // SAFETY: the caller upholds the contract above; the block touches only the calling
-    // thread's rseq area (fs-relative) and slot `cpu_id` < `cpus` (none when `cpus == 0`: the
-    // unsigned compare fails first), under the restartable-sequence protocol of the module
-    // docs. The abort handler touches `[base + 8]` only after a section started, which
-    // happens only when `cpu_id < cpus`, so `base` is valid then. It uses no stack.
-    unsafe {
-        core::arch::asm!(
-            scalrand_os::__rseq_prologue!("lock inc qword ptr [{base} + 8]"),
-            "mov {slot:e}, dword ptr fs:[{off} + 4]",
-            "cmp {slot:e}, {n:e}",
-            "jae 8f",
-            "shl {slot}, {shift}",
-            "add {slot}, {base}",
-            "mov {s}, qword ptr [{slot}]",
-            "test {s}, {s}",
-            "jz 2f",
-            "add {s}, {inc}",
-            "mov qword ptr [{slot}], {s}",
-            "5:",
-            "mov {status:e}, 1",
-            "jmp 9f",
-            "2:",
-            "mov {s}, {slot}",
-            "mov {status:e}, 2",
-            "jmp 9f",
-            "8:",
-            "xor {status:e}, {status:e}",
-            "9:",
-            off = in(reg) off,
-            base = in(reg) base,
-            n = in(reg) u64::from(cpus),
-            inc = in(reg) inc,
-            shift = const SHIFT,
-            slot = out(reg) _,
-            t = out(reg) _,
-            s = out(reg) out,
-            status = out(reg) status,
-            options(nostack),
-        );
-    }
+    // SAFETY: the caller upholds the contract above; see `slot_section!`.
+    let (status, out) = unsafe {
+        wyrand_section!(
+            off, base, cpus, inc,
+            check: ["test {s}, {s}", "jz 2f"],
+            exits: ["2:", "lea {s}, [{slot} + {state}]", "mov {status:e}, 2", "jmp 9f"],
+        )
+    };
     match status {
         1 => Seeded::Advanced(out),
         2 => Seeded::Unseeded(out as *mut u8),

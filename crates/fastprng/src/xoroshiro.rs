@@ -22,6 +22,8 @@ use core::fmt;
 use rand_core::{SeedableRng, TryRng};
 
 use crate::Error;
+use crate::engine::{Engine, sealed};
+use crate::layout::RseqSlot;
 
 /// SplitMix64 (Steele, Lea & Flood 2014), used only to expand a `u64` seed into a state, as
 /// the reference `splitmix64.c` suggests and rand_xoshiro does.
@@ -35,8 +37,11 @@ pub(crate) fn splitmix64(x: &mut u64) -> u64 {
 }
 
 /// What every xoroshiro128 variant offers besides [`rand_core::Rng`]: raw state access and the
-/// jump functions. Sealed: [`PerCpu`](crate::PerCpu) relies on the exact engine.
-pub trait Xoroshiro128: sealed::Sealed + Clone + TryRng<Error = Infallible> + Send {
+/// jump functions. Sealed (through [`Engine`]): [`PerCpu`](crate::PerCpu) relies on the exact
+/// engine.
+pub trait Xoroshiro128:
+    Engine + sealed::Engine<State = (u64, u64)> + Clone + TryRng<Error = Infallible> + Send
+{
     /// The variant's name as the reference code spells it, e.g. `"xoroshiro128++"`.
     const NAME: &'static str;
 
@@ -60,20 +65,6 @@ pub trait Xoroshiro128: sealed::Sealed + Clone + TryRng<Error = Infallible> + Se
 
     /// Advances by one step and returns the raw 64-bit output.
     fn next_raw(&mut self) -> u64;
-}
-
-pub(crate) mod sealed {
-    /// Crate-private hooks of the three engines.
-    pub trait Sealed {
-        /// `next_u32` of a raw output: which half this variant hands out.
-        fn u32_of(x: u64) -> u32;
-
-        /// One step on the current CPU's rseq slot (see `crate::rseq`).
-        ///
-        /// # Safety
-        /// As the `crate::rseq` step functions.
-        unsafe fn rseq_step(off: isize, base: *mut u8, cpus: u32) -> Option<u64>;
-    }
 }
 
 /// Applies a jump polynomial to `(s0, s1)` using `step` as the engine (reference `jump()`).
@@ -158,7 +149,7 @@ macro_rules! xoroshiro {
             /// Returns the next `u32` (see the type's docs for which half).
             #[inline(always)]
             pub fn next_u32(&mut self) -> u32 {
-                <Self as sealed::Sealed>::u32_of(self.next_u64())
+                <Self as sealed::Engine>::u32_of(self.next_u64())
             }
 
             /// Fills `dest` with output bytes, little-endian (see the type's docs).
@@ -182,17 +173,63 @@ macro_rules! xoroshiro {
             }
         }
 
-        impl sealed::Sealed for $name {
+        impl sealed::Engine for $name {
+            type State = (u64, u64);
+            const LABEL: &'static str = $label;
+
+            #[inline(always)]
+            fn next_word(&mut self) -> u64 {
+                self.next_u64()
+            }
+
             #[inline(always)]
             fn u32_of($x: u64) -> u32 {
                 $u32
             }
+
+            /// Slot `i` is the master jumped `i + 1` times (OpenZFS's scheme).
+            fn next_slot(master: &mut Self) -> Self {
+                master.jump();
+                master.clone()
+            }
+
+            fn to_slot(&self) -> RseqSlot {
+                RseqSlot::two_words(self.s0, self.s1)
+            }
+
+            fn slot_state(slot: &mut RseqSlot) -> (u64, u64) {
+                slot.two_words_mut()
+            }
+
+            fn own_state(&self) -> (u64, u64) {
+                (self.s0, self.s1)
+            }
+
             #[inline(always)]
             unsafe fn rseq_step(off: isize, base: *mut u8, cpus: u32) -> Option<u64> {
                 // SAFETY: forwarded contract.
                 unsafe { crate::rseq::$rseq(off, base, cpus) }
             }
+
+            fn spare(a: u64, b: u64) -> Self {
+                // An odd `s1` is never the zero state, the only one `from_state` refuses.
+                match Self::from_state(a, b | 1) {
+                    Ok(r) => r,
+                    Err(_) => unreachable_nonzero(),
+                }
+            }
+
+            fn repair(&mut self, salt: u64) {
+                // All-zero is the engine's only invalid state (a torn store could leave it).
+                if (self.s0, self.s1) == (0, 0)
+                    && let Ok(fresh) = Self::from_state(0x9e37_79b9_7f4a_7c15, salt)
+                {
+                    *self = fresh;
+                }
+            }
         }
+
+        impl Engine for $name {}
 
         impl Xoroshiro128 for $name {
             const NAME: &'static str = $label;
@@ -308,4 +345,13 @@ xoroshiro! {
     output = |s0, _s1| s0.wrapping_mul(5).rotate_left(7).wrapping_mul(9),
     next_u32 = |x| x as u32,
     rseq = step_starstar,
+}
+
+/// `from_state(_, odd)` never sees `(0, 0)`.
+#[cold]
+fn unreachable_nonzero() -> ! {
+    #[allow(clippy::panic)]
+    {
+        panic!("an odd s1 is never the zero state")
+    }
 }

@@ -11,8 +11,11 @@ pub mod clock;
 pub mod cpu;
 pub mod entropy;
 pub mod fork;
+#[cfg(all(feature = "alloc", not(scalrand_loom)))]
+pub mod global;
 pub mod lock;
 pub mod primitive;
+mod rseq;
 #[cfg(feature = "alloc")]
 pub mod wipe;
 

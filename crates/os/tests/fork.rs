@@ -154,3 +154,30 @@ fn wipe_on_fork_memory_is_zero_in_the_child() {
         "the parent keeps its copy"
     );
 }
+
+/// A per-process `Global` is built again in a fork child (the child's copy of the parent's
+/// value is never used there), while an `Inherited` one is the parent's. (libc `fork()` only:
+/// building allocates, which a raw `SYS_fork` child of a multi-threaded test binary must not.)
+#[test]
+fn global_values_are_per_process_or_inherited() {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    use scalrand_os::global::{Global, Inherited};
+    static MINE: Global<u64> = Global::new();
+    static SHARED: Global<u64, Inherited> = Global::new();
+    static BUILT: AtomicU64 = AtomicU64::new(0);
+    let build = || BUILT.fetch_add(1, Ordering::Relaxed) + 1;
+    let parent = *MINE.get_or_init(build);
+    assert_eq!(*SHARED.get_or_init(|| 7), 7);
+    for _ in 0..3 {
+        let child = in_child(libc_fork, || *MINE.get_or_init(build));
+        assert_ne!(child, parent, "the child used its parent's value");
+        let grandchild = in_child(libc_fork, || {
+            let own = *MINE.get_or_init(build);
+            let theirs = in_child(libc_fork, || *MINE.get_or_init(build));
+            u64::from(own != theirs)
+        });
+        assert_eq!(grandchild, 1, "a grandchild used its parent's value");
+        assert_eq!(in_child(libc_fork, || *SHARED.get_or_init(|| 99)), 7);
+    }
+    assert_eq!(*MINE.get_or_init(build), parent);
+}

@@ -169,25 +169,14 @@ pub(crate) mod chacha;
 mod input;
 mod node;
 mod pools;
-#[cfg(all(
-    feature = "std",
-    target_os = "linux",
-    target_arch = "x86_64",
-    target_env = "gnu",
-    not(miri),
-    not(scalrand_loom)
-))]
-mod rseq;
-#[cfg(not(all(
-    feature = "std",
-    target_os = "linux",
-    target_arch = "x86_64",
-    target_env = "gnu",
-    not(miri),
-    not(scalrand_loom)
-)))]
-#[path = "rseq_none.rs"]
-mod rseq;
+scalrand_os::cfg_rseq! {
+    if {
+        mod rseq;
+    } else {
+        #[path = "rseq_none.rs"]
+        mod rseq;
+    }
+}
 mod schedule;
 mod slot;
 mod topology;
