@@ -71,7 +71,7 @@ pub struct RseqSlot {
 
 // SAFETY: the cells are reached only through the restartable sequences (slot `i` by threads
 // running on CPU `i`, one at a time, the kernel aborting any section another thread of that
-// CPU interrupts), through `&mut` access of the owner, or (in the wipe-on-fork placement)
+// CPU interrupts), through `&mut self`, or (in the wipe-on-fork placement)
 // through atomic views of `word` and `master` by a protocol the sections honour (see
 // `rseq::step_wyrand_seeded`); `restarts` is atomic.
 unsafe impl Sync for RseqSlot {}

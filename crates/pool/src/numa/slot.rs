@@ -31,7 +31,7 @@ pub const SMALL_MAX: usize = 256;
 /// Busy slots a reader tries before it falls back to a one-read key from the node.
 pub const MAX_PROBES: usize = 4;
 
-/// The owner tag of every slot lock (locked and rseq slots) when slots are wipe-on-fork
+/// The holder tag of every slot lock (locked and rseq slots) when slots are wipe-on-fork
 /// memory: any nonzero value, since such a lock never outlives the process image that took
 /// it (a fork child finds the lock word zero), so it needs no owner and is never taken over.
 pub(crate) const WIPED_SLOT_TAG: usize = 1;
