@@ -70,30 +70,35 @@ pub fn source() -> Source {
 /// area.
 #[inline]
 pub fn rseq_cpu() -> Option<usize> {
-    #[cfg(all(
-        feature = "std",
-        target_os = "linux",
-        target_arch = "x86_64",
-        target_env = "gnu",
-        not(miri),
-        not(scalrand_loom)
-    ))]
-    if let Some(off) = rseq_offset() {
-        let cpu: u32;
-        // SAFETY: reads 4 bytes of the calling thread's own rseq area (`cpu_id` at offset 4),
-        // which glibc keeps mapped for the thread's lifetime at `fs:[__rseq_offset]`.
-        unsafe {
-            core::arch::asm!(
-                "mov {c:e}, dword ptr fs:[{off} + 4]",
-                off = in(reg) off,
-                c = out(reg) cpu,
-                options(nostack, readonly, preserves_flags),
-            );
+    rseq_area_cpu()
+}
+
+crate::cfg_rseq! {
+    if {
+        #[inline]
+        fn rseq_area_cpu() -> Option<usize> {
+            let off = rseq_offset()?;
+            let cpu: u32;
+            // SAFETY: reads 4 bytes of the calling thread's own rseq area (`cpu_id` at offset
+            // 4), which glibc keeps mapped for the thread's lifetime at `fs:[__rseq_offset]`.
+            unsafe {
+                core::arch::asm!(
+                    "mov {c:e}, dword ptr fs:[{off} + 4]",
+                    off = in(reg) off,
+                    c = out(reg) cpu,
+                    options(nostack, readonly, preserves_flags),
+                );
+            }
+            // -1 (uninitialised or unregistered) and -2 (registration failed) are negative as
+            // i32.
+            i32::try_from(cpu).ok().map(|c| c as usize)
         }
-        // -1 (uninitialised or unregistered) and -2 (registration failed) are negative as i32.
-        return i32::try_from(cpu).ok().map(|c| c as usize);
+    } else {
+        #[inline]
+        fn rseq_area_cpu() -> Option<usize> {
+            None
+        }
     }
-    None
 }
 
 /// The shared opening of scalrand's x86_64 restartable sequences, as one `asm!` template

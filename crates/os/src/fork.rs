@@ -158,49 +158,45 @@ mod sys {
         usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
     }
 
-    /// Asks the kernel to hand a fork child `[p, p + len)` zeroed: `madvise(MADV_WIPEONFORK)`
-    /// on Linux ≥ 4.14, `minherit(INHERIT_ZERO)` on FreeBSD ≥ 12, `minherit(MAP_INHERIT_ZERO)`
-    /// on OpenBSD ≥ 5.6. False where the kernel lacks it, on every other system, and where
-    /// the call cannot be trusted (see [`super::advice_is_truthful`]).
-    #[cfg(not(target_vendor = "apple"))]
-    pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let (call, zero) = (
-            |advice: libc::c_int| {
-                // SAFETY: the caller passes a mapping it owns; madvise only changes its fork
-                // behaviour, and an advice the kernel does not know changes nothing (EINVAL).
-                unsafe { libc::madvise(p, len, advice) }
-            },
-            libc::MADV_WIPEONFORK,
-        );
-        #[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
-        let (call, zero) = (
-            |inherit: libc::c_int| {
-                // SAFETY: the caller passes a mapping it owns; minherit only changes what a
-                // fork child receives, and a value the kernel does not know is EINVAL.
-                unsafe { libc::minherit(p, len, inherit) }
-            },
-            #[cfg(target_os = "freebsd")]
-            libc::INHERIT_ZERO,
-            #[cfg(target_os = "openbsd")]
-            libc::MAP_INHERIT_ZERO,
-        );
-        #[cfg(any(
-            target_os = "linux",
-            target_os = "android",
-            target_os = "freebsd",
-            target_os = "openbsd"
-        ))]
-        return super::advice_is_truthful(call) && call(zero) == 0;
-        #[cfg(not(any(
-            target_os = "linux",
-            target_os = "android",
-            target_os = "freebsd",
-            target_os = "openbsd"
-        )))]
-        {
-            let _ = (p, len);
-            false
+    cfg_wipe_on_fork! {
+        if {
+            /// Asks the kernel to hand a fork child `[p, p + len)` zeroed:
+            /// `madvise(MADV_WIPEONFORK)` on Linux ≥ 4.14, `minherit(INHERIT_ZERO)` on
+            /// FreeBSD ≥ 12, `minherit(MAP_INHERIT_ZERO)` on OpenBSD ≥ 5.6. False where the
+            /// kernel lacks it and where the call cannot be trusted (see
+            /// [`super::advice_is_truthful`]).
+            pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                let (call, zero) = (
+                    |advice: libc::c_int| {
+                        // SAFETY: the caller passes a mapping it owns; madvise only changes
+                        // its fork behaviour, and an advice the kernel does not know changes
+                        // nothing (EINVAL).
+                        unsafe { libc::madvise(p, len, advice) }
+                    },
+                    libc::MADV_WIPEONFORK,
+                );
+                #[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
+                let (call, zero) = (
+                    |inherit: libc::c_int| {
+                        // SAFETY: the caller passes a mapping it owns; minherit only changes
+                        // what a fork child receives, and a value the kernel does not know is
+                        // EINVAL.
+                        unsafe { libc::minherit(p, len, inherit) }
+                    },
+                    #[cfg(target_os = "freebsd")]
+                    libc::INHERIT_ZERO,
+                    #[cfg(target_os = "openbsd")]
+                    libc::MAP_INHERIT_ZERO,
+                );
+                super::advice_is_truthful(call) && call(zero) == 0
+            }
+        } else {
+            /// No system call hands a fork child zeroed memory here.
+            #[cfg(not(target_vendor = "apple"))]
+            pub(crate) fn advise_wipe_on_fork(_p: *mut libc::c_void, _len: usize) -> bool {
+                false
+            }
         }
     }
 }
@@ -403,8 +399,8 @@ mod imp {
     }
 
     extern "C" fn child() {
-        // A new pid: `by_pid` moves the generation once, whether or not an earlier handler
-        // already asked.
+        // A new pid: `by_pid` moves the generation once, whether or not an earlier handler already
+        // asked.
         let _ = by_pid();
         STATE.forking.store(0, Ordering::Release);
     }
@@ -412,71 +408,42 @@ mod imp {
     pub(super) use super::sys::signals_blocked;
 }
 
-/// Whether the kernel's answer to an advice is truthful here: a value no kernel defines must
-/// fail. User-mode emulators (qemu-user, which Docker uses to run foreign-architecture images)
-/// answer every `madvise` with 0 and do nothing, so `MADV_WIPEONFORK` would be accepted and
-/// never wipe: fork detection must then take the pid path. Probed once per process with `call`
-/// (which runs `madvise` or `minherit` with the value it is given on a mapping the caller
-/// owns), then cached.
-#[cfg(all(
-    feature = "std",
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ),
-    not(miri),
-    not(scalrand_loom)
-))]
-pub(crate) fn advice_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
-    use core::sync::atomic::{AtomicU8, Ordering};
-    static TRUTHFUL: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
-    match TRUTHFUL.load(Ordering::Relaxed) {
-        1 => true,
-        2 => false,
-        _ => {
-            let yes = probe_says_truthful(call);
-            TRUTHFUL.store(if yes { 1 } else { 2 }, Ordering::Relaxed);
-            yes
+cfg_wipe_on_fork! {
+    if {
+        /// Whether the kernel's answer to an advice is truthful here: a value no kernel defines
+        /// must fail. User-mode emulators (qemu-user, which Docker uses to run foreign-architecture
+        /// images) answer every `madvise` with 0 and do nothing, so `MADV_WIPEONFORK` would be
+        /// accepted and never wipe: fork detection must then take the pid path. Probed once per
+        /// process with `call` (which runs `madvise` or `minherit` with the value it is given on a
+        /// mapping the caller owns), then cached.
+        pub(crate) fn advice_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+            use core::sync::atomic::{AtomicU8, Ordering};
+            static TRUTHFUL: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
+            match TRUTHFUL.load(Ordering::Relaxed) {
+                1 => true,
+                2 => false,
+                _ => {
+                    let yes = probe_says_truthful(call);
+                    TRUTHFUL.store(if yes { 1 } else { 2 }, Ordering::Relaxed);
+                    yes
+                }
+            }
         }
+
+        /// The probe itself: a value no kernel defines (Linux checks the advice before it looks at
+        /// the range and answers `EINVAL`; the BSDs check the inheritance value likewise) must not
+        /// succeed.
+        fn probe_says_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+            /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s) and
+            /// every BSD inheritance value (0 to 4).
+            const NO_SUCH_ADVICE: libc::c_int = 0x7ead_beef;
+            call(NO_SUCH_ADVICE) != 0
+        }
+
+        // The wipe-on-fork slices of `crate::wipe` exist where the kernel can wipe.
+        pub(crate) use sys::{advise_wipe_on_fork, page_size};
     }
 }
-
-/// The probe itself: a value no kernel defines (Linux checks the advice before it looks at
-/// the range and answers `EINVAL`; the BSDs check the inheritance value likewise) must not
-/// succeed.
-#[cfg(all(
-    feature = "std",
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ),
-    not(miri),
-    not(scalrand_loom)
-))]
-fn probe_says_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
-    /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s) and every
-    /// BSD inheritance value (0 to 4).
-    const NO_SUCH_ADVICE: libc::c_int = 0x7ead_beef;
-    call(NO_SUCH_ADVICE) != 0
-}
-
-// The wipe-on-fork slices of `crate::wipe` exist where the kernel can wipe.
-#[cfg(all(
-    feature = "std",
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ),
-    not(miri),
-    not(scalrand_loom)
-))]
-pub(crate) use sys::{advise_wipe_on_fork, page_size};
 
 #[cfg(not(all(feature = "std", unix, not(miri), not(scalrand_loom))))]
 mod imp {

@@ -7,6 +7,39 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+/// Keeps the items of its first block where the kernel can hand a fork child memory zeroed
+/// (`madvise(MADV_WIPEONFORK)` on Linux and Android, `minherit` on FreeBSD and OpenBSD, with
+/// `std`, outside miri and loom), and those of its `else` block everywhere else: the one place
+/// that says where that is. Whether a given kernel really does it is still asked at run time
+/// ([`fork::detection`]).
+macro_rules! cfg_wipe_on_fork {
+    (if { $($yes:item)* } else { $($no:item)* }) => {
+        cfg_wipe_on_fork! {
+            @split
+            (all(
+                feature = "std",
+                any(
+                    target_os = "linux",
+                    target_os = "android",
+                    target_os = "freebsd",
+                    target_os = "openbsd"
+                ),
+                not(miri),
+                not(scalrand_loom)
+            ))
+            [$($yes)*]
+            [$($no)*]
+        }
+    };
+    (if { $($yes:item)* }) => {
+        cfg_wipe_on_fork! { if { $($yes)* } else {} }
+    };
+    (@split $pred:tt [$($yes:item)*] [$($no:item)*]) => {
+        $(#[cfg $pred] $yes)*
+        $(#[cfg(not $pred)] $no)*
+    };
+}
+
 pub mod clock;
 pub mod cpu;
 pub mod entropy;

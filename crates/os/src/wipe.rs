@@ -65,29 +65,7 @@ unsafe impl<T: ZeroValid + Sync> Sync for WipeOnFork<T> {}
 impl<T: ZeroValid> WipeOnFork<T> {
     /// `len` elements, element `i` initialised to `init(i)`.
     pub fn new(len: usize, init: impl FnMut(usize) -> T) -> Self {
-        #[cfg(all(
-            feature = "std",
-            any(
-                target_os = "linux",
-                target_os = "android",
-                target_os = "freebsd",
-                target_os = "openbsd"
-            ),
-            not(miri),
-            not(scalrand_loom)
-        ))]
         let mut init = init;
-        #[cfg(all(
-            feature = "std",
-            any(
-                target_os = "linux",
-                target_os = "android",
-                target_os = "freebsd",
-                target_os = "openbsd"
-            ),
-            not(miri),
-            not(scalrand_loom)
-        ))]
         if let Some(m) = mapped::new(len, &mut init) {
             return m;
         }
@@ -115,110 +93,110 @@ impl<T: ZeroValid> WipeOnFork<T> {
     }
 }
 
-#[cfg(all(
-    feature = "std",
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ),
-    not(miri),
-    not(scalrand_loom)
-))]
-mod mapped {
-    use super::{WipeOnFork, ZeroValid};
+cfg_wipe_on_fork! {
+    if {
+        mod mapped {
+        use super::{WipeOnFork, ZeroValid};
 
-    /// Unmaps on drop; drops the first `len` elements, as far as `new` got.
-    struct Guard<T> {
-        ptr: core::ptr::NonNull<T>,
-        len: usize,
-        bytes: usize,
-    }
+        /// Unmaps on drop; drops the first `len` elements, as far as `new` got.
+        struct Guard<T> {
+            ptr: core::ptr::NonNull<T>,
+            len: usize,
+            bytes: usize,
+        }
 
-    impl<T> Drop for Guard<T> {
-        fn drop(&mut self) {
-            // SAFETY: the first `len` elements are initialised and owned by the guard; the
-            // mapping of `bytes` bytes is ours.
-            unsafe {
-                core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
-                    self.ptr.as_ptr(),
-                    self.len,
-                ));
-                libc::munmap(self.ptr.as_ptr().cast(), self.bytes);
+        impl<T> Drop for Guard<T> {
+            fn drop(&mut self) {
+                // SAFETY: the first `len` elements are initialised and owned by the guard; the
+                // mapping of `bytes` bytes is ours.
+                unsafe {
+                    core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
+                        self.ptr.as_ptr(),
+                        self.len,
+                    ));
+                    libc::munmap(self.ptr.as_ptr().cast(), self.bytes);
+                }
             }
         }
-    }
 
-    pub(super) fn new<T: ZeroValid>(
-        len: usize,
-        init: &mut impl FnMut(usize) -> T,
-    ) -> Option<WipeOnFork<T>> {
-        let page = crate::fork::page_size();
-        let size = core::mem::size_of::<T>().checked_mul(len)?;
-        if size == 0 || core::mem::align_of::<T>() > page {
-            return None;
+        pub(super) fn new<T: ZeroValid>(
+            len: usize,
+            init: &mut impl FnMut(usize) -> T,
+        ) -> Option<WipeOnFork<T>> {
+            let page = crate::fork::page_size();
+            let size = core::mem::size_of::<T>().checked_mul(len)?;
+            if size == 0 || core::mem::align_of::<T>() > page {
+                return None;
+            }
+            let bytes = size.checked_add(page - 1)? / page * page;
+            // SAFETY: an anonymous private mapping with no address hint has no preconditions.
+            let p = unsafe {
+                libc::mmap(
+                    core::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return None;
+            }
+            if !crate::fork::advise_wipe_on_fork(p, bytes) {
+                // SAFETY: `p` is the `bytes`-long mapping made above, used by nobody else.
+                unsafe { libc::munmap(p, bytes) };
+                return None;
+            }
+            let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
+            // Drops what was written and unmaps if `init` unwinds half-way.
+            let mut guard = Guard { ptr, len: 0, bytes };
+            for i in 0..len {
+                // SAFETY: `i < len` elements fit in the mapping; it is page-aligned, so aligned for
+                // `T` (checked above), and slot `i` is not yet initialised.
+                unsafe { ptr.as_ptr().add(i).write(init(i)) };
+                guard.len = i + 1;
+            }
+            core::mem::forget(guard);
+            Some(WipeOnFork {
+                ptr,
+                len,
+                mapped_bytes: bytes,
+                _owns: core::marker::PhantomData,
+            })
         }
-        let bytes = size.checked_add(page - 1)? / page * page;
-        // SAFETY: an anonymous private mapping with no address hint has no preconditions.
-        let p = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
-        if !crate::fork::advise_wipe_on_fork(p, bytes) {
-            // SAFETY: `p` is the `bytes`-long mapping made above, used by nobody else.
-            unsafe { libc::munmap(p, bytes) };
-            return None;
-        }
-        let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
-        // Drops what was written and unmaps if `init` unwinds half-way.
-        let mut guard = Guard { ptr, len: 0, bytes };
-        for i in 0..len {
-            // SAFETY: `i < len` elements fit in the mapping; it is page-aligned, so aligned for
-            // `T` (checked above), and slot `i` is not yet initialised.
-            unsafe { ptr.as_ptr().add(i).write(init(i)) };
-            guard.len = i + 1;
-        }
-        core::mem::forget(guard);
-        Some(WipeOnFork {
-            ptr,
-            len,
-            mapped_bytes: bytes,
-            _owns: core::marker::PhantomData,
-        })
-    }
 
-    /// Drops the elements and unmaps.
-    ///
-    /// # Safety
-    /// `ptr`, `len` and `bytes` describe a mapping made by `new` above, freed once.
-    pub(super) unsafe fn free<T>(ptr: core::ptr::NonNull<T>, len: usize, bytes: usize) {
-        drop(Guard { ptr, len, bytes });
+        /// Drops the elements and unmaps.
+        ///
+        /// # Safety
+        /// `ptr`, `len` and `bytes` describe a mapping made by `new` above, freed once.
+        pub(super) unsafe fn free<T>(ptr: core::ptr::NonNull<T>, len: usize, bytes: usize) {
+            drop(Guard { ptr, len, bytes });
+        }
+        }
+    } else {
+        /// No memory the kernel wipes here: every `WipeOnFork` lives on the heap.
+        mod mapped {
+            use super::{WipeOnFork, ZeroValid};
+
+            pub(super) fn new<T: ZeroValid>(
+                _len: usize,
+                _init: &mut impl FnMut(usize) -> T,
+            ) -> Option<WipeOnFork<T>> {
+                None
+            }
+
+            /// Never called: `mapped_bytes` is 0 where nothing is mapped.
+            ///
+            /// # Safety
+            /// None needed; `unsafe` to match the mapping version.
+            pub(super) unsafe fn free<T>(_: core::ptr::NonNull<T>, _: usize, _: usize) {}
+        }
     }
 }
 
 impl<T: ZeroValid> Drop for WipeOnFork<T> {
     fn drop(&mut self) {
-        #[cfg(all(
-            feature = "std",
-            any(
-                target_os = "linux",
-                target_os = "android",
-                target_os = "freebsd",
-                target_os = "openbsd"
-            ),
-            not(miri),
-            not(scalrand_loom)
-        ))]
         if self.mapped_bytes != 0 {
             // SAFETY: a non-zero `mapped_bytes` means `mapped::new` made this mapping.
             unsafe { mapped::free(self.ptr, self.len, self.mapped_bytes) };

@@ -4,8 +4,9 @@
 #![cfg(all(unix, feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use scalrand_os::fork::{self, Detection};
-use scalrand_os::wipe::WipeOnFork;
+use scalrand_os::fork;
+#[cfg(target_os = "linux")]
+use scalrand_os::{fork::Detection, wipe::WipeOnFork};
 
 /// Runs `child` in a forked child made by `how`, returns the 8 bytes it wrote.
 fn in_child(how: fn() -> libc::pid_t, child: impl FnOnce() -> u64) -> u64 {
