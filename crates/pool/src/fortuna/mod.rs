@@ -71,7 +71,7 @@
 //!   reader's key, which derives from K') from `k_r` means breaking the PRF, so a memory
 //!   compromise of a reader (even one preempted for a long time mid-read) reveals its own
 //!   output and nothing later. (FreeBSD r349154 hands the reader K itself and derives the next
-//!   global key from K at a later counter; the issue-13 test
+//!   global key from K at a later counter; the test
 //!   `concurrent_reader_key_reaches_no_later_reader_*` fails on that schedule.)
 //! * Readers never share a (key, block): each has its own key. The loom model (`rng.rs`: two
 //!   readers and a reseed, in each mode) checks that, that no reader key is a global key,
