@@ -121,6 +121,7 @@ impl<P: Prf> Generator<P> {
         self.reseed_in_frame(seed);
         // The hash of K ran in the frame below (see `reseed_in_frame`): wipe it.
         crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
+        crate::numa::backends::clear_vector_registers();
     }
 
     /// [`reseed`](Self::reseed) without the stack wipe. Never inlined: `finalize` moves the

@@ -548,10 +548,12 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 }
 
 /// Zeroes the stack below the caller to the depth a Fortuna operation reaches (see
-/// `numa::backends::FORTUNA_WIPE_DEPTH`).
+/// `numa::backends::FORTUNA_WIPE_DEPTH`), then the vector registers (AES-NI and VAES keep
+/// round keys in them).
 #[inline]
 fn wipe_below() {
     crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
+    crate::numa::backends::clear_vector_registers();
 }
 
 /// Domain label of the fork path's reseed.

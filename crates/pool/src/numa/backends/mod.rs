@@ -213,6 +213,71 @@ pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
 #[cfg(debug_assertions)]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 
+// Whether the CPU has AVX, for clearing registers (whatever backend a forcing cfg allows: a
+// cipher outside this module, such as the `aes` crate's VAES path, may use them).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(clear_avx_cpuid, "avx");
+
+/// Clears the vector registers that the keystream (and, for Fortuna, the block cipher) may have
+/// left key-derived values in: on x86_64 `xmm0`–`xmm15`, and where the CPU has AVX their `ymm`
+/// upper halves too (`vzeroall`); `v0`–`v31` on aarch64 with NEON. Every caller-saved vector
+/// register, so the compiler keeps nothing of its own in them across this call. The x86-64
+/// System V ABI (section 3.2.1) makes all of them caller-saved.
+///
+/// The bulk paths already clear the registers they used; this also covers the single-block
+/// SSE2 function that every x86_64 path runs for a last partial block, and code the compiler
+/// vectorised in the portable backend.
+#[inline]
+pub(crate) fn clear_vector_registers() {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if clear_avx_cpuid::get() {
+            // SAFETY: `_mm256_zeroall` needs AVX, which the cached token just read says the
+            // CPU executes and the OS saves.
+            unsafe { zero_all_avx() };
+        } else {
+            clear_xmm();
+        }
+    }
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri)
+    ))]
+    clear_neon();
+}
+
+/// `vzeroall`: `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`) zeroed.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[target_feature(enable = "avx")]
+#[inline]
+fn zero_all_avx() {
+    core::arch::x86_64::_mm256_zeroall();
+}
+
+/// Clears `xmm0`–`xmm15` with SSE instructions (part of the x86_64 baseline).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline]
+fn clear_xmm() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "xorps xmm0, xmm0", "xorps xmm1, xmm1", "xorps xmm2, xmm2", "xorps xmm3, xmm3",
+            "xorps xmm4, xmm4", "xorps xmm5, xmm5", "xorps xmm6, xmm6", "xorps xmm7, xmm7",
+            "xorps xmm8, xmm8", "xorps xmm9, xmm9", "xorps xmm10, xmm10", "xorps xmm11, xmm11",
+            "xorps xmm12, xmm12", "xorps xmm13, xmm13", "xorps xmm14, xmm14",
+            "xorps xmm15, xmm15",
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+}
+
 /// Clears `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`).
 #[cfg(all(
     target_arch = "x86_64",
@@ -266,8 +331,7 @@ fn clear_zmm() {
     target_arch = "aarch64",
     target_endian = "little",
     target_feature = "neon",
-    not(miri),
-    not(scalrand_chacha_portable)
+    not(miri)
 ))]
 #[inline]
 fn clear_neon() {
@@ -395,6 +459,7 @@ pub(crate) fn keystream(
 ) {
     keystream_unwiped(key, nonce, counter, dest, rounds);
     wipe_stack();
+    clear_vector_registers();
 }
 
 #[inline(never)]
@@ -429,6 +494,7 @@ pub(crate) fn block(
 ) {
     one_block(key, nonce, counter, rounds.count() / 2, out);
     wipe_stack();
+    clear_vector_registers();
 }
 
 #[cfg(test)]
