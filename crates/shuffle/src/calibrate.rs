@@ -24,12 +24,14 @@
 //! * **JVM heap** (commit e900a918b098's Java server benchmark: heap 3× the cache, cache
 //!   conflict rate 8% on the first run, 21% after aging, levelled at 11% with the shuffle; the
 //!   changelog gives no method, and Michal Hocko (LKML, Oct 2018) objected that it was a single
-//!   undescribed benchmark). The model: [`crate::presets::heap_for`] (heap 3× the cache, a
-//!   young-generation-like hot region of 1/16 of the cache taking 90% of accesses) on the KNL
-//!   zone and cache, first run after boot (*fresh*) and after the server aging (*aged*, heap
-//!   allocated through reclaim), under in-order, shuffle (order 10 + coin) and zonesort (run
-//!   just before the heap starts); conflict rate (conflicts / accesses) as a distribution over
-//!   seeds, one aging history each.
+//!   undescribed benchmark). The model: [`crate::jvm::JvmSpec::hotspot`] (heap 3× the cache in
+//!   HotSpot's default generations, eden swept, survivor spaces, a hot part of the old
+//!   generation, a cold bulk, a miss floor; faulted in TLAB-sized runs by one thread per CPU
+//!   through the per-CPU lists; the access shares are [`CalibrateConfig::jvm`], assumptions)
+//!   on the KNL zone and cache, first run after boot (*fresh*) and after the server aging
+//!   (*aged*, the heap's pages allocated through reclaim), under in-order, shuffle (order 10 +
+//!   coin) and zonesort (run just before the heap starts); conflict rate (conflicts /
+//!   accesses) as a distribution over seeds, one aging history each.
 //!
 //! Everything is scaled by `scale` (a power of two): sizes divide by it, ratios stay. The
 //! miss ratio is over all measured traffic after one warm pass: compulsory, capacity and
@@ -42,13 +44,11 @@ use rand_core::{Rng, SeedableRng};
 use crate::Error;
 use crate::bandwidth::BandwidthModel;
 use crate::cache::{CacheMode, MemSideCache};
+use crate::jvm::{JvmAssumptions, JvmSpec, run_jvm};
 use crate::kernel::KernelVersion;
 use crate::pcp::PcpLists;
-use crate::presets::heap_for;
 use crate::server::{ServerAging, ServerSpec};
-use crate::workload::{
-    StreamSpec, Zipf, run_heap, run_heap_with, run_stream, run_stream_with, run_two_instance_stream,
-};
+use crate::workload::{StreamSpec, run_stream, run_stream_with, run_two_instance_stream};
 use crate::zone::{MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
 
 const GIB: u64 = 1 << 30;
@@ -79,6 +79,10 @@ pub struct CalibrateConfig {
     pub sweeps: u32,
     /// Kernel rules of the zones.
     pub kernel: KernelVersion,
+    /// The JVM case's access shares and hot old size: assumptions, no public source
+    /// ([`JvmAssumptions`]); the defaults when a report without them is read back.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub jvm: JvmAssumptions,
 }
 
 impl Default for CalibrateConfig {
@@ -90,6 +94,7 @@ impl Default for CalibrateConfig {
             aging_rounds: 4,
             sweeps: 3,
             kernel: KernelVersion::default(),
+            jvm: JvmAssumptions::default(),
         }
     }
 }
@@ -99,8 +104,8 @@ impl CalibrateConfig {
     ///
     /// # Errors
     /// [`Error::BadParameter`] for a scale that is not a power of two in `1 ..= 1024`, no
-    /// seeds, zero aging rounds or sweeps, or a bad bandwidth ([`BandwidthModel::validate`]);
-    /// [`Error::ZeroSeeds`] for no seeds.
+    /// seeds, zero aging rounds or sweeps, a bad bandwidth ([`BandwidthModel::validate`]) or
+    /// bad JVM assumptions ([`JvmAssumptions::validate`]); [`Error::ZeroSeeds`] for no seeds.
     pub fn validate(&self) -> Result<(), Error> {
         if !self.scale.is_power_of_two() || self.scale > 1024 {
             return Err(Error::BadParameter(
@@ -115,7 +120,8 @@ impl CalibrateConfig {
                 "calibrate needs at least one aging round and one sweep",
             ));
         }
-        self.bandwidth.validate()
+        self.bandwidth.validate()?;
+        self.jvm.validate()
     }
 
     fn cache_pages(&self) -> u64 {
@@ -531,8 +537,7 @@ fn jvm_history<R: Rng + SeedableRng>(
     server: &ServerSpec,
 ) -> Result<(f64, f64), Error> {
     let cache_pages = cfg.cache_pages();
-    let heap = heap_for(cache_pages, 4 * cache_pages);
-    let zipf = Zipf::new(heap.hot_pages as usize, heap.zipf_s)?;
+    let heap = JvmSpec::hotspot(cache_pages, 4 * cache_pages, server.cpus, &cfg.jvm);
     let zc = ZoneConfig::with_span(0, zone_pages)?
         .kernel(cfg.kernel)
         .pcp(PcpLists::Kernel { cpus: server.cpus });
@@ -553,19 +558,34 @@ fn jvm_history<R: Rng + SeedableRng>(
         Ok(())
     };
     sort(&mut zone)?;
-    let fresh = run_heap(&mut zone, &mut cache, &mut wrng, &heap, &zipf)?.conflict_rate();
+    let fresh = run_jvm(
+        &mut zone,
+        &mut cache,
+        &mut wrng,
+        &heap,
+        server.cpus,
+        &mut |z: &mut Zone<R>, cpu, order| z.alloc_pages_on(cpu, order, MigrateType::Movable),
+    )?
+    .conflict_rate();
     let mut srv = ServerAging::new();
     for _ in 0..cfg.aging_rounds {
         srv.round(&mut zone, &mut wrng, server)?;
     }
     sort(&mut zone)?;
-    let aged = run_heap_with(
+    // Aged, the heap's 4 KiB pages come through reclaim.
+    let aged = run_jvm(
         &mut zone,
         &mut cache,
         &mut wrng,
         &heap,
-        &zipf,
-        &mut |z: &mut Zone<R>| srv.alloc(z, server, 0, MigrateType::Movable),
+        server.cpus,
+        &mut |z: &mut Zone<R>, cpu, order| {
+            if order == 0 {
+                srv.alloc(z, server, cpu, MigrateType::Movable)
+            } else {
+                z.alloc_pages_on(cpu, order, MigrateType::Movable)
+            }
+        },
     )?
     .conflict_rate();
     Ok((fresh, aged))

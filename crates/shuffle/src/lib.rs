@@ -13,6 +13,7 @@ pub mod calibrate;
 mod error;
 pub mod experiment;
 pub mod free_area;
+pub mod jvm;
 pub mod kernel;
 pub mod pcp;
 pub mod presets;

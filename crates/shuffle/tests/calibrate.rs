@@ -6,6 +6,7 @@ mod common;
 
 use common::SplitMix64;
 use scalrand_fastprng::Xoroshiro128PlusPlus;
+use scalrand_shuffle::jvm::JvmAssumptions;
 use scalrand_shuffle::{
     BandwidthModel, CalibrateConfig, Error, MigrateType, PcpLists, ShufflePolicy, Zone, ZoneConfig,
     expected_shuffled_miss_ratio, run_calibrate,
@@ -194,6 +195,13 @@ fn calibrate_config_validate() {
         },
         CalibrateConfig {
             sweeps: 0,
+            ..ok.clone()
+        },
+        CalibrateConfig {
+            jvm: JvmAssumptions {
+                miss_floor: 0.5,
+                ..JvmAssumptions::default()
+            },
             ..ok.clone()
         },
     ] {

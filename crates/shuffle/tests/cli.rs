@@ -246,6 +246,28 @@ fn calibrate_bad_input_exits_2_before_work() {
         (&["calibrate", "--scale", "1", "--sweeps", "0"], "sweep"),
         (&["calibrate", "--scale", "1", "--seeds", ""], "seed"),
         (&["calibrate", "--scale", "1", "--kernel", "4.19"], "kernel"),
+        (
+            &["calibrate", "--scale", "1", "--jvm-shares", "0.5,0.5"],
+            "five numbers",
+        ),
+        (
+            &[
+                "calibrate",
+                "--scale",
+                "1",
+                "--jvm-shares",
+                "0.5,0.5,0.5,0,0",
+            ],
+            "sum to 1",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--jvm-hot-old", "0"],
+            "hot old",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--jvm-hot-old", "2.5"],
+            "hot old",
+        ),
     ] {
         let t = std::time::Instant::now();
         let out = bin().args(args).output().unwrap();
@@ -297,6 +319,34 @@ fn calibrate_json_shape() {
     }
     assert_eq!(v["config"]["scale"], 1024);
     assert_eq!(v["config"]["kernel"], "5.10");
+    let j = &v["config"]["jvm"];
+    let shares: Vec<f64> = ["eden", "survivor", "hot_old", "cold_old", "miss_floor"]
+        .iter()
+        .map(|k| frac(&j[k]))
+        .collect();
+    assert_eq!(shares, vec![0.5, 0.05, 0.4, 0.05, 0.0]);
+    assert_eq!(j["hot_old_of_cache"], 0.125);
+    // The JVM flags reach the JVM case: with every access in the miss floor, every policy's
+    // conflict rate is 1 at every percentile.
+    let v = run_json(&[
+        "calibrate",
+        "--scale",
+        "1024",
+        "--seeds",
+        "1,2",
+        "--rounds",
+        "1",
+        "--jvm-shares",
+        "0,0,0,0,1",
+        "--json",
+    ]);
+    for p in ["in_order", "shuffle", "zonesort"] {
+        for when in ["fresh", "aged"] {
+            for q in ["p10", "median", "p90"] {
+                assert_eq!(v["jvm"][p][when][q], 1.0, "{p} {when} {q}");
+            }
+        }
+    }
 }
 
 /// The one end-to-end check of the clap front end: help with examples, the version, a good

@@ -48,6 +48,21 @@ pub(crate) struct CalibrateArgs {
     /// Kernel whose rules apply: any major.minor from 5.2.
     #[arg(long, value_name = "VERSION", value_parser = parse_kernel, default_value = "5.10")]
     pub(crate) kernel: KernelVersion,
+    /// JVM case: shares of the accesses to eden, the survivor space, the hot old part, the
+    /// cold old bulk and the miss floor, comma-separated, summing to 1 (an assumption: no
+    /// public source).
+    #[arg(
+        long,
+        value_name = "E,S,H,C,F",
+        value_delimiter = ',',
+        num_args = 1,
+        default_value = "0.5,0.05,0.4,0.05,0"
+    )]
+    pub(crate) jvm_shares: Vec<f64>,
+    /// JVM case: size of the hot part of the old generation, as a fraction of the cache (an
+    /// assumption: no public source).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.125)]
+    pub(crate) jvm_hot_old: f64,
     /// Threads the seeds run on (default: one per core; 1 runs them one after another). The
     /// results are the same for any number.
     #[arg(long, short = 'j', value_name = "N", value_parser = crate::jobs::parse_jobs, allow_hyphen_values = true)]

@@ -5,6 +5,7 @@ use std::string::ToString;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scalrand_fastprng::Xoroshiro128PlusPlus;
+use scalrand_shuffle::jvm::JvmAssumptions;
 use scalrand_shuffle::{BandwidthModel, CalibrateConfig, run_calibrate, run_calibrate_parallel};
 
 use crate::CliError;
@@ -12,6 +13,12 @@ use crate::args::CalibrateArgs;
 use crate::jobs::run_seeds;
 
 pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
+    let [eden, survivor, hot_old, cold_old, miss_floor] = a.jvm_shares[..] else {
+        return Err(CliError(
+            "--jvm-shares takes five numbers: eden, survivor, hot old, cold old, miss floor"
+                .to_string(),
+        ));
+    };
     let cfg = CalibrateConfig {
         scale: a.scale,
         bandwidth: BandwidthModel {
@@ -22,6 +29,14 @@ pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
         aging_rounds: a.rounds,
         sweeps: a.sweeps,
         kernel: a.kernel,
+        jvm: JvmAssumptions {
+            eden,
+            survivor,
+            hot_old,
+            cold_old,
+            miss_floor,
+            hot_old_of_cache: a.jvm_hot_old,
+        },
     };
     cfg.validate()?;
     let target = if a.quiet {
@@ -92,6 +107,11 @@ pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
         );
     }
     let pct = |x: f64| x * 100.0;
+    let j = &cfg.jvm;
+    println!(
+        "JVM assumed shares: eden {}, survivor {}, hot old {} (of {} of the cache), cold old {}, miss floor {}",
+        j.eden, j.survivor, j.hot_old, j.hot_old_of_cache, j.cold_old, j.miss_floor
+    );
     for (name, p) in [
         ("in-order", &r.jvm.in_order),
         ("shuffle", &r.jvm.shuffle),
