@@ -683,6 +683,42 @@ impl<R: Rng> Zone<R> {
         self.area.add(i, order, mt, to_tail);
     }
 
+    /// The free scanner's step of compaction (`isolate_freepages_block`, sync mode): when the
+    /// pageblock holding `pfn` is a MOVABLE one (`suitable_migration_target`) and holds no
+    /// free block of pageblock order or more, every free block on the buddy lists inside it is
+    /// taken off its list and split into order-0 pages (`split_map_pages`), which are marked
+    /// handed out and returned, lowest PFN first. Pages on per-CPU lists are not `PageBuddy`
+    /// and stay where they are. Hand back what goes unused with [`Zone::free_pages_on`] at
+    /// order 0 (`release_freepages`).
+    pub(crate) fn isolate_free_pageblock(&mut self, pfn: u64, out: &mut Vec<u64>) {
+        let Some(i) = self.area.index_of(pfn) else {
+            return;
+        };
+        if self.area.mt_of(i) != MigrateType::Movable as u8 {
+            return;
+        }
+        let (s, e) = self.area.pageblock_range(i);
+        let order_at = |area: &FreeArea, j: u32| (0..=MAX_ORDER).find(|&o| area.is_free_head(j, o));
+        if order_at(&self.area, s).is_some_and(|o| o >= PAGEBLOCK_ORDER) {
+            return;
+        }
+        let start = self.start_pfn();
+        let mut j = s;
+        while j < e {
+            match order_at(&self.area, j) {
+                Some(o) => {
+                    self.area.del(j, o);
+                    for k in j..j + (1u32 << o) {
+                        self.area.set_alloc(k, 0);
+                        out.push(start + u64::from(k));
+                    }
+                    j += 1u32 << o;
+                }
+                None => j += 1,
+            }
+        }
+    }
+
     /// Pages in use per 4 MiB cache slot for a direct-mapped cache of `cache_pages` pages
     /// (see [`crate::zonesort`]).
     ///

@@ -641,3 +641,77 @@ fn jobs_do_not_change_the_results() {
     };
     assert_eq!(cal("1"), cal("3"));
 }
+
+/// `--compact-every` takes a whole number of rounds, 1 or more, and needs the server aging;
+/// anything else is refused at once with exit status 2 and a message naming the problem.
+#[test]
+fn compact_every_refused_before_work() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["simulate", "--preset", "tiny", "--compact-every", "0"],
+            "1 or more",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--compact-every", "-3"],
+            "1 or more",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--compact-every", "two"],
+            "not a whole number",
+        ),
+        (
+            &[
+                "simulate",
+                "--preset",
+                "tiny",
+                "--aging",
+                "synthetic",
+                "--compact-every",
+                "2",
+            ],
+            "needs the server aging",
+        ),
+    ];
+    for (args, want) in cases {
+        let t = std::time::Instant::now();
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{args:?}");
+    }
+    // A good value is accepted and lands in the resolved config.
+    let out = bin()
+        .args([
+            "simulate",
+            "--preset",
+            "tiny",
+            "--aging",
+            "server",
+            "--compact-every",
+            "2",
+            "--dump-config",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cfg: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cfg["server"]["compact_every"], 2);
+    let out = bin()
+        .args([
+            "simulate",
+            "--preset",
+            "tiny",
+            "--aging",
+            "server",
+            "--dump-config",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("compact"));
+}

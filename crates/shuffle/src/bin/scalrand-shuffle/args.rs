@@ -167,6 +167,9 @@ pub(crate) struct SimulateArgs {
     /// Aging rounds.
     #[arg(long)]
     pub(crate) rounds: Option<u32>,
+    /// Server aging: compact the zone after every N rounds (default: never).
+    #[arg(long, value_name = "N", value_parser = parse_compact_every, allow_hyphen_values = true)]
+    pub(crate) compact_every: Option<u32>,
     /// Seeds, comma-separated.
     #[arg(long, value_delimiter = ',', num_args = 1)]
     pub(crate) seeds: Option<Vec<u64>>,
@@ -274,6 +277,20 @@ pub(crate) fn parse_mib(s: &str) -> Result<u64, String> {
             .ok_or_else(|| format!("`{s}` MiB is too large"));
     }
     parse_bytes(s)
+}
+
+/// `--compact-every N`: a whole number of rounds, 1 or more.
+pub(crate) fn parse_compact_every(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if (1..=i64::from(u32::MAX)).contains(&n) => Ok(n as u32),
+        Ok(n) if n < 1 => Err(format!(
+            "`{s}` rounds cannot space anything: --compact-every is a number of rounds, 1 or more"
+        )),
+        Ok(_) => Err(format!("`{s}` is more than {} rounds", u32::MAX)),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number: --compact-every is a number of rounds, 1 or more"
+        )),
+    }
 }
 
 pub(crate) fn parse_kernel(s: &str) -> Result<KernelVersion, String> {

@@ -89,6 +89,16 @@ pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliErro
     if a.no_pcp {
         cfg.pcp = false;
     }
+    if let Some(n) = a.compact_every {
+        match cfg.server.as_mut() {
+            Some(sp) => sp.compact_every = Some(n),
+            None => {
+                return Err(CliError(
+                    "--compact-every needs the server aging (--aging server)".to_string(),
+                ));
+            }
+        }
+    }
     if let Some(r) = a.rounds {
         cfg.aging_rounds = r;
     }
