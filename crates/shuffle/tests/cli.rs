@@ -10,6 +10,20 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_scalrand-shuffle"))
 }
 
+/// Runs the tool with `args` and checks that it refused them before doing any work: exit
+/// status 2, nothing on stdout, a `scalrand-shuffle: ` message on stderr containing `want`,
+/// within 5 seconds.
+fn assert_refused(args: &[&str], want: &str) {
+    let t = std::time::Instant::now();
+    let out = bin().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.starts_with("scalrand-shuffle: "), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert!(t.elapsed().as_secs() < 5, "{args:?} did work first");
+}
+
 fn run_json(args: &[&str]) -> serde_json::Value {
     let out = bin().args(args).output().unwrap();
     assert!(
@@ -269,14 +283,7 @@ fn calibrate_bad_input_exits_2_before_work() {
             "hot old",
         ),
     ] {
-        let t = std::time::Instant::now();
-        let out = bin().args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.starts_with("scalrand-shuffle: "), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(out.stdout.is_empty());
-        assert!(t.elapsed().as_secs() < 5, "{args:?} did work first");
+        assert_refused(args, needle);
     }
 }
 
@@ -491,12 +498,7 @@ fn simulate_refuses_before_work() {
         ),
     ];
     for (args, want) in cases {
-        let t = std::time::Instant::now();
-        let out = bin().args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
-        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{args:?}");
+        assert_refused(args, want);
     }
     // A zone far larger than this machine's memory: refused with the estimate.
     let avail_gib = std::fs::read_to_string("/proc/meminfo")
@@ -673,12 +675,7 @@ fn compact_every_refused_before_work() {
         ),
     ];
     for (args, want) in cases {
-        let t = std::time::Instant::now();
-        let out = bin().args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
-        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{args:?}");
+        assert_refused(args, want);
     }
     // A good value is accepted and lands in the resolved config.
     let out = bin()
