@@ -219,22 +219,36 @@ pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 cpufeatures::new!(clear_avx_cpuid, "avx");
 
 /// Clears the vector registers that the keystream (and, for Fortuna, the block cipher) may have
-/// left key-derived values in: on x86_64 `xmm0`–`xmm15`, and where the CPU has AVX their `ymm`
-/// upper halves too (`vzeroall`); `v0`–`v31` on aarch64 with NEON. Every caller-saved vector
-/// register, so the compiler keeps nothing of its own in them across this call. The x86-64
-/// System V ABI (section 3.2.1) makes all of them caller-saved.
+/// left key-derived values in: on x86_64 `xmm0`–`xmm15`, their `ymm` upper halves where the
+/// CPU has AVX (`vzeroall`), and `zmm16`–`zmm31` where this build runs the AVX-512 backend;
+/// `v0`–`v31` on aarch64 with NEON. Every one of them is caller-saved (x86-64 System V ABI,
+/// section 3.2.1; AAPCS64 for the upper halves of `v8`–`v15`), so the compiler keeps nothing
+/// of its own in them across this call.
 ///
-/// The bulk paths already clear the registers they used; this also covers the single-block
-/// SSE2 function that every x86_64 path runs for a last partial block, and code the compiler
-/// vectorised in the portable backend.
+/// The one place registers are cleared: after the whole keystream or block call (the bulk
+/// backends, then the single-block SSE2 function that every x86_64 path runs for a last
+/// partial block, or code the compiler vectorised in the portable backend), and after
+/// Fortuna's block cipher.
 #[inline]
 pub(crate) fn clear_vector_registers() {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
-        if clear_avx_cpuid::get() {
-            // SAFETY: `_mm256_zeroall` needs AVX, which the cached token just read says the
-            // CPU executes and the OS saves.
-            unsafe { zero_all_avx() };
+        if have_avx512() {
+            #[cfg(all(
+                not(scalrand_chacha_soft),
+                not(scalrand_chacha_sse2),
+                not(scalrand_chacha_portable)
+            ))]
+            // SAFETY: `clear_zmm` is `#[target_feature(enable = "avx512f")]`; the cached
+            // token behind `have_avx512` says the CPU executes AVX-512F and the OS saves zmm
+            // state.
+            unsafe {
+                clear_zmm();
+            }
+        } else if clear_avx_cpuid::get() {
+            // SAFETY: `clear_ymm` needs AVX, which the cached token just read says the CPU
+            // executes and the OS saves.
+            unsafe { clear_ymm() };
         } else {
             clear_xmm();
         }
@@ -252,7 +266,7 @@ pub(crate) fn clear_vector_registers() {
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[target_feature(enable = "avx")]
 #[inline]
-fn zero_all_avx() {
+fn clear_ymm() {
     core::arch::x86_64::_mm256_zeroall();
 }
 
@@ -276,19 +290,6 @@ fn clear_xmm() {
             options(nomem, nostack, preserves_flags),
         );
     }
-}
-
-/// Clears `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`).
-#[cfg(all(
-    target_arch = "x86_64",
-    not(miri),
-    not(scalrand_chacha_sse2),
-    not(scalrand_chacha_portable)
-))]
-#[target_feature(enable = "avx")]
-#[inline]
-fn clear_ymm() {
-    core::arch::x86_64::_mm256_zeroall();
 }
 
 /// Clears `zmm16`–`zmm31`, which `vzeroall` leaves alone, then `zmm0`–`zmm15`.
@@ -361,7 +362,7 @@ fn clear_neon() {
 }
 
 /// Whole blocks (`dest.len()` a multiple of 64) by the widest backend that fits; returns the
-/// counter after the last block. The caller wipes the stack.
+/// counter after the last block. The caller wipes the stack and clears the vector registers.
 #[inline]
 fn bulk(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, dest: &mut [u8]) -> u32 {
     #[allow(unused_mut)]
@@ -386,13 +387,12 @@ fn bulk(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, dest: &mut [u
             rest.len() - tail
         };
         let (now, later) = rest.split_at_mut(n);
-        // SAFETY: `avx512::blocks` and `clear_zmm` are `#[target_feature(enable =
-        // "avx512f")]`; the cached `cpufeatures` token just read says the CPU executes
-        // AVX-512F and the OS saves zmm state (CPUID leaf 7 and XCR0 via XGETBV). The
-        // backend indexes `dest` only through safe slice methods.
+        // SAFETY: `avx512::blocks` is `#[target_feature(enable = "avx512f")]`; the cached
+        // `cpufeatures` token just read says the CPU executes AVX-512F and the OS saves zmm
+        // state (CPUID leaf 7 and XCR0 via XGETBV). The backend indexes `dest` only through
+        // safe slice methods.
         unsafe {
             ctr = avx512::blocks(key, nonce, ctr, dr, now);
-            clear_zmm();
         }
         rest = later;
     }
@@ -406,14 +406,9 @@ fn bulk(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, dest: &mut [u
         not(scalrand_chacha_portable)
     ))]
     if avx2_cpuid::get() && rest.len() > 2 * BLOCK_LEN {
-        // SAFETY: `avx2::blocks` is `#[target_feature(enable = "avx2")]` and `clear_ymm`
-        // `#[target_feature(enable = "avx")]`; the cached token says the CPU executes AVX2
-        // (which implies AVX) and the OS saves ymm state. Safe slice indexing only.
-        unsafe {
-            let c = avx2::blocks(key, nonce, ctr, dr, rest);
-            clear_ymm();
-            return c;
-        }
+        // SAFETY: `avx2::blocks` is `#[target_feature(enable = "avx2")]`; the cached token
+        // says the CPU executes AVX2 and the OS saves ymm state. Safe slice indexing only.
+        return unsafe { avx2::blocks(key, nonce, ctr, dr, rest) };
     }
     #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_chacha_portable)))]
     // SAFETY: `sse2::blocks` is `#[target_feature(enable = "sse2")]`, which every x86_64 CPU
@@ -427,9 +422,7 @@ fn bulk(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dr: u32, dest: &mut [u
         not(scalrand_chacha_portable)
     ))]
     if rest.len() > BLOCK_LEN {
-        let c = neon::blocks(key, nonce, ctr, dr, rest);
-        clear_neon();
-        return c;
+        return neon::blocks(key, nonce, ctr, dr, rest);
     }
     #[allow(unreachable_code)]
     portable::blocks(key, nonce, ctr, dr, rest)
