@@ -57,3 +57,19 @@ fn pinned_threads_get_their_own_cpu() {
         assert_eq!(Some(*c), *seen, "{got:?} ({:?})", cpu::source());
     }
 }
+
+/// `disable_rseq` after the offset was handed out is refused and switches nothing: the
+/// instances holding the offset keep running their sections.
+#[cfg(target_env = "gnu")]
+#[test]
+fn disable_rseq_after_the_offset_was_handed_out_is_refused() {
+    match cpu::rseq_offset() {
+        Some(off) => {
+            assert_eq!(cpu::disable_rseq(), Err(cpu::RseqInUse));
+            assert_eq!(cpu::rseq_offset(), Some(off));
+            assert!(cpu::RseqInUse.to_string().contains("before the first use"));
+        }
+        // No rseq area (an old glibc, `glibc.pthread.rseq=0`, qemu-user): nothing to refuse.
+        None => assert_eq!(cpu::disable_rseq(), Ok(())),
+    }
+}
