@@ -8,9 +8,10 @@
 //! `vperm2i128` per pair of groups give each block's words 0..7 and 8..15 as two registers,
 //! stored straight into `dest`.
 //!
-//! Sixteen state registers plus temporaries do not fit in sixteen `ymm` registers, so the
-//! compiler spills a few to this function's frame; the dispatcher wipes that stack depth
-//! after every call and clears the vector registers (`vzeroall`).
+//! Sixteen state registers plus temporaries do not fit in sixteen `ymm` registers: the round
+//! loop is assembly that keeps words 0..3 in the state array on this function's frame and the
+//! rest in registers ([`rounds`]); the dispatcher wipes that stack depth after every call and
+//! clears the vector registers (`vzeroall`).
 //!
 //! Every function here is `#[target_feature(enable = "avx2")]`; the one caller outside,
 //! `super::bulk`, holds the cached `cpufeatures` token that makes calling them sound.
@@ -18,20 +19,13 @@
 use super::super::chacha::{BLOCK_LEN, KEY_LEN};
 use super::Nonce;
 use core::arch::x86_64::{
-    __m256i, _mm256_add_epi32, _mm256_or_si256, _mm256_permute2x128_si256, _mm256_set1_epi32,
-    _mm256_setr_epi8, _mm256_setr_epi32, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32,
-    _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64,
-    _mm256_xor_si256,
+    __m256i, _mm256_add_epi32, _mm256_permute2x128_si256, _mm256_set1_epi32, _mm256_setr_epi8,
+    _mm256_setr_epi32, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
+    _mm256_unpacklo_epi64,
 };
 
 /// Blocks per pass.
 pub(super) const LANES: usize = 8;
-
-#[target_feature(enable = "avx2")]
-#[inline]
-fn rotl<const L: i32, const R: i32>(x: __m256i) -> __m256i {
-    _mm256_or_si256(_mm256_slli_epi32::<L>(x), _mm256_srli_epi32::<R>(x))
-}
 
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -42,19 +36,108 @@ fn to_bytes(v: __m256i) -> [u8; 32] {
     unsafe { core::mem::transmute::<__m256i, [u8; 32]>(v) }
 }
 
-/// Four independent quarter rounds on words `(a, b, c, d)` of `x`, step by step; `$r16` and
-/// `$r8` are the byte-shuffle masks of the rotations by 16 and 8.
-macro_rules! quarter_rounds {
-    ($x:ident, $r16:ident, $r8:ident; $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
-        $( $x[$a] = _mm256_add_epi32($x[$a], $x[$b]); )+
-        $( $x[$d] = _mm256_shuffle_epi8(_mm256_xor_si256($x[$d], $x[$a]), $r16); )+
-        $( $x[$c] = _mm256_add_epi32($x[$c], $x[$d]); )+
-        $( $x[$b] = rotl::<12, 20>(_mm256_xor_si256($x[$b], $x[$c])); )+
-        $( $x[$a] = _mm256_add_epi32($x[$a], $x[$b]); )+
-        $( $x[$d] = _mm256_shuffle_epi8(_mm256_xor_si256($x[$d], $x[$a]), $r8); )+
-        $( $x[$c] = _mm256_add_epi32($x[$c], $x[$d]); )+
-        $( $x[$b] = rotl::<7, 25>(_mm256_xor_si256($x[$b], $x[$c])); )+
+/// One step of four independent quarter rounds, as assembly text: `a += b; d ^= a; d <<<= 16`
+/// (or 8: `$rot` names the byte-shuffle mask's register) for each `(a, b, c, d)`. Words 0..3
+/// (`a` in every quarter round) live in the state array at `{x}`, words 4..15 in `ymm4` to
+/// `ymm15`; `ymm0` is the scratch register.
+macro_rules! add_xor_shuffle {
+    ($rot:literal; $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
+        concat!($(
+            "vpaddd ymm0, ymm", $b, ", ymmword ptr [{x} + 32*", $a, "]\n",
+            "vmovdqa ymmword ptr [{x} + 32*", $a, "], ymm0\n",
+            "vpxor ymm", $d, ", ymm", $d, ", ymm0\n",
+            "vpshufb ymm", $d, ", ymm", $d, ", ymm", $rot, "\n",
+        )+)
     };
+}
+
+/// The other step: `c += d; b ^= c; b <<<= $l` (12 or 7) for each `(a, b, c, d)`, the rotation
+/// as two shifts and an OR through `ymm0`.
+macro_rules! add_xor_rotate {
+    ($l:literal, $r:literal; $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
+        concat!($(
+            "vpaddd ymm", $c, ", ymm", $c, ", ymm", $d, "\n",
+            "vpxor ymm", $b, ", ymm", $b, ", ymm", $c, "\n",
+            "vpslld ymm0, ymm", $b, ", ", $l, "\n",
+            "vpsrld ymm", $b, ", ymm", $b, ", ", $r, "\n",
+            "vpor ymm", $b, ", ymm", $b, ", ymm0\n",
+        )+)
+    };
+}
+
+/// Four quarter rounds, step by step (RFC 8439 section 2.1), on the register layout of
+/// [`add_xor_shuffle`]; `ymm3` holds the rotate-by-16 mask, `ymm2` the rotate-by-8 one.
+macro_rules! quarter_rounds {
+    ($($q:tt),+) => {
+        concat!(
+            add_xor_shuffle!(3; $($q),+),
+            add_xor_rotate!(12, 20; $($q),+),
+            add_xor_shuffle!(2; $($q),+),
+            add_xor_rotate!(7, 25; $($q),+),
+        )
+    };
+}
+
+/// `double_rounds` ChaCha double rounds on `x` (word `i` of eight blocks in `x[i]`), in place.
+///
+/// Register allocation as in Linux's eight-block AVX2 ChaCha (commit 3d1e93cdf16c "crypto:
+/// chacha20 - Add an eight block AVX2 variant for x86_64", `chacha20-avx2-x86_64.S`, now
+/// `arch/x86/crypto/chacha-avx2-x86_64.S`): twelve words stay in registers for the whole
+/// loop, words 0..3 in memory (here `x` itself: each step's first add reads one and stores it
+/// back), which leaves a scratch register and the two rotation masks. The compiler, given the
+/// sixteen words as values, spilled and reloaded them all over the loop instead. `x` is in
+/// the caller's frame, which the dispatcher's stack wipe covers.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn rounds(x: &mut [__m256i; 16], double_rounds: u32, r16: &__m256i, r8: &__m256i) {
+    // SAFETY: `x` is 16 aligned `__m256i` (512 bytes, read and written at offsets 0..512),
+    // `r16` and `r8` one aligned `__m256i` each; the loop runs `double_rounds >= 1` times
+    // (every caller passes 4, 6 or 10); every register the text writes is declared clobbered;
+    // AVX2 is enabled for this function.
+    unsafe {
+        core::arch::asm!(
+            "vmovdqa ymm3, ymmword ptr [{r16}]",
+            "vmovdqa ymm2, ymmword ptr [{r8}]",
+            "vmovdqa ymm4, ymmword ptr [{x} + 32*4]",
+            "vmovdqa ymm5, ymmword ptr [{x} + 32*5]",
+            "vmovdqa ymm6, ymmword ptr [{x} + 32*6]",
+            "vmovdqa ymm7, ymmword ptr [{x} + 32*7]",
+            "vmovdqa ymm8, ymmword ptr [{x} + 32*8]",
+            "vmovdqa ymm9, ymmword ptr [{x} + 32*9]",
+            "vmovdqa ymm10, ymmword ptr [{x} + 32*10]",
+            "vmovdqa ymm11, ymmword ptr [{x} + 32*11]",
+            "vmovdqa ymm12, ymmword ptr [{x} + 32*12]",
+            "vmovdqa ymm13, ymmword ptr [{x} + 32*13]",
+            "vmovdqa ymm14, ymmword ptr [{x} + 32*14]",
+            "vmovdqa ymm15, ymmword ptr [{x} + 32*15]",
+            "2:",
+            quarter_rounds!((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15)),
+            quarter_rounds!((0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)),
+            "dec {n:e}",
+            "jnz 2b",
+            "vmovdqa ymmword ptr [{x} + 32*4], ymm4",
+            "vmovdqa ymmword ptr [{x} + 32*5], ymm5",
+            "vmovdqa ymmword ptr [{x} + 32*6], ymm6",
+            "vmovdqa ymmword ptr [{x} + 32*7], ymm7",
+            "vmovdqa ymmword ptr [{x} + 32*8], ymm8",
+            "vmovdqa ymmword ptr [{x} + 32*9], ymm9",
+            "vmovdqa ymmword ptr [{x} + 32*10], ymm10",
+            "vmovdqa ymmword ptr [{x} + 32*11], ymm11",
+            "vmovdqa ymmword ptr [{x} + 32*12], ymm12",
+            "vmovdqa ymmword ptr [{x} + 32*13], ymm13",
+            "vmovdqa ymmword ptr [{x} + 32*14], ymm14",
+            "vmovdqa ymmword ptr [{x} + 32*15], ymm15",
+            x = in(reg) x.as_mut_ptr(),
+            r16 = in(reg) core::ptr::from_ref(r16),
+            r8 = in(reg) core::ptr::from_ref(r8),
+            n = inout(reg) double_rounds => _,
+            out("ymm0") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+            options(nostack),
+        );
+    }
 }
 
 /// Whole blocks from `counter` into `dest` (a multiple of 64 bytes), eight per pass; a last
@@ -101,10 +184,7 @@ fn blocks_dr<const DOUBLE_ROUNDS: usize>(
         let mut start = input;
         start[12] = _mm256_add_epi32(_mm256_set1_epi32(ctr.cast_signed()), lanes);
         let mut x = start;
-        for _ in 0..DOUBLE_ROUNDS {
-            quarter_rounds!(x, r16, r8; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
-            quarter_rounds!(x, r16, r8; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
-        }
+        rounds(&mut x, DOUBLE_ROUNDS as u32, &r16, &r8);
         for (v, s) in x.iter_mut().zip(start.iter()) {
             *v = _mm256_add_epi32(*v, *s);
         }
