@@ -6,9 +6,26 @@ use crate::cmd::cargo;
 use crate::config::{LOOM, LOOM_CFG};
 
 /// `cargo xtask loom`. `LOOM_MAX_PREEMPTIONS` in the environment overrides every model's
-/// bound.
+/// bound. First every target of the OS layer is linted under the cfg: the cfg compiles parts
+/// of it out (rseq, fork detection), and a test that reaches for one breaks only here.
 pub fn run() -> Result {
     let rustflags = format!("--cfg {LOOM_CFG}");
+    cargo(
+        "loom: clippy scalrand-os, every target",
+        [
+            "clippy",
+            "--release",
+            "-p",
+            "scalrand-os",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )
+    .env("RUSTFLAGS", &rustflags)
+    .target_dir("loom")
+    .run()?;
     for (pkg, test, filter, preemptions) in LOOM {
         let mut c = cargo(
             &format!("loom {pkg} {test} {filter}"),

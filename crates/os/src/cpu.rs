@@ -586,7 +586,8 @@ mod tests {
         target_os = "linux",
         target_arch = "x86_64",
         target_env = "gnu",
-        not(miri)
+        not(miri),
+        not(scalrand_loom)
     ))]
     #[test]
     fn rseq_cpu_matches_sched_getcpu() {

@@ -1,6 +1,6 @@
 //! Threads pinned to different CPUs get different slots from `cpu::current`, each the CPU it
 //! is pinned to (Linux: rseq `cpu_id` or `sched_getcpu`).
-#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![cfg(all(target_os = "linux", feature = "std", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use scalrand_os::cpu;

@@ -1,7 +1,7 @@
 //! Fork detection against the orderings that defeat `pthread_atfork`: libc `fork()`, a raw
 //! `syscall(SYS_fork)` (no handlers run), and another library's child handler registered
 //! before scalrand's first use. Each child reports what it sees through a pipe.
-#![cfg(all(unix, feature = "std", not(miri)))]
+#![cfg(all(unix, feature = "std", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use scalrand_os::fork;

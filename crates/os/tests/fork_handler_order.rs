@@ -2,7 +2,7 @@
 //! (so the C library runs it before any handler of ours), already sees the child's new
 //! generation. One test in its own binary, so nothing calls `scalrand_os` before the handler
 //! is registered.
-#![cfg(all(unix, feature = "std", not(miri)))]
+#![cfg(all(unix, feature = "std", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use core::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! `cpu::disable_rseq` called first thing in a process (its own test binary: the switch is
 //! process-wide): no rseq offset, no rseq CPU number, and `cpu::current` still answers, from
 //! `sched_getcpu`.
-#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![cfg(all(target_os = "linux", feature = "std", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use scalrand_os::cpu;
