@@ -153,6 +153,39 @@ pub(crate) enum Taken {
     No,
 }
 
+/// The opening both reading sections share, as one piece of assembly text: `{slot}` (the CPU
+/// number) becomes the slot's address, `{w}` its control word, `{t}` the epoch; epoch 0 (never
+/// keyed) leaves through label `8` (nothing done).
+macro_rules! open_slot {
+    () => {
+        concat!(
+            "imul {slot}, {slot}, {size}\n",
+            "add {slot}, {base}\n",
+            "mov {w}, qword ptr [{slot}]\n",
+            "mov {t}, {w}\n",
+            "shr {t}, 32\n",
+            "jz 8f\n",
+        )
+    };
+}
+
+/// With the epoch in `{t}` and `pos` in `{p}`: `{t}` becomes the address of the word at `pos`
+/// in the active buffer, less `{bufs}` (buffer `epoch & 1`, 1 KiB each), and the flags say
+/// whether that word is zero.
+macro_rules! word_at_pos {
+    () => {
+        concat!(
+            "and {t}, 1\n",
+            "shl {t}, 10\n",
+            "add {t}, {slot}\n",
+            "add {t}, {p}\n",
+            "cmp qword ptr [{t} + {bufs}], 0\n",
+        )
+    };
+}
+
+const _: () = assert!(BATCH_LEN == 1 << 10, "word_at_pos! shifts by log2(BATCH_LEN)");
+
 /// The **take** section with its copy step given: `$copy` moves the `k` words at `t + bufs`
 /// into `out` and zeroes each in the batch after loading it (registers `p` and `x` are free
 /// for it); `$($ops)*` adds `k` (a register or a constant) and whatever else `$copy` uses.
@@ -165,12 +198,7 @@ macro_rules! take_section {
                 abort: [],
                 cpu: "slot",
                 body: [
-                    "imul {slot}, {slot}, {size}",
-                    "add {slot}, {base}",
-                    "mov {w}, qword ptr [{slot}]",
-                    "mov {t}, {w}",
-                    "shr {t}, 32",
-                    "jz 8f",
+                    open_slot!(),
                     "mov {x}, qword ptr [{slot} + {node_gen}]",
                     "mov {x}, qword ptr [{x}]",
                     "cmp {x}, qword ptr [{slot} + {src_gen}]",
@@ -179,11 +207,7 @@ macro_rules! take_section {
                     "lea {x}, [{p} + 8*{k}]",
                     "cmp {x}, {batch}",
                     "ja 8f",
-                    "and {t}, 1",
-                    "shl {t}, 10",
-                    "add {t}, {slot}",
-                    "add {t}, {p}",
-                    "cmp qword ptr [{t} + {bufs}], 0",
+                    word_at_pos!(),
                     "je 2f",
                     $($copy,)+
                     "lea {x}, [{w} + 8*{k} + 0x10000]",
@@ -333,21 +357,12 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
                 abort: [],
                 cpu: "slot",
                 body: [
-                    "imul {slot}, {slot}, {size}",
-                    "add {slot}, {base}",
-                    "mov {w}, qword ptr [{slot}]",
-                    "mov {t}, {w}",
-                    "shr {t}, 32",
-                    "jz 8f",
+                    open_slot!(),
                     "movzx {p:e}, {w:x}",
                     "lea {x}, [{p} + 8]",
                     "cmp {x}, {batch}",
                     "ja 8f",
-                    "and {t}, 1",
-                    "shl {t}, 10",
-                    "add {t}, {slot}",
-                    "add {t}, {p}",
-                    "cmp qword ptr [{t} + {bufs}], 0",
+                    word_at_pos!(),
                     "jne 8f",
                     "lea {x}, [{w} + 8]",
                     "mov qword ptr [{slot}], {x}",
