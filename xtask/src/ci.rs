@@ -53,7 +53,7 @@ pub enum Step {
     BenchBuild,
     /// the no_std builds (`cargo xtask no-std`)
     NoStd,
-    /// every loom model (`cargo xtask loom`)
+    /// the OS layer linted under the loom cfg, then every loom model (`cargo xtask loom`)
     Loom,
     /// miri over the tests that need no FFI, inline assembly, signals or fork
     Miri,

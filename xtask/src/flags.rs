@@ -36,7 +36,7 @@ pub enum Command {
     Scaling(Scaling),
     /// Every library crate for thumbv7em-none-eabihf, without std
     NoStd,
-    /// Every loom model (release, `--cfg scalrand_loom`)
+    /// The OS layer linted, then every loom model (release, `--cfg scalrand_loom`)
     Loom,
     /// Fuzz campaigns (cargo-fuzz on nightly), one target after another
     Fuzz(Fuzz),
