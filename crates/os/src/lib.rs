@@ -50,6 +50,8 @@ pub mod lock;
 pub mod primitive;
 mod rseq;
 #[cfg(feature = "alloc")]
+pub mod scratch;
+#[cfg(feature = "alloc")]
 pub mod wipe;
 
 pub use clock::{Clock, FnClock, ManualClock, NoClock};

@@ -30,6 +30,9 @@ unsafe impl ZeroValid for u32 {}
 unsafe impl ZeroValid for u64 {}
 // SAFETY: as above.
 unsafe impl ZeroValid for usize {}
+// SAFETY: every bit pattern, zero included, is a valid `MaybeUninit`; its users track
+// themselves whether it holds a value.
+unsafe impl<T> ZeroValid for core::mem::MaybeUninit<T> {}
 // SAFETY: an array of zero-valid values is zero-valid.
 unsafe impl<T: ZeroValid, const N: usize> ZeroValid for [T; N] {}
 // SAFETY: `AtomicUsize` has the layout of `usize`; 0 is valid. (Not under loom, whose atomics

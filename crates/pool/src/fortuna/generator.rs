@@ -34,7 +34,14 @@ pub const READER_FIRST_BLOCK: u128 = 1;
 
 /// Bytes of the 2·KB blocks [`Generator::reserve`] derives at once: 128 for ChaCha20 (2 × 64),
 /// 64 for AES (4 × 16).
-const RESERVE_BUF: usize = 128;
+pub(crate) const RESERVE_BUF: usize = 128;
+
+/// Writes `P`'s keyed form of `key` into `keyed`, in a frame of its own (the caller wipes the
+/// stack below it afterwards).
+#[inline(never)]
+pub(crate) fn keyed_in_frame<P: Prf>(key: &[u8; 32], keyed: &mut core::mem::MaybeUninit<P::Keyed>) {
+    keyed.write(P::keyed(key));
+}
 
 /// Stack buffer for a read short enough to run with its rekey in one keystream call
 /// ([`Generator::generate_seeded`]): up to 224 bytes with AES, 192 with ChaCha20.
@@ -201,25 +208,46 @@ impl<P: Prf> Generator<P> {
     ///
     /// The caller guarantees a seeded generator (Fortuna seeds it before every answer).
     #[inline]
+    #[cfg(test)]
     pub(crate) fn reserve(&mut self, reader_key: &mut [u8; 32]) {
+        let mut work = [0u8; RESERVE_BUF];
+        let mut keyed = core::mem::MaybeUninit::uninit();
+        self.reserve_in(reader_key, &mut work, &mut keyed);
+    }
+
+    /// [`reserve`](Self::reserve) with its working memory given: `work` for the blocks and
+    /// `keyed` (empty on entry and on return) for the old K's keyed form. A Concurrent read
+    /// passes its frame of wipe-on-fork memory, so that a fork child finds neither the
+    /// reader's key nor the old K (which would give it) in a stack local, even while this
+    /// runs.
+    #[inline]
+    pub(crate) fn reserve_in(
+        &mut self,
+        reader_key: &mut [u8; 32],
+        work: &mut [u8; RESERVE_BUF],
+        keyed: &mut core::mem::MaybeUninit<P::Keyed>,
+    ) {
         debug_assert!(self.seeded);
-        let keyed = P::keyed(&self.key);
+        keyed_in_frame::<P>(&self.key, keyed);
+        crate::numa::backends::wipe_stack();
+        // SAFETY: written just above.
+        let k = unsafe { keyed.assume_init_ref() };
         let kb_bytes = P::KEY_BLOCKS * P::BLOCK_LEN;
         // Both keys' 2·KB blocks in one keystream call (one ChaCha core setup, one AES batch),
         // then the first 32 bytes of each half; the buffer is wiped.
-        let mut blocks = [0u8; RESERVE_BUF];
-        if let Some(buf) = blocks.get_mut(..2 * kb_bytes) {
-            self.counter = P::keystream(&keyed, self.counter, buf);
+        if let Some(buf) = work.get_mut(..2 * kb_bytes) {
+            self.counter = P::keystream(k, self.counter, buf);
             reader_key.copy_from_slice(&buf[..32]);
             self.key.copy_from_slice(&buf[kb_bytes..kb_bytes + 32]);
             buf.zeroize();
         } else {
-            let c = P::keystream(&keyed, self.counter, reader_key);
-            self.counter = P::keystream(&keyed, c, &mut self.key);
+            let c = P::keystream(k, self.counter, reader_key);
+            self.counter = P::keystream(k, c, &mut self.key);
         }
         crate::numa::chacha::observe_key(reader_key);
         crate::numa::chacha::observe_key(&self.key);
-        // `keyed` (the expanded old K) is wiped as it drops here.
+        // SAFETY: written above, dropped once (the expanded old K wipes itself as it drops).
+        unsafe { keyed.assume_init_drop() };
     }
 
     /// Erases K and C and marks the generator unseeded: the all-zero state a wipe-on-fork

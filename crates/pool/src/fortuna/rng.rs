@@ -7,6 +7,7 @@
 
 use core::convert::Infallible;
 use core::fmt;
+use core::mem::MaybeUninit;
 use core::ops::Range;
 use core::time::Duration;
 
@@ -15,11 +16,12 @@ use rand_core::{TryCryptoRng, TryRng};
 use scalrand_os::Lock;
 use scalrand_os::fork;
 use scalrand_os::primitive::{AtomicBool, Ordering};
+use scalrand_os::scratch::Scratch;
 use scalrand_os::wipe::ZeroValid;
 use zeroize::Zeroize;
 
 use super::accumulator::{Accumulator, Clock, Seed};
-use super::generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK};
+use super::generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK, RESERVE_BUF, keyed_in_frame};
 use super::prf::{Aes256Prf, Prf};
 use super::{FortunaError, ReadMode};
 
@@ -73,13 +75,43 @@ impl Drop for ForkSecret {
     }
 }
 
-/// A Concurrent reader's private key `k_r`; wiped on drop. It is written in place by the
-/// locked half and read by reference, never moved.
-struct ReaderKey([u8; 32]);
+/// A Concurrent reader's secrets while it generates outside the lock: its private key `k_r`
+/// and the PRF's keyed form of it (an expanded AES key schedule, or the ChaCha key). Held in a
+/// [`Scratch`] frame (wipe-on-fork memory), never on the stack: a child forked from another
+/// thread during the read finds zeros. `keyed` is initialised only between
+/// [`ReaderFrame::expand`] and [`ReaderFrame::drop_keyed`].
+#[repr(C)]
+struct ReaderFrame<P: Prf> {
+    key: [u8; 32],
+    keyed: MaybeUninit<P::Keyed>,
+    /// The locked half's blocks (the reader key and the next K).
+    work: [u8; RESERVE_BUF],
+}
 
-impl Drop for ReaderKey {
-    fn drop(&mut self) {
-        self.0.zeroize();
+// SAFETY: a byte array and a `MaybeUninit`, both valid at all zero; a zero frame has no
+// keyed form (`keyed` is treated as uninitialised until `expand` writes it).
+unsafe impl<P: Prf> ZeroValid for ReaderFrame<P> {}
+
+impl<P: Prf> ReaderFrame<P> {
+    /// Expands `key` into `keyed` (which must not hold a keyed form), wipes `key` and the
+    /// stack the expansion used, and returns the keyed form.
+    #[inline]
+    fn expand(&mut self) -> &P::Keyed {
+        keyed_in_frame::<P>(&self.key, &mut self.keyed);
+        self.key.zeroize();
+        // The expansion's temporaries lay below this frame: gone before the long generation.
+        crate::numa::backends::wipe_stack();
+        // SAFETY: `expand_in_frame` just initialised it.
+        unsafe { self.keyed.assume_init_ref() }
+    }
+
+    /// Drops the keyed form (each wipes itself on drop).
+    ///
+    /// # Safety
+    /// `keyed` holds a value written by [`expand`](Self::expand) and not dropped since.
+    unsafe fn drop_keyed(&mut self) {
+        // SAFETY: the caller's promise.
+        unsafe { self.keyed.assume_init_drop() };
     }
 }
 
@@ -115,6 +147,8 @@ pub struct Fortuna<P: Prf = Aes256Prf, C: Clock = fn() -> Duration> {
     accumulator: Lock<Accumulator<C>>,
     /// Set when pool 0 reaches the minimum size; readers then try a reseed.
     reseed_ready: AtomicBool,
+    /// Concurrent readers' keys while they generate (wipe-on-fork frames).
+    readers: Scratch<ReaderFrame<P>>,
 }
 
 impl<P: Prf, C: Clock> fmt::Debug for Fortuna<P, C> {
@@ -231,6 +265,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             fork_secret: Lock::new(ForkSecret([0; 32])),
             accumulator: Lock::new(accumulator),
             reseed_ready: AtomicBool::new(ready),
+            readers: Scratch::new(READER_FRAMES),
         };
         // Seeded in place, in the state's own memory: no copy of K is moved into it.
         f.key_in_place(seed);
@@ -489,18 +524,25 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         Ok(())
     }
 
-    /// Concurrent mode: derive the reader's key under the lock, generate after unlocking.
+    /// Concurrent mode: derive the reader's key under the lock, generate after unlocking; the
+    /// key and its keyed form live in a frame of wipe-on-fork memory meanwhile.
     fn fill_concurrent(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
-        let mut key = ReaderKey([0; 32]);
-        self.reserve(&mut key.0)?;
-        generate_with_reader_key::<P>(&mut key.0, dest);
-        // `key` was wiped by `generate_with_reader_key`, and is again as it drops.
-        Ok(())
+        let hint = scalrand_os::cpu::current().unwrap_or(0);
+        self.readers.with(hint, |frame| {
+            self.with_state(|s| {
+                s.generator
+                    .reserve_in(&mut frame.key, &mut frame.work, &mut frame.keyed);
+                s.bump_epoch();
+            })?;
+            generate_with_reader_key::<P>(frame, dest);
+            Ok(())
+        })
     }
 
     /// The locked half of a concurrent read: writes the reader's key `k_r` into `key` and
     /// moves the global state on ("Concurrent key schedule", step 1).
     #[inline]
+    #[cfg(all(test, feature = "std", not(scalrand_loom)))]
     fn reserve(&self, key: &mut [u8; 32]) -> Result<(), FortunaError> {
         self.with_state(|s| {
             s.generator.reserve(key);
@@ -559,24 +601,32 @@ fn wipe_below() {
 /// Domain label of the fork path's reseed.
 const FORK_LABEL: &[u8] = b"scalrand fortuna fork";
 
+/// Reader frames mapped up front; more are mapped when as many reads are in flight at once.
+const READER_FRAMES: usize = 8;
+
 /// The unlocked half of a concurrent read ("Concurrent key schedule", step 2): ≤ 1 MiB
 /// pieces under the reader's key from counter [`READER_FIRST_BLOCK`], the key replaced by
-/// its own next blocks between pieces. `key` is wiped as soon as it is expanded, and reused
-/// in place for each private rekey; the expanded key is wiped when dropped.
-fn generate_with_reader_key<P: Prf>(key: &mut [u8; 32], dest: &mut [u8]) {
-    let mut keyed = P::keyed(key);
-    key.zeroize();
+/// its own next blocks between pieces. The key is wiped as soon as it is expanded, and
+/// reused in place for each private rekey; the keyed form is dropped (and wipes itself)
+/// before each new expansion and at the end.
+fn generate_with_reader_key<P: Prf>(frame: &mut ReaderFrame<P>, dest: &mut [u8]) {
     let mut c = READER_FIRST_BLOCK;
     let mut pieces = dest.chunks_mut(MAX_REQUEST).peekable();
+    frame.expand();
     while let Some(piece) = pieces.next() {
-        c = P::keystream(&keyed, c, piece);
+        // SAFETY: expanded above or at the end of the previous piece, not dropped since.
+        let keyed = unsafe { frame.keyed.assume_init_ref() };
+        c = P::keystream(keyed, c, piece);
         if pieces.peek().is_some() {
-            c = P::keystream(&keyed, c, key);
-            crate::numa::chacha::observe_key(key);
-            keyed = P::keyed(key);
-            key.zeroize();
+            c = P::keystream(keyed, c, &mut frame.key);
+            crate::numa::chacha::observe_key(&frame.key);
+            // SAFETY: expanded, and not dropped since; expanded again right after.
+            unsafe { frame.drop_keyed() };
+            frame.expand();
         }
     }
+    // SAFETY: the last expansion, not dropped since.
+    unsafe { frame.drop_keyed() };
 }
 
 impl<P: Prf, C: Clock> TryRng for &Fortuna<P, C> {

@@ -99,13 +99,29 @@ fn nonce_words(nonce: &[u8; 12]) -> backends::Nonce {
 /// produced, a longer `out` is filled only in its first 32 bytes) to `out`. The block is wiped.
 /// The old key is gone once this returns: nothing that comes later can recompute `out`.
 pub fn fast_key_erasure(key: &mut [u8; KEY_LEN], out: &mut [u8]) {
-    fast_key_erasure_rounds(key, out, Rounds::ChaCha20);
+    let mut block = [0u8; BLOCK_LEN];
+    fast_key_erasure_in(key, out, Rounds::ChaCha20, &mut block);
 }
 
 /// [`fast_key_erasure`] with `rounds` rounds.
+#[cfg(test)]
 pub(crate) fn fast_key_erasure_rounds(key: &mut [u8; KEY_LEN], out: &mut [u8], rounds: Rounds) {
     let mut block = [0u8; BLOCK_LEN];
-    backends::block(key, &[0; 3], 0, rounds, &mut block);
+    fast_key_erasure_in(key, out, rounds, &mut block);
+}
+
+/// [`fast_key_erasure`] with `rounds` rounds and the block computed in `block` (zeroed before
+/// this returns): the pools pass memory a fork child gets zeroed (a read's frame, the node
+/// pool's work block), so that no copy of the next key or of `out` sits in a stack local
+/// even for the moment between the block function and the copies. The vector registers are
+/// cleared after the last instruction that touches the block (the copies go through them).
+pub(crate) fn fast_key_erasure_in(
+    key: &mut [u8; KEY_LEN],
+    out: &mut [u8],
+    rounds: Rounds,
+    block: &mut [u8; BLOCK_LEN],
+) {
+    backends::block_leaving_registers(key, &[0; 3], 0, rounds, block);
     key.copy_from_slice(&block[..KEY_LEN]);
     let n = out.len().min(BLOCK_LEN - KEY_LEN);
     out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
@@ -114,6 +130,7 @@ pub(crate) fn fast_key_erasure_rounds(key: &mut [u8; KEY_LEN], out: &mut [u8], r
     if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
         observe_key(k);
     }
+    backends::clear_vector_registers();
 }
 
 /// The key observer of the erasure tests (a `fn` pointer as a word; 0: none).
@@ -183,34 +200,51 @@ pub const __FORTUNA_WIPE_DEPTH: usize = backends::FORTUNA_WIPE_DEPTH;
 /// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])
 /// becomes keystream under `key` from block 0, and its first [`KEY_LEN`] bytes replace `key`
 /// and are zeroed in `batch`. The old key is gone; the new one exists only in `key`, the rest
-/// of `batch` is output. The locked slots and the rseq slots both refill through this.
+/// of `batch` is output. The locked slots and the rseq slots both refill through this. The
+/// vector registers are cleared once, after the key copy.
 #[inline]
 pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Rounds) {
-    keystream(key, 0, batch, rounds);
+    backends::keystream_leaving_registers(key, &[0; 3], 0, batch, rounds);
     key.copy_from_slice(&batch[..KEY_LEN]);
     // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
     batch[..KEY_LEN].fill(0);
     observe_key(key);
+    backends::clear_vector_registers();
 }
 
-/// Fills `dest` of any length from the one-use key `key`, erasing it on the way: up to
+/// The secrets of one large read while it generates outside every lock: its one-read key and
+/// the block that becomes the next chunk's key. Held in a [`Scratch`] frame of the pools (wipe-on-fork memory),
+/// never in a stack local: a child forked from another thread while this read runs finds
+/// zeros.
+///
+/// [`Scratch`]: scalrand_os::scratch::Scratch
+#[repr(C)]
+pub(crate) struct OneReadKey {
+    pub(crate) key: [u8; KEY_LEN],
+    pub(crate) block0: [u8; BLOCK_LEN],
+}
+
+// SAFETY: byte arrays; all zero is "no key", which no read uses (each writes its key first).
+unsafe impl scalrand_os::wipe::ZeroValid for OneReadKey {}
+
+/// Fills `dest` of any length from the one-use key `k.key`, erasing it on the way: up to
 /// [`CHUNK_LEN`] bytes per key; before a chunk that is not the last, block 0 of the current key
-/// becomes the next key (fast key erasure again) and the chunk's output starts at block 1.
-/// `key` is wiped when this returns.
-pub(crate) fn fill_erasing(key: &mut [u8; KEY_LEN], dest: &mut [u8], rounds: Rounds) {
+/// (in `k.block0`) becomes the next key (fast key erasure again) and the chunk's output
+/// starts at block 1. `k` is wiped when this returns.
+pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) {
     let mut rest = dest;
     while rest.len() > CHUNK_LEN {
         let (chunk, tail) = rest.split_at_mut(CHUNK_LEN);
-        let mut block0 = [0u8; BLOCK_LEN];
-        backends::block(key, &[0; 3], 0, rounds, &mut block0);
-        keystream(key, 1, chunk, rounds);
-        key.copy_from_slice(&block0[..KEY_LEN]);
-        block0.zeroize();
-        observe_key(key);
+        backends::block_leaving_registers(&k.key, &[0; 3], 0, rounds, &mut k.block0);
+        keystream(&k.key, 1, chunk, rounds);
+        k.key.copy_from_slice(&k.block0[..KEY_LEN]);
+        k.block0.zeroize();
+        observe_key(&k.key);
         rest = tail;
     }
-    keystream(key, 0, rest, rounds);
-    key.zeroize();
+    // The last keystream call clears the vector registers after the key copy above.
+    keystream(&k.key, 0, rest, rounds);
+    k.key.zeroize();
 }
 
 #[cfg(test)]
@@ -257,10 +291,13 @@ mod tests {
 
     #[test]
     fn fill_erasing_wipes_the_key() {
-        let mut key = [5u8; 32];
+        let mut k = OneReadKey {
+            key: [5u8; 32],
+            block0: [0; BLOCK_LEN],
+        };
         let mut out = [0u8; 100];
-        fill_erasing(&mut key, &mut out, Rounds::ChaCha12);
-        assert_eq!(key, [0u8; 32]);
+        fill_erasing(&mut k, &mut out, Rounds::ChaCha12);
+        assert_eq!(k.key, [0u8; 32]);
         let mut ks = [0u8; 100];
         keystream(&[5u8; 32], 0, &mut ks, Rounds::ChaCha12);
         assert_eq!(out, ks);

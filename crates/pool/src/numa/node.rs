@@ -6,7 +6,7 @@
 //! cannot be recomputed from the node key that is left. Each reseed bumps the generation; a
 //! per-CPU slot whose key came from an older generation takes a new one before it answers.
 
-use super::chacha::{KEY_LEN, fast_key_erasure};
+use super::chacha::{BLOCK_LEN, KEY_LEN, Rounds, fast_key_erasure_in};
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use scalrand_os::{Lock, LockGuard};
 use sha2::{Digest, Sha256};
@@ -23,6 +23,9 @@ pub(crate) struct NodeKey {
     pub(crate) key: [u8; KEY_LEN],
     /// The generation of `key`; [`NodePool::generation`] mirrors it for lock-free checks.
     pub(crate) generation: usize,
+    /// Where a derivation computes its block (zero between derivations): node memory, which a
+    /// fork child gets zeroed, not a stack local.
+    pub(crate) work: [u8; BLOCK_LEN],
 }
 
 impl Drop for NodeKey {
@@ -56,6 +59,7 @@ impl NodePool {
     pub(crate) fn new() -> Self {
         Self {
             key: Lock::new(NodeKey {
+                work: [0; BLOCK_LEN],
                 key: [0; KEY_LEN],
                 generation: 1,
             }),
@@ -70,7 +74,9 @@ impl NodePool {
         let mut g = self.key.lock();
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
+        // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
         super::backends::wipe_stack();
+        super::backends::clear_vector_registers();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -99,7 +105,9 @@ impl NodePool {
         };
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
+        // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
         super::backends::wipe_stack();
+        super::backends::clear_vector_registers();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -112,7 +120,7 @@ impl NodePool {
     pub(crate) fn try_derive(&self, out: &mut [u8; KEY_LEN]) -> Option<usize> {
         let mut g = self.key.lock_bounded(LOCK_ATTEMPTS)?;
         let generation = g.with(|nk| {
-            fast_key_erasure(&mut nk.key, out);
+            fast_key_erasure_in(&mut nk.key, out, Rounds::ChaCha20, &mut nk.work);
             nk.generation
         });
         drop(g);
@@ -125,7 +133,7 @@ impl NodePool {
     pub(crate) fn derive(&self, out: &mut [u8; KEY_LEN]) -> usize {
         let mut g: LockGuard<'_, NodeKey> = self.key.lock();
         let generation = g.with(|nk| {
-            fast_key_erasure(&mut nk.key, out);
+            fast_key_erasure_in(&mut nk.key, out, Rounds::ChaCha20, &mut nk.work);
             nk.generation
         });
         drop(g);

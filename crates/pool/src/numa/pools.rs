@@ -10,15 +10,16 @@ use core::fmt;
 
 use crossbeam_utils::CachePadded;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
+use scalrand_os::scratch::Scratch;
 use scalrand_os::{Clock, Lock, LockGuard};
 use zeroize::Zeroize;
 
-use super::chacha::{KEY_LEN, Rounds, fill_erasing};
+use super::chacha::{KEY_LEN, OneReadKey, Rounds, fill_erasing};
 use super::input::{INIT_BITS, InputPool};
 use super::node::{LOCK_ATTEMPTS, NodePool};
 use super::rseq::{self, RseqSlots};
 use super::schedule::{ReseedPolicy, Schedule};
-use super::slot::{MAX_PROBES, Slot, WIPED_SLOT_TAG};
+use super::slot::{MAX_PROBES, SMALL_MAX, Slot, WIPED_SLOT_TAG};
 use super::topology::{NumaError, Topology};
 
 /// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
@@ -80,6 +81,8 @@ pub struct NodePools {
     rseq: Option<RseqSlots>,
     /// Reads keyed from the OS because a lock stayed held (`fill_from_os`).
     os_keyed: AtomicUsize,
+    /// The keys of large and fallback reads while they generate (wipe-on-fork frames).
+    scratch: Scratch<OneReadKey>,
 }
 
 /// Counters of one node pool, from [`NodePools::node_stats`]. In a fork child they start
@@ -247,9 +250,8 @@ impl NodePools {
         let Ok(map) = topology.cpu_map() else {
             return Err((topology, input));
         };
-        let slots = secret(map.node_of_slot.len(), heap, |_| {
-            CachePadded::new(Slot::new())
-        });
+        let map_slots = map.node_of_slot.len();
+        let slots = secret(map_slots, heap, |_| CachePadded::new(Slot::new()));
         let nodes = secret(topology.node_count(), heap, |_| {
             CachePadded::new(NodePool::new())
         });
@@ -284,6 +286,11 @@ impl NodePools {
             wiped,
             rseq,
             os_keyed: AtomicUsize::new(0),
+            scratch: if heap {
+                Scratch::on_heap(map_slots)
+            } else {
+                Scratch::new(map_slots)
+            },
             os_reseed: false,
             rounds: Rounds::ChaCha20,
         })
@@ -684,6 +691,24 @@ impl NodePools {
     }
 
     fn fill_from_pools(&self, cpu: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
+        if dest.len() > SMALL_MAX {
+            // A large read's key lives in a frame of wipe-on-fork memory while it generates.
+            self.scratch
+                .with(cpu, |k| self.fill_from_slots(cpu, dest, Some(k)))
+        } else {
+            self.fill_from_slots(cpu, dest, None)
+        }
+    }
+
+    /// The routing of [`fill_from_pools`](Self::fill_from_pools); `bulk` is the large read's
+    /// key frame.
+    #[inline]
+    fn fill_from_slots(
+        &self,
+        cpu: usize,
+        dest: &mut [u8],
+        mut bulk: Option<&mut OneReadKey>,
+    ) -> Result<(usize, usize), NumaError> {
         let tag = self.slot_lock_tag()?;
         let n = self.slots.len();
         let home = self.home_slot(cpu);
@@ -696,6 +721,7 @@ impl NodePools {
                 &self.nodes[node].generation,
                 dest,
                 self.rounds,
+                bulk.as_deref_mut(),
                 |key| self.node_key(node, key),
             )?;
             if let Some(served) = served {
@@ -709,35 +735,46 @@ impl NodePools {
                 idx = 0;
             }
         }
-        self.fill_from_node(self.slot_node[home] as usize, dest)
+        let node = self.slot_node[home] as usize;
+        match bulk {
+            Some(k) => self.fill_from_node(node, dest, k),
+            None => self
+                .scratch
+                .with(cpu, |k| self.fill_from_node(node, dest, k)),
+        }
     }
 
-    /// Every probed slot was busy: a one-read key straight from the node, keystream outside
-    /// the lock.
+    /// Every probed slot was busy: a one-read key straight from the node (in the caller's
+    /// frame of wipe-on-fork memory), keystream outside the lock.
     #[cold]
-    fn fill_from_node(&self, node: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
-        let mut key = [0u8; KEY_LEN];
-        let generation = self.node_key(node, &mut key)?;
-        fill_erasing(&mut key, dest, self.rounds);
+    fn fill_from_node(
+        &self,
+        node: usize,
+        dest: &mut [u8],
+        k: &mut OneReadKey,
+    ) -> Result<(usize, usize), NumaError> {
+        let generation = self.node_key(node, &mut k.key)?;
+        fill_erasing(k, dest, self.rounds);
         Ok((node, generation))
     }
 
-    /// A lock of the pools stayed held: a one-read key from the OS, keystream as usual (fast
-    /// key erasure chunks). Without `std` there is no OS to ask.
+    /// A lock of the pools stayed held: a one-read key from the OS (in a frame of wipe-on-fork
+    /// memory), keystream as usual (fast key erasure chunks). Without `std` there is no OS to
+    /// ask.
     #[cold]
     #[inline(never)]
     fn fill_from_os(&self, dest: &mut [u8]) -> Result<(), NumaError> {
         #[cfg(feature = "std")]
         {
-            let mut key = [0u8; KEY_LEN];
-            if let Err(e) = scalrand_os::entropy::fill(&mut key) {
-                key.zeroize();
-                return Err(NumaError::Entropy(e));
-            }
-            super::chacha::observe_key(&key);
-            fill_erasing(&mut key, dest, self.rounds);
-            self.os_keyed.fetch_add(1, Ordering::Relaxed);
-            Ok(())
+            self.scratch.with(0, |k| {
+                if let Err(e) = scalrand_os::entropy::fill(&mut k.key) {
+                    return Err(NumaError::Entropy(e));
+                }
+                super::chacha::observe_key(&k.key);
+                fill_erasing(k, dest, self.rounds);
+                self.os_keyed.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            })
         }
         #[cfg(not(feature = "std"))]
         {
@@ -753,15 +790,20 @@ impl NodePools {
         self.os_keyed.load(Ordering::Relaxed)
     }
 
-    /// Test hook: runs `f` while every slot lock is held, so reads take the fallback path.
-    #[cfg(all(test, not(scalrand_loom)))]
-    pub(crate) fn with_all_slots_busy<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// Test hook (`doc(hidden)`, not API): runs `f` while this thread holds every slot lock,
+    /// so that reads on other threads (and this thread's own) take the node fallback.
+    #[doc(hidden)]
+    #[cfg(not(scalrand_loom))]
+    #[allow(clippy::panic)] // test hook: a slot held elsewhere is a broken test
+    pub fn __with_all_slots_busy<R>(&self, f: impl FnOnce() -> R) -> R {
         let guards: Vec<_> = self
             .slots
             .iter()
             .filter_map(|s| s.state.try_lock_tagged(usize::MAX))
             .collect();
-        assert_eq!(guards.len(), self.slots.len());
+        if guards.len() != self.slots.len() {
+            panic!("a slot was busy");
+        }
         let r = f();
         drop(guards);
         r
@@ -775,10 +817,12 @@ impl NodePools {
         }
     }
 
-    /// Test hook: runs `f` while this thread holds node `node`'s lock, as a read that a
-    /// signal handler interrupted does.
-    #[cfg(all(test, not(scalrand_loom)))]
-    pub(crate) fn with_node_locked<R>(&self, node: usize, f: impl FnOnce() -> R) -> R {
+    /// Test hook (`doc(hidden)`, not API): runs `f` while this thread holds node `node`'s
+    /// lock, as a read that a signal handler interrupted does; with every slot busy too,
+    /// reads take their key from the OS.
+    #[doc(hidden)]
+    #[cfg(not(scalrand_loom))]
+    pub fn __with_node_locked<R>(&self, node: usize, f: impl FnOnce() -> R) -> R {
         let held = self.nodes[node].key.lock();
         let r = f();
         drop(held);

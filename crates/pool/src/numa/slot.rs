@@ -14,7 +14,7 @@
 //! slot never sees the pools that own it: its read takes its node's generation word, a source
 //! of fresh node keys (where the pools make their fork check) and the rounds as arguments.
 
-use super::chacha::{KEY_LEN, Rounds, fast_key_erasure, fill_erasing, refill_batch};
+use super::chacha::{KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in, fill_erasing, refill_batch};
 use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
 use super::topology::NumaError;
 use scalrand_os::Lock;
@@ -266,12 +266,14 @@ impl Slot {
     /// `node` is the slot's node and `generation` that node's generation word; a key from
     /// another node or an older generation is stale and is replaced by `fresh_key`, which
     /// writes a key from the node and returns its generation. Under the slot lock: refresh a
-    /// stale key, then either take a small read from the batch or step the slot key once (fast
-    /// key erasure) for a one-read key. After unlocking: a large read's keystream.
+    /// stale key, then either take a small read from the batch or, for a large read (`bulk`
+    /// given: the caller's frame of wipe-on-fork memory), step the slot key once (fast key
+    /// erasure) for a one-read key in that frame. After unlocking: a large read's keystream.
     ///
     /// # Errors
     /// From `fresh_key`; the slot is then erased (stale) and `dest` untouched.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn read(
         &self,
         tag: usize,
@@ -279,19 +281,19 @@ impl Slot {
         generation: &AtomicUsize,
         dest: &mut [u8],
         rounds: Rounds,
+        mut bulk: Option<&mut OneReadKey>,
         fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
     ) -> Result<Option<Served>, NumaError> {
         let Some(mut guard) = self.state.try_lock_tagged(tag) else {
             return Ok(None);
         };
-        let mut one_read_key = [0u8; KEY_LEN];
-        let (src, bulk, check_schedule) = guard.with(|s| {
+        let (src, check_schedule) = guard.with(|s| {
             let src = s.refresh_if_stale(node, generation, fresh_key)?;
-            let bulk = dest.len() > SMALL_MAX;
-            if bulk {
-                fast_key_erasure(&mut s.key, &mut one_read_key);
-            } else {
-                s.take(dest, rounds);
+            match bulk.as_deref_mut() {
+                Some(k) => {
+                    fast_key_erasure_in(&mut s.key, &mut k.key, Rounds::ChaCha20, &mut k.block0)
+                }
+                None => s.take(dest, rounds),
             }
             s.calls += 1;
             s.bytes = s
@@ -305,13 +307,13 @@ impl Slot {
                     b
                 },
             );
-            Ok::<_, NumaError>((src, bulk, due))
+            Ok::<_, NumaError>((src, due))
         })?;
         self.count_read();
         drop(guard);
-        if bulk {
+        if let Some(k) = bulk {
             // Bulk keystream outside every lock; `fill_erasing` wipes the key.
-            fill_erasing(&mut one_read_key, dest, rounds);
+            fill_erasing(k, dest, rounds);
         }
         Ok(Some(Served {
             src,

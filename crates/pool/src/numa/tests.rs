@@ -13,7 +13,7 @@ fn all_slots_busy_falls_back_to_a_node_key() {
     let p = two_nodes();
     let before = p.node_stats();
     let mut a = [0u8; 32];
-    let src = p.with_all_slots_busy(|| p.fill_traced(1, &mut a));
+    let src = p.__with_all_slots_busy(|| p.fill_traced(1, &mut a));
     assert_eq!(src.unwrap().map(|s| s.0), Some(1));
     assert_ne!(a, [0; 32]);
     let after = p.node_stats();
@@ -131,7 +131,7 @@ fn a_zeroed_slot_is_stale_and_never_answers_zeros() {
 fn a_node_lock_held_by_this_thread_sends_the_read_elsewhere() {
     let p = two_nodes();
     let mut a = [0u8; 100];
-    let r = p.with_node_locked(1, || p.with_all_slots_busy(|| p.fill_traced(1, &mut a)));
+    let r = p.__with_node_locked(1, || p.__with_all_slots_busy(|| p.fill_traced(1, &mut a)));
     #[cfg(feature = "std")]
     {
         assert_eq!(r, Ok(None), "keyed from the OS, not from a node");
@@ -141,6 +141,6 @@ fn a_node_lock_held_by_this_thread_sends_the_read_elsewhere() {
     #[cfg(not(feature = "std"))]
     assert_eq!(r, Err(NumaError::Busy));
     // And with the lock free again, the node serves it.
-    let r = p.with_all_slots_busy(|| p.fill_traced(1, &mut a));
+    let r = p.__with_all_slots_busy(|| p.fill_traced(1, &mut a));
     assert_eq!(r.unwrap().map(|s| s.0), Some(1));
 }

@@ -450,9 +450,23 @@ pub(crate) fn keystream(
     dest: &mut [u8],
     rounds: Rounds,
 ) {
+    keystream_leaving_registers(key, nonce, counter, dest, rounds);
+    clear_vector_registers();
+}
+
+/// [`keystream`] with the stack wiped but the vector registers left as they are: for a caller
+/// that touches key material after it (a batch refill's key copy) and clears them once, after
+/// its last such instruction.
+#[inline(never)]
+pub(crate) fn keystream_leaving_registers(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    dest: &mut [u8],
+    rounds: Rounds,
+) {
     keystream_unwiped(key, nonce, counter, dest, rounds);
     wipe_stack();
-    clear_vector_registers();
 }
 
 #[inline(never)]
@@ -485,9 +499,22 @@ pub(crate) fn block(
     rounds: Rounds,
     out: &mut [u8; BLOCK_LEN],
 ) {
+    block_leaving_registers(key, nonce, counter, rounds, out);
+    clear_vector_registers();
+}
+
+/// [`block`] with the stack wiped but the vector registers left as they are (see
+/// [`keystream_leaving_registers`]).
+#[inline(never)]
+pub(crate) fn block_leaving_registers(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    rounds: Rounds,
+    out: &mut [u8; BLOCK_LEN],
+) {
     one_block(key, nonce, counter, rounds.count() / 2, out);
     wipe_stack();
-    clear_vector_registers();
 }
 
 #[cfg(test)]

@@ -1,0 +1,262 @@
+//! [`Scratch`]: frames of wipe-on-fork memory for the secrets of a call in progress.
+//!
+//! A generator that derives a one-use key under a lock and then generates its output after
+//! unlocking (Linux's `crng` bulk path, FreeBSD's concurrent Fortuna reads) holds that key,
+//! and whatever the cipher expands it to, for as long as it generates. A fork child of a
+//! multi-threaded program inherits a copy of every thread's stack, so such a key in a stack
+//! local is readable by a child forked from *another* thread at that moment, and it
+//! regenerates everything the parent's read writes after the fork. Keys held in a
+//! `Scratch` frame are in [`WipeOnFork`] memory: the kernel hands the child zeros.
+//!
+//! A frame is taken with one compare-exchange (starting at a caller's hint, such as its CPU
+//! number, so that readers on different CPUs do not meet), is all zero when handed out, and
+//! is zeroed again before it is released. When every frame is busy (more reads in flight
+//! than frames: many preempted readers), a new level of twice as many frames is mapped, up
+//! to [`LEVELS`] levels. Past that, or where the OS offers no wipe-on-fork memory
+//! ([`Scratch::wipes_on_fork`]), the frame is ordinary memory: a child then finds the
+//! secrets of the calls that were in flight at the fork, and nothing else (frames are zero
+//! while free). Async-signal-safe as long as no new level is needed: a signal handler that
+//! interrupts a call which holds a frame simply takes another one.
+
+// Plain atomics, also under loom: frames are not part of what the loom models check.
+use crate::wipe::{WipeOnFork, ZeroValid};
+use core::fmt;
+use core::sync::atomic::AtomicBool;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use crossbeam_utils::CachePadded;
+
+/// Levels of frames at most; level `i` holds `base << i` frames.
+pub const LEVELS: usize = 8;
+
+/// One frame: a busy flag and the value, on cache lines of their own.
+struct Frame<T> {
+    busy: AtomicBool,
+    value: core::cell::UnsafeCell<T>,
+}
+
+// SAFETY: a zero `AtomicBool` is `false` (free); `T` is zero-valid, and `UnsafeCell<T>` has
+// `T`'s layout.
+unsafe impl<T: ZeroValid> ZeroValid for Frame<T> {}
+
+/// Frames of wipe-on-fork memory, each holding a `T` for the duration of one call (see the
+/// module docs). `T`'s all-zero value is what a frame holds when it is handed out.
+pub struct Scratch<T: ZeroValid> {
+    base: usize,
+    heap: bool,
+    levels: [AtomicPtr<WipeOnFork<CachePadded<Frame<T>>>>; LEVELS],
+}
+
+// SAFETY: a frame's value is reached only by the one thread that set its busy flag (acquire)
+// until it clears it (release); `T: Send` lets that thread be any thread.
+unsafe impl<T: ZeroValid + Send> Sync for Scratch<T> {}
+// SAFETY: `Scratch` owns its frames like a `Vec` of boxes.
+unsafe impl<T: ZeroValid + Send> Send for Scratch<T> {}
+
+impl<T: ZeroValid> fmt::Debug for Scratch<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Frames hold secrets: never printed.
+        f.debug_struct("Scratch")
+            .field("base", &self.base)
+            .field("wipes_on_fork", &self.wipes_on_fork())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: ZeroValid> Scratch<T> {
+    /// `base` frames (at least 1) in wipe-on-fork memory where the OS offers it; more are
+    /// mapped when they are all busy.
+    pub fn new(base: usize) -> Self {
+        Self::build(base, false)
+    }
+
+    /// As [`new`](Self::new), on the ordinary heap (never wiped): the fallback, for tests.
+    pub fn on_heap(base: usize) -> Self {
+        Self::build(base, true)
+    }
+
+    fn build(base: usize, heap: bool) -> Self {
+        let s = Self {
+            base: base.max(1),
+            heap,
+            levels: core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut())),
+        };
+        s.level(0);
+        s
+    }
+
+    /// Whether a fork child receives the frames zeroed (false where the OS cannot do it).
+    pub fn wipes_on_fork(&self) -> bool {
+        let p = self.levels[0].load(Ordering::Acquire);
+        // SAFETY: a non-null level pointer is a live `Box` owned by `self` (see `level`).
+        !p.is_null() && unsafe { &*p }.wipes_on_fork()
+    }
+
+    /// Level `i`, mapped on first use.
+    fn level(&self, i: usize) -> &WipeOnFork<CachePadded<Frame<T>>> {
+        let p = self.levels[i].load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: non-null level pointers come from `Box::into_raw` below and are freed
+            // only in `drop`, which has `&mut self`.
+            return unsafe { &*p };
+        }
+        let len = self.base << i;
+        let init = |_| {
+            CachePadded::new(Frame {
+                busy: AtomicBool::new(false),
+                value: core::cell::UnsafeCell::new(zeroed::<T>()),
+            })
+        };
+        let mem = if self.heap {
+            WipeOnFork::on_heap(len, init)
+        } else {
+            WipeOnFork::new(len, init)
+        };
+        let new = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(mem));
+        match self.levels[i].compare_exchange(
+            core::ptr::null_mut(),
+            new,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            // SAFETY: just published; freed only in `drop`.
+            Ok(_) => unsafe { &*new },
+            Err(theirs) => {
+                // SAFETY: `new` was never shared; `theirs` is a published level (as above).
+                unsafe {
+                    drop(alloc::boxed::Box::from_raw(new));
+                    &*theirs
+                }
+            }
+        }
+    }
+
+    /// Runs `f` on a free frame (all zero when `f` gets it) and zeroes the frame afterwards.
+    /// `hint` picks where the search starts (a CPU number keeps readers on different CPUs
+    /// apart).
+    #[inline]
+    pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
+        for i in 0..LEVELS {
+            let level = self.level(i);
+            let n = level.len();
+            let start = hint % n;
+            for k in 0..n {
+                let j = if start + k < n {
+                    start + k
+                } else {
+                    start + k - n
+                };
+                let frame = &level[j];
+                if frame
+                    .busy
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    let p = frame.value.get();
+                    // SAFETY: the busy flag, set by this thread, gives it the only access
+                    // to the value until it is cleared below.
+                    let r = f(unsafe { &mut *p });
+                    // SAFETY: as above; all-zero is a valid `T` (`ZeroValid`). The stores
+                    // are to shared memory read again, so they are not dead.
+                    unsafe { core::ptr::write_bytes(p, 0, 1) };
+                    frame.busy.store(false, Ordering::Release);
+                    return r;
+                }
+            }
+        }
+        // Every level busy: a frame on this thread's stack, zeroed before it is left.
+        let mut v = zeroed::<T>();
+        let r = f(&mut v);
+        // SAFETY: `v` is a live local; all-zero is a valid `T`.
+        unsafe { core::ptr::write_volatile(&mut v, zeroed::<T>()) };
+        r
+    }
+}
+
+/// The all-zero `T`.
+fn zeroed<T: ZeroValid>() -> T {
+    // SAFETY: `ZeroValid` promises that the all-zero bytes are a valid `T`.
+    unsafe { core::mem::zeroed() }
+}
+
+impl<T: ZeroValid> Drop for Scratch<T> {
+    fn drop(&mut self) {
+        for l in &self.levels {
+            let p = l.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: published by `level` from `Box::into_raw`, freed once, here.
+                drop(unsafe { alloc::boxed::Box::from_raw(p) });
+            }
+        }
+    }
+}
+
+#[cfg(all(test, feature = "std", not(scalrand_loom)))]
+mod tests {
+    use super::*;
+    extern crate std;
+
+    #[test]
+    fn frames_start_zero_and_are_zeroed_after_use() {
+        let s = Scratch::<[u64; 4]>::new(2);
+        for i in 0..10u64 {
+            s.with(i as usize, |v| {
+                assert_eq!(*v, [0; 4]);
+                *v = [i + 1; 4];
+            });
+        }
+        assert_eq!(s.with(0, |v| *v), [0; 4]);
+    }
+
+    #[test]
+    fn nested_calls_take_different_frames_and_grow_past_every_level() {
+        // One frame, nested 300 deep (a signal handler inside a call, many times over): each
+        // level takes the next frame; past level 7 (255 frames) the stack serves.
+        fn nest(s: &Scratch<[u8; 32]>, depth: usize, seen: &mut std::vec::Vec<usize>) {
+            if depth == 0 {
+                return;
+            }
+            s.with(0, |v| {
+                assert_eq!(*v, [0; 32], "a frame in use was handed out again");
+                *v = [depth as u8; 32];
+                seen.push(v.as_ptr() as usize);
+                nest(s, depth - 1, seen);
+                assert_eq!(*v, [depth as u8; 32], "a nested call wrote this frame");
+            });
+        }
+        let s = Scratch::<[u8; 32]>::new(1);
+        let mut seen = std::vec::Vec::new();
+        nest(&s, 300, &mut seen);
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert!(sorted.len() >= 255, "{} distinct frames", sorted.len());
+    }
+
+    #[test]
+    fn threads_never_share_a_frame() {
+        let s = Scratch::<[u64; 8]>::new(1);
+        std::thread::scope(|t| {
+            for id in 1..=4u64 {
+                let s = &s;
+                t.spawn(move || {
+                    for _ in 0..20_000 {
+                        s.with(0, |v| {
+                            assert_eq!(*v, [0; 8]);
+                            *v = [id; 8];
+                            core::hint::spin_loop();
+                            assert_eq!(*v, [id; 8]);
+                        });
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn wipes_on_fork_where_the_memory_does() {
+        let s = Scratch::<[u8; 64]>::new(4);
+        let w = WipeOnFork::<u8>::new(4096, |_| 0);
+        assert_eq!(s.wipes_on_fork(), w.wipes_on_fork());
+        assert!(!Scratch::<[u8; 64]>::on_heap(4).wipes_on_fork());
+    }
+}

@@ -1,0 +1,198 @@
+//! A fork from one thread while other threads are inside reads: the child, scanning all its
+//! writable memory at every byte offset, finds no 32-byte window that regenerates what the
+//! parent writes after the fork (`scalrand_testkit::midread`).
+//!
+//! A fork child of a multi-threaded program inherits a copy of every thread's stack. A read
+//! that derives a one-read key under a lock and generates its keystream after unlocking has
+//! that key (and whatever cipher state it expands it to) somewhere while it generates: it
+//! must be memory the kernel hands a child zeroed, not a stack local. Covered here: the node
+//! pools' reads through a slot, through the node fallback (every slot busy) and through the
+//! OS-keyed fallback (the node lock held too), and Fortuna's Concurrent reads with both PRFs,
+//! at 300 bytes, 64 KiB and 2 MiB (two 1 MiB chunks, each under its own key).
+//!
+//! Run on every backend (`cargo xtask ci` runs it once per forced ChaCha backend, in release
+//! and debug builds, with rseq on and off).
+
+#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
+
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
+use scalrand_pool::numa::{NodePools, Topology, backend};
+use scalrand_testkit::midread::{CHUNK, Cipher, Outcome, Reads, fork_during_reads};
+
+const LENS: [usize; 3] = [300, 64 << 10, 2 << 20];
+
+/// A node-pool read: keystream from block 0 under its one-read key; beyond 1 MiB, chunks of
+/// 1 MiB each under its own key, every chunk but the last from block 1 (block 0 is the next
+/// chunk's key).
+fn node_block_at(len: usize, off: usize) -> (u128, usize) {
+    let (chunk, within) = (off / CHUNK, off % CHUNK);
+    let last = chunk == (len - 1) / CHUNK;
+    let first = u128::from(len > CHUNK && !last);
+    (first + (within / 64) as u128, off - within % 64)
+}
+
+/// A Fortuna Concurrent read: from block 1 under the reader key; each 1 MiB request is
+/// followed by the key blocks of the next reader key, and the counter runs on.
+fn fortuna_block_at<const BLOCK: usize, const KEY_BLOCKS: usize>(
+    _len: usize,
+    off: usize,
+) -> (u128, usize) {
+    let (piece, within) = (off / CHUNK, off % CHUNK);
+    let per_piece = (CHUNK / BLOCK + KEY_BLOCKS) as u128;
+    (
+        1 + piece as u128 * per_piece + (within / BLOCK) as u128,
+        off - within % BLOCK,
+    )
+}
+
+/// The scenarios run one at a time: each child scans the whole process, and another test's
+/// readers would only add to what it scans.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn run(
+    name: &str,
+    len: usize,
+    read: &(dyn Fn(&mut [u8]) + Sync),
+    cipher: Cipher,
+    block_at: fn(usize, usize) -> (u128, usize),
+) -> Outcome {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let out = fork_during_reads(&Reads {
+        len,
+        readers: 2,
+        landings: 3,
+        max_forks: 12,
+        read,
+        cipher,
+        block_at,
+    });
+    eprintln!(
+        "{name} {len} B on {:?}: {} forks, {} landed inside reads, {} exposed ({} windows regenerate later output; {} candidate windows; first at {:?}; {} bytes rewritten)",
+        backend(),
+        out.forks,
+        out.landed,
+        out.exposed,
+        out.hits,
+        out.candidates,
+        out.first_hit,
+        out.rewritten
+    );
+    out
+}
+
+fn check(results: &[(String, Outcome)]) {
+    let bad: Vec<_> = results
+        .iter()
+        .filter(|(_, o)| o.exposed > 0 || o.landed == 0 || o.rewritten > 0)
+        .map(|(n, o)| {
+            format!(
+                "{n}: {} of {} landed forks exposed, first at {:?}",
+                o.exposed, o.landed, o.first_hit
+            )
+        })
+        .collect();
+    assert!(bad.is_empty(), "{:?}: {bad:#?}", backend());
+}
+
+fn pools() -> NodePools {
+    NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap()
+}
+
+#[test]
+fn node_pool_reads_through_a_slot() {
+    let p = pools();
+    let results: Vec<_> = LENS
+        .iter()
+        .map(|&len| {
+            (
+                "slot".to_owned() + &len.to_string(),
+                run(
+                    "slot",
+                    len,
+                    &|d| p.fill_bytes(d),
+                    Cipher::ChaCha(20),
+                    node_block_at,
+                ),
+            )
+        })
+        .collect();
+    check(&results);
+}
+
+#[test]
+fn node_pool_reads_through_the_node_fallback() {
+    let p = pools();
+    let results: Vec<_> = p.__with_all_slots_busy(|| {
+        LENS.iter()
+            .map(|&len| {
+                (
+                    "node".to_owned() + &len.to_string(),
+                    run(
+                        "node",
+                        len,
+                        &|d| p.fill_bytes(d),
+                        Cipher::ChaCha(20),
+                        node_block_at,
+                    ),
+                )
+            })
+            .collect()
+    });
+    check(&results);
+}
+
+#[test]
+fn node_pool_reads_keyed_from_the_os() {
+    let p = pools();
+    let before = p.__os_keyed_reads();
+    let results: Vec<_> = p.__with_node_locked(0, || {
+        p.__with_all_slots_busy(|| {
+            LENS.iter()
+                .map(|&len| {
+                    (
+                        "os".to_owned() + &len.to_string(),
+                        run(
+                            "os",
+                            len,
+                            &|d| p.fill_bytes(d),
+                            Cipher::ChaCha(20),
+                            node_block_at,
+                        ),
+                    )
+                })
+                .collect()
+        })
+    });
+    assert!(
+        p.__os_keyed_reads() > before,
+        "the reads did not take the OS-keyed path"
+    );
+    check(&results);
+}
+
+fn fortuna<P: Prf>(cipher: Cipher, block_at: fn(usize, usize) -> (u128, usize)) {
+    let f = Fortuna::<P>::with_prf(ReadMode::Concurrent).unwrap();
+    let results: Vec<_> = LENS
+        .iter()
+        .map(|&len| {
+            (
+                format!("fortuna {} {len}", P::NAME),
+                run(P::NAME, len, &|d| f.fill_bytes(d), cipher, block_at),
+            )
+        })
+        .collect();
+    check(&results);
+}
+
+#[test]
+fn fortuna_concurrent_reads_aes() {
+    fortuna::<Aes256Prf>(Cipher::Aes256, fortuna_block_at::<16, 2>);
+}
+
+#[test]
+fn fortuna_concurrent_reads_chacha() {
+    fortuna::<ChaCha20Prf>(Cipher::ChaCha(20), fortuna_block_at::<64, 1>);
+}

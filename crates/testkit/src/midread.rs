@@ -1,0 +1,466 @@
+//! A fork from one thread while other threads are inside reads, and an attacker's look at the
+//! child: does any 32-byte window of the child's writable memory regenerate what the parent
+//! writes *after* the fork?
+//!
+//! [`fork_during_reads`] starts reader threads that each fill a buffer with consecutive reads
+//! of one length, forks from the calling thread at a random point while they read, lets the
+//! parent's readers finish, and sends their finished buffers to the child. The child (which
+//! allocates nothing: another thread may have held the allocator's lock at the fork) marks the
+//! bytes the parent wrote after the fork (zero in its own copy of the buffers, nonzero in the
+//! parent's), finds the read each reader had in flight at the fork and takes as targets the
+//! first block it wrote wholly after the fork and the first block of each later chunk of it
+//! (each chunk has its own key), with their counters (the scenario's `block_at`). Then it
+//! treats every 32-byte window of every writable mapping, at every byte offset, as a key: a
+//! window whose block at a target's counter begins with the target's 8 bytes regenerates the
+//! parent's later output. Windows with more than 8 zero bytes or more than 8 bytes equal to
+//! their neighbour are skipped (a random key has either with probability below 10^-13), and
+//! so are the readers' own buffers, which hold output the child already has; the child checks
+//! that nothing in them was replaced after the fork (a key parked there would be).
+
+use crate::maps::{self, Mapping};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One scenario: how the readers read, and where each byte of a read comes from.
+pub struct Reads<'a> {
+    /// Bytes per read.
+    pub len: usize,
+    /// Reader threads.
+    pub readers: usize,
+    /// Forks that must land inside a read (see [`Outcome::landed`]).
+    pub landings: usize,
+    /// At most this many forks are tried.
+    pub max_forks: usize,
+    /// One read of `dest.len()` bytes.
+    pub read: &'a (dyn Fn(&mut [u8]) + Sync),
+    /// The cipher a read's keys drive.
+    pub cipher: Cipher,
+    /// Where byte `offset` of a read of `len` bytes comes from: the counter of its block and
+    /// the offset in the read where that block starts.
+    pub block_at: fn(len: usize, offset: usize) -> (u128, usize),
+}
+
+/// The cipher whose keys a scenario's reads hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cipher {
+    /// ChaCha with 8, 12 or 20 rounds, RFC 8439 layout, the zero nonce except for the counter's
+    /// high words (a 128-bit counter spills into words 13..15).
+    ChaCha(u32),
+    /// AES-256 over 128-bit little-endian counter blocks.
+    Aes256,
+}
+
+impl Cipher {
+    fn block_len(self) -> usize {
+        match self {
+            Cipher::ChaCha(_) => 64,
+            Cipher::Aes256 => 16,
+        }
+    }
+
+    /// First 8 bytes (little-endian) of block `counter` under `key`.
+    fn prefix(self, key: &[u8; 32], counter: u128) -> u64 {
+        match self {
+            Cipher::ChaCha(rounds) => chacha_prefix(rounds, key, counter),
+            Cipher::Aes256 => {
+                use aes::cipher::{BlockCipherEncrypt, KeyInit};
+                let c = aes::Aes256::new(key.into());
+                let mut b = aes::Block::from(counter.to_le_bytes());
+                c.encrypt_block(&mut b);
+                u64::from_le_bytes(b[..8].try_into().unwrap())
+            }
+        }
+    }
+}
+
+/// Keys change every this many bytes of a long read (the node pools' chunks, Fortuna's
+/// requests): the first block of each later chunk is a target of its own.
+pub const CHUNK: usize = 1 << 20;
+
+impl core::fmt::Debug for Reads<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reads")
+            .field("len", &self.len)
+            .field("readers", &self.readers)
+            .field("cipher", &self.cipher)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the forks found.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Forks made.
+    pub forks: usize,
+    /// Forks after which the parent still wrote output (the fork landed inside the reads).
+    pub landed: usize,
+    /// Forks whose child found at least one window that regenerates later output.
+    pub exposed: usize,
+    /// Windows that regenerated later output, over all forks.
+    pub hits: u64,
+    /// Bytes the parent wrote after the forks, over all forks.
+    pub later_bytes: u64,
+    /// Windows the children tried as keys, over all forks.
+    pub candidates: u64,
+    /// Where the first hit was: the mapping's name and the offset in it.
+    pub first_hit: Option<(String, usize)>,
+    /// 8-byte words with no zero byte of a reader's buffer that the child's copy holds and
+    /// the parent's finished buffer does not: something written into a
+    /// destination before the fork that the read later replaced (a key parked in the caller's
+    /// buffer would show here).
+    pub rewritten: u64,
+}
+
+/// The child's report, written through a pipe as 8-byte words.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Report {
+    later_bytes: u64,
+    hits: u64,
+    candidates: u64,
+    hit_offset: u64,
+    hit_name: [u8; 40],
+    rewritten: u64,
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Self {
+            later_bytes: 0,
+            hits: 0,
+            candidates: 0,
+            hit_offset: 0,
+            hit_name: [0; 40],
+            rewritten: 0,
+        }
+    }
+}
+
+/// A reader's buffer: at least four reads and at least 8 MiB, so that the fork, made after a
+/// random number of the readers' reads, lands while they still read.
+fn span(len: usize) -> usize {
+    (4 * len).max(8 << 20) / len * len
+}
+
+fn fill_span(read: &(dyn Fn(&mut [u8]) + Sync), buf: &mut [u8], len: usize, done: &AtomicUsize) {
+    for piece in buf.chunks_mut(len) {
+        read(piece);
+        done.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Runs the scenario (see the module docs). Linux only.
+pub fn fork_during_reads(r: &Reads<'_>) -> Outcome {
+    let span = span(r.len);
+    let reads = span / r.len;
+    let mut bufs: Vec<Vec<u8>> = (0..r.readers).map(|_| vec![0u8; span]).collect();
+    // The child's working memory, allocated before the fork and skipped by its scan.
+    let mut recv = vec![0u8; span * r.readers];
+    let mut targets = vec![(0u128, 0u64); 4 * r.readers];
+    let mut text = vec![0u8; 1 << 18];
+    let mut mappings = vec![
+        Mapping {
+            start: 0,
+            end: 0,
+            name: [0; 40]
+        };
+        4096
+    ];
+    let mut rng = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1)
+    .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut out = Outcome::default();
+    while out.landed < r.landings && out.forks < r.max_forks {
+        for b in &mut bufs {
+            b.fill(0);
+        }
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        // Fork once the readers have done between one read each and a sixteenth of their span
+        // (the fork itself takes a while to copy the page tables).
+        let after = r.readers * (1 + (rng >> 11) as usize % (reads / 16).max(1));
+        let done = AtomicUsize::new(0);
+        let start = Barrier::new(r.readers + 1);
+        let (mut to_child, mut from_child) = ([0i32; 2], [0i32; 2]);
+        // SAFETY: valid two-element arrays for pipe(2).
+        unsafe {
+            assert_eq!(libc::pipe(to_child.as_mut_ptr()), 0);
+            assert_eq!(libc::pipe(from_child.as_mut_ptr()), 0);
+        }
+        let own: Vec<(usize, usize)> = bufs
+            .iter()
+            .map(|b| (b.as_ptr() as usize, b.len()))
+            .collect();
+        let pid = std::thread::scope(|s| {
+            for b in bufs.iter_mut() {
+                let (start, done) = (&start, &done);
+                s.spawn(move || {
+                    start.wait();
+                    fill_span(r.read, b, r.len, done);
+                });
+            }
+            start.wait();
+            while done.load(Ordering::Acquire) < after {
+                std::hint::spin_loop();
+            }
+            // SAFETY: fork(2); the child only calls `child`, which allocates nothing, then
+            // `_exit`s.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork");
+            if pid == 0 {
+                let report = child(
+                    to_child[0],
+                    &own,
+                    &mut recv,
+                    &mut targets,
+                    &mut text,
+                    &mut mappings,
+                    r,
+                );
+                // SAFETY: the report's bytes, then `_exit`, which never returns.
+                unsafe {
+                    write_all(
+                        from_child[1],
+                        core::slice::from_raw_parts(
+                            (&raw const report).cast::<u8>(),
+                            size_of::<Report>(),
+                        ),
+                    );
+                    libc::_exit(0);
+                }
+            }
+            pid
+        });
+        // The readers have finished: hand their buffers to the child.
+        for b in &bufs {
+            write_all(to_child[1], b);
+        }
+        let mut report = Report::default();
+        // SAFETY: reads into the report's own bytes; a valid status pointer.
+        unsafe {
+            let p = core::slice::from_raw_parts_mut(
+                (&raw mut report).cast::<u8>(),
+                size_of::<Report>(),
+            );
+            read_all(from_child[0], p);
+            let mut status = 0;
+            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+            assert!(
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                "the child failed: status {status:#x}"
+            );
+            for fd in to_child.into_iter().chain(from_child) {
+                libc::close(fd);
+            }
+        }
+        out.forks += 1;
+        if report.later_bytes > 0 {
+            out.landed += 1;
+        }
+        if report.hits > 0 {
+            out.exposed += 1;
+            if out.first_hit.is_none() {
+                let m = Mapping {
+                    start: 0,
+                    end: 0,
+                    name: report.hit_name,
+                };
+                out.first_hit = Some((m.name().to_owned(), report.hit_offset as usize));
+            }
+        }
+        out.hits += report.hits;
+        out.later_bytes += report.later_bytes;
+        out.candidates += report.candidates;
+        out.rewritten += report.rewritten;
+    }
+    // What the test held is output: zero it, so that later scenarios' children do not spend
+    // their time on it when the allocator hands the memory out again.
+    for b in &mut bufs {
+        b.fill(0);
+    }
+    recv.fill(0);
+    out
+}
+
+fn write_all(fd: i32, mut b: &[u8]) {
+    while !b.is_empty() {
+        // SAFETY: `b` is valid for `b.len()` bytes.
+        let n = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+        assert!(n > 0, "write to pipe");
+        b = &b[n as usize..];
+    }
+}
+
+fn read_all(fd: i32, mut b: &mut [u8]) {
+    while !b.is_empty() {
+        // SAFETY: `b` is valid for `b.len()` writable bytes.
+        let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+        assert!(n > 0, "read from pipe");
+        b = &mut b[n as usize..];
+    }
+}
+
+/// The child's side: receive, find where each reader's in-flight read was at the fork and
+/// the blocks it wrote after it, try every window as a key. Allocation-free.
+fn child(
+    from_parent: i32,
+    own: &[(usize, usize)],
+    recv: &mut [u8],
+    targets: &mut [(u128, u64)],
+    text: &mut [u8],
+    mappings: &mut [Mapping],
+    r: &Reads<'_>,
+) -> Report {
+    // The mappings as they were at the fork (before this child writes anything large).
+    let count = maps::writable(text, mappings);
+    read_all(from_parent, recv);
+    let mut report = Report::default();
+    let blk = r.cipher.block_len();
+    let mut n = 0;
+    let mut at = 0;
+    for &(ptr, len) in own {
+        // SAFETY: the child's copy of a reader's buffer, `len` bytes, alive in the parent's
+        // frame (which the child inherited) and written by nobody in the child.
+        let mine = unsafe { core::slice::from_raw_parts(ptr as *const u8, len) };
+        let theirs = &recv[at..at + len];
+        at += len;
+        let mut first_later = None;
+        for (i, (m, t)) in mine.iter().zip(theirs).enumerate() {
+            if *m == 0 && *t != 0 {
+                report.later_bytes += 1;
+                first_later.get_or_insert(i);
+            }
+        }
+        // 8-byte words of the child's copy, all bytes nonzero, that the read replaced later (a
+        // read may write public values first, as AES counter mode writes its counter blocks,
+        // which are mostly zero bytes, but nothing random-looking other than its output).
+        for p in (0..len.saturating_sub(7)).step_by(8) {
+            if mine[p..p + 8].iter().all(|&b| b != 0) && mine[p..p + 8] != theirs[p..p + 8] {
+                report.rewritten += 1;
+            }
+        }
+        let Some(p0) = first_later else { continue };
+        // The read that was in flight, and the first block it wrote wholly after the fork.
+        let start = p0 / r.len * r.len;
+        let end = (start + r.len).min(len);
+        let (ctr, bstart) = (r.block_at)(r.len, p0 - start);
+        let (mut ctr, mut off) = (ctr, start + bstart);
+        if off < p0 {
+            ctr += 1;
+            off += blk;
+        }
+        let mut push = |ctr: u128, off: usize| {
+            if off + 8 <= end && n < targets.len() {
+                targets[n] = (
+                    ctr,
+                    u64::from_le_bytes(theirs[off..off + 8].try_into().unwrap()),
+                );
+                n += 1;
+            }
+        };
+        push(ctr, off);
+        // And the first block of every later chunk of that read (its own key).
+        let mut c = (p0 - start) / CHUNK + 1;
+        while c * CHUNK < end - start {
+            let (ctr, bstart) = (r.block_at)(r.len, c * CHUNK);
+            push(ctr, start + bstart);
+            c += 1;
+        }
+    }
+    let targets = &targets[..n];
+    if targets.is_empty() {
+        return report;
+    }
+    // Skipped: the child's own working memory, and the readers' buffers, which hold only
+    // output the child has (checked above: nothing in them was replaced after the fork).
+    let mut skip = [(0usize, 0usize); 12];
+    skip[0] = (recv.as_ptr() as usize, recv.len());
+    skip[1] = (targets.as_ptr() as usize, size_of_val(targets));
+    skip[2] = (text.as_ptr() as usize, text.len());
+    skip[3] = (mappings.as_ptr() as usize, size_of_val(mappings));
+    for (s, &(p, l)) in skip[4..].iter_mut().zip(own) {
+        *s = (p, l);
+    }
+    for m in &mappings[..count] {
+        let mut a = m.start;
+        while a + 32 <= m.end {
+            if let Some(&(s, l)) = skip
+                .iter()
+                .find(|&&(s, l)| l > 0 && a + 32 > s && a < s + l)
+            {
+                a = s + l;
+                continue;
+            }
+            let stop = skip
+                .iter()
+                .filter(|&&(s, l)| l > 0 && s >= a)
+                .map(|&(s, _)| s)
+                .min()
+                .unwrap_or(usize::MAX)
+                .min(m.end);
+            // SAFETY: `[a, stop)` lies inside a readable mapping of this single-threaded child.
+            let mem = unsafe { core::slice::from_raw_parts(a as *const u8, stop - a) };
+            for off in 0..mem.len().saturating_sub(31) {
+                let w: &[u8; 32] = mem[off..off + 32].try_into().unwrap();
+                if !looks_random(w) {
+                    continue;
+                }
+                report.candidates += 1;
+                if targets
+                    .iter()
+                    .any(|&(ctr, want)| r.cipher.prefix(w, ctr) == want)
+                {
+                    if report.hits == 0 {
+                        report.hit_offset = (a + off - m.start) as u64;
+                        report.hit_name = m.name;
+                    }
+                    report.hits += 1;
+                }
+            }
+            a = stop.max(a + 1);
+        }
+    }
+    report
+}
+
+/// At most 8 zero bytes and at most 8 bytes equal to the one before.
+#[inline]
+fn looks_random(w: &[u8; 32]) -> bool {
+    let mut zeros = 0;
+    let mut repeats = 0;
+    for i in 0..32 {
+        zeros += usize::from(w[i] == 0);
+        if i > 0 {
+            repeats += usize::from(w[i] == w[i - 1]);
+        }
+    }
+    zeros <= 8 && repeats <= 8
+}
+
+/// First 8 bytes (little-endian) of ChaCha block `counter` (128 bits: word 12 and, above
+/// 2^32, words 13..15) under `key` with `rounds` rounds (8, 12 or 20), from the `chacha20`
+/// crate.
+fn chacha_prefix(rounds: u32, key: &[u8; 32], counter: u128) -> u64 {
+    use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+    let hi = counter >> 32;
+    let mut nonce = [0u8; 12];
+    nonce.copy_from_slice(&hi.to_le_bytes()[..12]);
+    let mut b = [0u8; 8];
+    macro_rules! run {
+        ($c:ty) => {{
+            let mut c = <$c>::new(key.into(), &nonce.into());
+            c.seek(u64::from(counter as u32) * 64);
+            c.apply_keystream(&mut b);
+        }};
+    }
+    match rounds {
+        8 => run!(chacha20::ChaCha8),
+        12 => run!(chacha20::ChaCha12),
+        _ => run!(chacha20::ChaCha20),
+    }
+    u64::from_le_bytes(b)
+}

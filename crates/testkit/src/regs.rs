@@ -1,0 +1,130 @@
+//! The vector registers as they are now, as 16-byte lanes: `xmm0`–`xmm15` on every x86_64
+//! CPU, all of `ymm0`–`ymm15` where the CPU has AVX, all of `zmm0`–`zmm31` where it has
+//! AVX-512F; `v0`–`v31` on aarch64. A signal delivered at that moment saves exactly these
+//! into a frame on the thread's stack.
+
+/// Room for every lane of every register ([`dump`] fills the first lanes it returns).
+pub const MAX_LANES: usize = 128;
+
+/// Writes the vector registers, lane by lane, to `out` and returns how many lanes it wrote
+/// (0 on other architectures). Call it right after the call under test: nothing in between
+/// may use a vector register.
+#[inline(always)]
+pub fn dump(out: &mut [[u8; 16]; MAX_LANES]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // The feature checks read a cached word: no vector register is touched before the
+        // stores.
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F is present (checked above); 2048 bytes are written into `out`.
+            unsafe { dump_zmm(out.as_mut_ptr().cast()) };
+            return 128;
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: AVX is present; 512 bytes are written into `out`.
+            unsafe { dump_ymm(out.as_mut_ptr().cast()) };
+            return 32;
+        }
+        // SAFETY: 256 bytes are written into `out`.
+        unsafe { dump_xmm(out.as_mut_ptr().cast()) };
+        16
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        // SAFETY: 512 bytes are written into `out`.
+        unsafe { dump_neon(out.as_mut_ptr().cast()) };
+        32
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let _ = out;
+        0
+    }
+}
+
+/// # Safety
+/// `p` is valid for 256 bytes of writes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn dump_xmm(p: *mut u8) {
+    // SAFETY: stores into the caller's 256 bytes; registers are only read.
+    unsafe {
+        core::arch::asm!(
+            "movdqu [{p}], xmm0", "movdqu [{p} + 16], xmm1", "movdqu [{p} + 32], xmm2",
+            "movdqu [{p} + 48], xmm3", "movdqu [{p} + 64], xmm4", "movdqu [{p} + 80], xmm5",
+            "movdqu [{p} + 96], xmm6", "movdqu [{p} + 112], xmm7", "movdqu [{p} + 128], xmm8",
+            "movdqu [{p} + 144], xmm9", "movdqu [{p} + 160], xmm10", "movdqu [{p} + 176], xmm11",
+            "movdqu [{p} + 192], xmm12", "movdqu [{p} + 208], xmm13", "movdqu [{p} + 224], xmm14",
+            "movdqu [{p} + 240], xmm15",
+            p = in(reg) p,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// # Safety
+/// The CPU has AVX; `p` is valid for 512 bytes of writes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline(never)]
+unsafe fn dump_ymm(p: *mut u8) {
+    // SAFETY: stores into the caller's 512 bytes; registers are only read.
+    unsafe {
+        core::arch::asm!(
+            "vmovdqu [{p}], ymm0", "vmovdqu [{p} + 32], ymm1", "vmovdqu [{p} + 64], ymm2",
+            "vmovdqu [{p} + 96], ymm3", "vmovdqu [{p} + 128], ymm4", "vmovdqu [{p} + 160], ymm5",
+            "vmovdqu [{p} + 192], ymm6", "vmovdqu [{p} + 224], ymm7", "vmovdqu [{p} + 256], ymm8",
+            "vmovdqu [{p} + 288], ymm9", "vmovdqu [{p} + 320], ymm10", "vmovdqu [{p} + 352], ymm11",
+            "vmovdqu [{p} + 384], ymm12", "vmovdqu [{p} + 416], ymm13", "vmovdqu [{p} + 448], ymm14",
+            "vmovdqu [{p} + 480], ymm15",
+            p = in(reg) p,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// # Safety
+/// The CPU has AVX-512F and the OS saves its state; `p` is valid for 2048 bytes of writes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline(never)]
+unsafe fn dump_zmm(p: *mut u8) {
+    // SAFETY: stores into the caller's 2048 bytes; registers are only read.
+    unsafe {
+        core::arch::asm!(
+            "vmovdqu64 [{p}], zmm0", "vmovdqu64 [{p} + 64], zmm1", "vmovdqu64 [{p} + 128], zmm2",
+            "vmovdqu64 [{p} + 192], zmm3", "vmovdqu64 [{p} + 256], zmm4", "vmovdqu64 [{p} + 320], zmm5",
+            "vmovdqu64 [{p} + 384], zmm6", "vmovdqu64 [{p} + 448], zmm7", "vmovdqu64 [{p} + 512], zmm8",
+            "vmovdqu64 [{p} + 576], zmm9", "vmovdqu64 [{p} + 640], zmm10", "vmovdqu64 [{p} + 704], zmm11",
+            "vmovdqu64 [{p} + 768], zmm12", "vmovdqu64 [{p} + 832], zmm13", "vmovdqu64 [{p} + 896], zmm14",
+            "vmovdqu64 [{p} + 960], zmm15", "vmovdqu64 [{p} + 1024], zmm16", "vmovdqu64 [{p} + 1088], zmm17",
+            "vmovdqu64 [{p} + 1152], zmm18", "vmovdqu64 [{p} + 1216], zmm19", "vmovdqu64 [{p} + 1280], zmm20",
+            "vmovdqu64 [{p} + 1344], zmm21", "vmovdqu64 [{p} + 1408], zmm22", "vmovdqu64 [{p} + 1472], zmm23",
+            "vmovdqu64 [{p} + 1536], zmm24", "vmovdqu64 [{p} + 1600], zmm25", "vmovdqu64 [{p} + 1664], zmm26",
+            "vmovdqu64 [{p} + 1728], zmm27", "vmovdqu64 [{p} + 1792], zmm28", "vmovdqu64 [{p} + 1856], zmm29",
+            "vmovdqu64 [{p} + 1920], zmm30", "vmovdqu64 [{p} + 1984], zmm31",
+            p = in(reg) p,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// # Safety
+/// `p` is valid for 512 bytes of writes.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+unsafe fn dump_neon(p: *mut u8) {
+    // SAFETY: stores into the caller's 512 bytes; registers are only read.
+    unsafe {
+        core::arch::asm!(
+            "stp q0, q1, [{p}]", "stp q2, q3, [{p}, #32]", "stp q4, q5, [{p}, #64]",
+            "stp q6, q7, [{p}, #96]", "stp q8, q9, [{p}, #128]", "stp q10, q11, [{p}, #160]",
+            "stp q12, q13, [{p}, #192]", "stp q14, q15, [{p}, #224]", "stp q16, q17, [{p}, #256]",
+            "stp q18, q19, [{p}, #288]", "stp q20, q21, [{p}, #320]", "stp q22, q23, [{p}, #352]",
+            "stp q24, q25, [{p}, #384]", "stp q26, q27, [{p}, #416]", "stp q28, q29, [{p}, #448]",
+            "stp q30, q31, [{p}, #480]",
+            p = in(reg) p,
+            options(nostack, preserves_flags),
+        );
+    }
+}
