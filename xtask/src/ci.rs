@@ -381,7 +381,23 @@ fn backends() -> Result {
         };
         c.env("RUSTFLAGS", flags).target_dir(&dir).run()?;
     }
-    Ok(())
+    // A fork from another thread in the middle of a read, with glibc's rseq registration off
+    // (the locked slots serve every read): the default backend's build, run again.
+    cargo(
+        "backend default, rseq off",
+        [
+            "test",
+            "--release",
+            "-p",
+            "scalrand-pool",
+            "--test",
+            "fork_mid_read",
+        ],
+    )
+    .env("RUSTFLAGS", "")
+    .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
+    .target_dir("backend-default")
+    .run()
 }
 
 /// Copies the workspace (without `target/`) to `target/latest-deps/src`, runs `cargo update`

@@ -11,7 +11,12 @@ pub const LIB_CRATES: &[&str] = &[
 ];
 
 /// Workspace packages that are not published, so `package` leaves them out.
-pub const UNPUBLISHED: &[&str] = &["scalrand-benches", "xtask", "scalrand-example-firmware"];
+pub const UNPUBLISHED: &[&str] = &[
+    "scalrand-benches",
+    "xtask",
+    "scalrand-example-firmware",
+    "scalrand-testkit",
+];
 
 /// miri runs: (package, cargo test arguments). Everything that is not FFI, inline assembly,
 /// signals or `fork` (those tests carry `#[cfg_attr(miri, ignore)]`).
@@ -104,6 +109,7 @@ pub const BACKEND_TESTS: &[&str] = &[
     "numa_hostile",
     "fortuna_kat",
     "fortuna_fork",
+    "fork_mid_read",
 ];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy

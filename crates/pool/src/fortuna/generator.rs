@@ -36,6 +36,14 @@ pub const READER_FIRST_BLOCK: u128 = 1;
 /// 64 for AES (4 × 16).
 pub(crate) const RESERVE_BUF: usize = 128;
 
+/// Working bytes a locked read or a reserve needs (the larger of [`GENERATE_BUF`] and
+/// [`RESERVE_BUF`]).
+pub(crate) const WORK_BUF: usize = if GENERATE_BUF > RESERVE_BUF {
+    GENERATE_BUF
+} else {
+    RESERVE_BUF
+};
+
 /// Writes `P`'s keyed form of `key` into `keyed`, in a frame of its own (the caller wipes the
 /// stack below it afterwards).
 #[inline(never)]
@@ -180,24 +188,45 @@ impl<P: Prf> Generator<P> {
     /// generator and `out.len() <= MAX_REQUEST` (Fortuna, which seeds at construction).
     #[inline]
     pub(crate) fn generate_seeded(&mut self, out: &mut [u8]) {
+        let mut work = [0u8; WORK_BUF];
+        let mut keyed = core::mem::MaybeUninit::uninit();
+        self.generate_seeded_in(out, &mut work, &mut keyed);
+    }
+
+    /// [`generate_seeded`](Self::generate_seeded) with its working memory given: `work` for
+    /// a short read's blocks and `keyed` (empty on entry and on return) for K's keyed form.
+    /// Fortuna's locked reads pass a frame of wipe-on-fork memory, so that a child forked
+    /// from another thread during the read finds no expanded K (which would give it the
+    /// parent's next K) in a stack local.
+    #[inline]
+    pub(crate) fn generate_seeded_in(
+        &mut self,
+        out: &mut [u8],
+        work: &mut [u8; WORK_BUF],
+        keyed: &mut core::mem::MaybeUninit<P::Keyed>,
+    ) {
         debug_assert!(self.seeded && out.len() <= MAX_REQUEST);
-        let keyed = P::keyed(&self.key);
+        keyed_in_frame::<P>(&self.key, keyed);
+        crate::numa::backends::wipe_stack();
+        // SAFETY: written just above.
+        let k = unsafe { keyed.assume_init_ref() };
         // A short read and the new key in one keystream call (one AES batch, one ChaCha
         // backend call and stack wipe): the output's blocks, its last block padded, then the
         // key's. The same blocks, counter and bytes as two calls; the buffer is wiped.
         let padded = out.len().div_ceil(P::BLOCK_LEN) * P::BLOCK_LEN;
         let key_at = padded;
-        let mut blocks = [0u8; GENERATE_BUF];
-        if let Some(buf) = blocks.get_mut(..padded + P::KEY_BLOCKS * P::BLOCK_LEN) {
-            self.counter = P::keystream(&keyed, self.counter, buf);
+        if let Some(buf) = work[..GENERATE_BUF].get_mut(..padded + P::KEY_BLOCKS * P::BLOCK_LEN) {
+            self.counter = P::keystream(k, self.counter, buf);
             out.copy_from_slice(&buf[..out.len()]);
             self.key.copy_from_slice(&buf[key_at..key_at + 32]);
             buf.zeroize();
         } else {
-            let c = P::keystream(&keyed, self.counter, out);
-            self.counter = P::keystream(&keyed, c, &mut self.key);
+            let c = P::keystream(k, self.counter, out);
+            self.counter = P::keystream(k, c, &mut self.key);
         }
         crate::numa::chacha::observe_key(&self.key);
+        // SAFETY: written above, dropped once (the expanded K wipes itself as it drops).
+        unsafe { keyed.assume_init_drop() };
     }
 
     /// Concurrent read, the part done under the lock (see "Concurrent key schedule" in the
@@ -210,7 +239,7 @@ impl<P: Prf> Generator<P> {
     #[inline]
     #[cfg(test)]
     pub(crate) fn reserve(&mut self, reader_key: &mut [u8; 32]) {
-        let mut work = [0u8; RESERVE_BUF];
+        let mut work = [0u8; WORK_BUF];
         let mut keyed = core::mem::MaybeUninit::uninit();
         self.reserve_in(reader_key, &mut work, &mut keyed);
     }
@@ -224,7 +253,7 @@ impl<P: Prf> Generator<P> {
     pub(crate) fn reserve_in(
         &mut self,
         reader_key: &mut [u8; 32],
-        work: &mut [u8; RESERVE_BUF],
+        work: &mut [u8; WORK_BUF],
         keyed: &mut core::mem::MaybeUninit<P::Keyed>,
     ) {
         debug_assert!(self.seeded);
@@ -235,7 +264,7 @@ impl<P: Prf> Generator<P> {
         let kb_bytes = P::KEY_BLOCKS * P::BLOCK_LEN;
         // Both keys' 2·KB blocks in one keystream call (one ChaCha core setup, one AES batch),
         // then the first 32 bytes of each half; the buffer is wiped.
-        if let Some(buf) = work.get_mut(..2 * kb_bytes) {
+        if let Some(buf) = work[..RESERVE_BUF].get_mut(..2 * kb_bytes) {
             self.counter = P::keystream(k, self.counter, buf);
             reader_key.copy_from_slice(&buf[..32]);
             self.key.copy_from_slice(&buf[kb_bytes..kb_bytes + 32]);

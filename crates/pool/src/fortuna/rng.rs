@@ -21,7 +21,7 @@ use scalrand_os::wipe::ZeroValid;
 use zeroize::Zeroize;
 
 use super::accumulator::{Accumulator, Clock, Seed};
-use super::generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK, RESERVE_BUF, keyed_in_frame};
+use super::generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK, WORK_BUF, keyed_in_frame};
 use super::prf::{Aes256Prf, Prf};
 use super::{FortunaError, ReadMode};
 
@@ -84,8 +84,8 @@ impl Drop for ForkSecret {
 struct ReaderFrame<P: Prf> {
     key: [u8; 32],
     keyed: MaybeUninit<P::Keyed>,
-    /// The locked half's blocks (the reader key and the next K).
-    work: [u8; RESERVE_BUF],
+    /// The locked half's blocks (the reader key and the next K; a locked read's blocks).
+    work: [u8; WORK_BUF],
 }
 
 // SAFETY: a byte array and a `MaybeUninit`, both valid at all zero; a zero frame has no
@@ -147,7 +147,7 @@ pub struct Fortuna<P: Prf = Aes256Prf, C: Clock = fn() -> Duration> {
     accumulator: Lock<Accumulator<C>>,
     /// Set when pool 0 reaches the minimum size; readers then try a reseed.
     reseed_ready: AtomicBool,
-    /// Concurrent readers' keys while they generate (wipe-on-fork frames).
+    /// Readers' keys and keyed forms while they generate (wipe-on-fork frames).
     readers: Scratch<ReaderFrame<P>>,
 }
 
@@ -509,19 +509,25 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// Locked mode: at most [`LOCKED_STEP`] bytes per lock hold, each step one generator
     /// request (so each step ends with a rekey). An empty request is one empty step.
     fn fill_locked(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
-        if dest.is_empty() {
-            return self.with_state(|s| {
-                s.generator.generate_seeded(&mut []);
-                s.bump_epoch();
-            });
-        }
-        for step in dest.chunks_mut(LOCKED_STEP) {
-            self.with_state(|s| {
-                s.generator.generate_seeded(step);
-                s.bump_epoch();
-            })?;
-        }
-        Ok(())
+        // K's keyed form lives in a frame of wipe-on-fork memory while each step generates.
+        let hint = scalrand_os::cpu::current().unwrap_or(0);
+        self.readers.with(hint, |frame| {
+            if dest.is_empty() {
+                return self.with_state(|s| {
+                    s.generator
+                        .generate_seeded_in(&mut [], &mut frame.work, &mut frame.keyed);
+                    s.bump_epoch();
+                });
+            }
+            for step in dest.chunks_mut(LOCKED_STEP) {
+                self.with_state(|s| {
+                    s.generator
+                        .generate_seeded_in(step, &mut frame.work, &mut frame.keyed);
+                    s.bump_epoch();
+                })?;
+            }
+            Ok(())
+        })
     }
 
     /// Concurrent mode: derive the reader's key under the lock, generate after unlocking; the

@@ -134,6 +134,31 @@
 //! against a child made by `fork()`, by `syscall(SYS_fork)` and under an earlier-registered
 //! atfork handler, and scans the child's memory for the parent's later output.
 //!
+//! **Reads in progress in other threads.** A fork child of a multi-threaded program also
+//! inherits a copy of every other thread's stack. A large read (over 256 bytes), and every
+//! read that falls back to a key from the node or from the OS, holds a one-read key (and, for
+//! reads over 1 MiB, the block that becomes the next chunk's key) while it generates outside
+//! every lock; those live in a frame of wipe-on-fork memory taken for the read
+//! ([`Scratch`](scalrand_os::scratch::Scratch)), and every key derivation computes its block
+//! in the slot's read frame or the node's own memory, never in a stack local. A child forked
+//! from another thread while that read runs finds zeros, not a key that would regenerate what
+//! the parent writes after the fork (`tests/fork_mid_read.rs`: the child tries every 32-byte
+//! window of its writable memory, at every byte offset, as a key). Registers are cleared after
+//! the last instruction that touches a key, so a signal frame saved on the stack right after
+//! a call holds none.
+//!
+//! What a child can still hold, per platform: where the OS offers no wipe-on-fork memory
+//! (qemu-user and other emulators whose `madvise` does nothing, macOS, systems before Linux
+//! 4.14), keys sit in ordinary memory and a child that never reads keeps a copy of the slot
+//! and node keys of the moment, and of the keys of reads in flight at the fork; its own first
+//! read erases and replaces all of them. The keystream backends keep the key words they work
+//! on in vector registers, broadcast one word per register, and a backend that runs out of
+//! registers spills such words to its own stack frame for the length of one call; no backend
+//! stores the key's 32 bytes contiguously there in an optimised build. Builds without
+//! optimisation copy key words into stack temporaries for the length of each call (a fork
+//! landing in one finds them): ship optimised builds. A core dump taken during a read holds
+//! that read's frame like any other memory.
+//!
 //! The fresh OS bytes are the defence; pid and generation are an extra (siblings started as
 //! pid 1 of their own namespaces share both, and share the inherited input pool). So a child
 //! whose OS read fails **fails closed**: it rekeys nothing, [`NodePools::try_fill_bytes`]
