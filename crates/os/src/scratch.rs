@@ -233,6 +233,19 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_base_is_one_frame() {
+        let s = Scratch::<[u8; 8]>::new(0);
+        assert_eq!(s.with(7, |v| *v), [0; 8]);
+        let first = s.with(0, |v| v.as_ptr() as usize);
+        // Nested: the second call finds the only level-0 frame busy and maps level 1.
+        let (outer, inner) = s.with(0, |v| {
+            (v.as_ptr() as usize, s.with(0, |w| w.as_ptr() as usize))
+        });
+        assert_eq!(outer, first);
+        assert_ne!(inner, outer);
+    }
+
+    #[test]
     fn threads_never_share_a_frame() {
         let s = Scratch::<[u64; 8]>::new(1);
         std::thread::scope(|t| {
