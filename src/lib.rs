@@ -21,15 +21,23 @@ mod crypto;
 #[cfg(feature = "std")]
 mod error;
 #[cfg(feature = "std")]
+mod random;
+#[cfg(feature = "std")]
 mod uniform;
 
-/// The **cryptographic** generator: [`fill_bytes`] and [`next_u64`] read a lazily-initialised
-/// global [`pool::numa::NodePools`] seeded from the OS; [`rng`] returns a [`SecureRng`], a
-/// `rand_core` `Rng + CryptoRng` handle to it. For keys, nonces and tokens; see [`fast`] for
-/// speed without cryptographic guarantees.
+// The cryptographic generator: `fill_bytes` and `next_u64` read a lazily-initialised global
+// `pool::numa::NodePools` seeded from the OS; `rng` returns a `SecureRng`, a rand_core
+// `Rng + CryptoRng` handle to it. For keys, nonces and tokens; `fast` is for speed without
+// cryptographic guarantees.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use crypto::{SecureRng, fill_bytes, next_u64, rng, try_fill_bytes, try_next_u64};
+// rand 0.10's free functions, with its signatures and panics, on the cryptographic generator:
+// they draw from `rng()` where rand's draw from its `ThreadRng`. (A `//` comment: rustdoc
+// would prepend a doc comment on a `use` to each item's own docs.)
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use random::{fill, random, random_bool, random_iter, random_range, random_ratio};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use error::Error;
