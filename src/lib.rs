@@ -42,16 +42,6 @@ pub use random::{fill, random, random_bool, random_iter, random_range, random_ra
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use error::Error;
 
-/// The former name of [`SecureRng`], which collided with rand 0.10's `Rng` trait in a
-/// `use rand::Rng; use scalrand::Rng;` (E0252).
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-#[deprecated(
-    since = "0.1.0",
-    note = "renamed to `SecureRng` (or call `scalrand::rng()`)"
-)]
-pub type Rng = SecureRng;
-
 // The crates are linked, not inlined: rustdoc inlines a foreign crate whole, with every
 // re-export inside it (core's atomics, the `digest` crate and its `typenum`), and their pages
 // would repeat here with links that only resolve on their own sites.

@@ -274,17 +274,15 @@ fn migration_guide_snippets() {
     assert_eq!(firsts.len(), 3);
 }
 
-/// The old name still compiles (deprecated), and the new one sits beside rand's `Rng` trait
-/// in one scope: `use rand::Rng; use scalrand::Rng;` was E0252.
+/// The handle sits beside rand's `Rng` trait in one scope (a `scalrand::Rng` would be E0252
+/// here; `tests/glob_import.rs` checks the glob form).
 #[test]
-#[allow(deprecated)]
-fn renamed_handle_keeps_a_deprecated_alias() {
-    #[allow(unused_imports)]
+fn secure_rng_sits_beside_rands_rng_trait() {
     use rand::Rng;
     use scalrand::SecureRng;
-    let mut old = scalrand::Rng::new();
-    let mut new: SecureRng = old;
-    assert_ne!(old.random::<u64>(), new.random::<u64>());
+    let mut a: SecureRng = scalrand::rng();
+    let mut b = a;
+    assert_ne!(a.next_u64(), b.next_u64());
 }
 
 /// `try_` functions report a typed `scalrand::Error` that `?` converts into a boxed error.
