@@ -1,6 +1,23 @@
-//! Fast, **non-cryptographic** random numbers shared by every thread: a lazily seeded global
-//! [`PerCpuWyRand`]: one [wyrand](scalrand_fastprng::WyRand) state per CPU (the `fastrand`
-//! crate's generator), updated in a restartable sequence that commits with one store.
+//! Fast, **non-cryptographic** random numbers shared by every thread, with fastrand 2's API:
+//! a lazily seeded global [`PerCpuWyRand`], one [wyrand](scalrand_fastprng::WyRand) state per
+//! CPU (the `fastrand` crate's generator), updated in a restartable sequence that commits with
+//! one store.
+//!
+//! # fastrand, renamed
+//! A program moving from fastrand 2 renames `fastrand::` to `scalrand::fast::` and nothing
+//! else: every free function of fastrand has its name, signature and panics here ([`u8()`]
+//! … [`u128()`], [`i8()`] … [`i128()`], [`usize()`], [`isize()`], [`char()`] over a range;
+//! [`bool()`], [`f32()`], [`f32_inclusive()`], [`f64()`], [`f64_inclusive()`],
+//! [`alphabetic`], [`alphanumeric`], [`lowercase`], [`uppercase`], [`digit`], [`choice`],
+//! [`choose_multiple`], [`shuffle`], [`fill`], [`seed`], [`get_seed`]), and [`Rng`] is
+//! `fastrand::Rng`: the same constructors and methods, and for a seed the same outputs, bit
+//! for bit, method by method. A range one-liner panics on an empty range as fastrand's does,
+//! with its message; each has a `try_` form that returns `None` instead ([`try_u32`] …).
+//!
+//! What differs is where the one-liners' state lives: one per CPU, not one per thread. Which
+//! CPU answers a call is the scheduler's choice, so the one-liners' outputs cannot be replayed
+//! from a seed as a fastrand thread's can (see [`seed`]); [`Rng::with_seed`] is the
+//! reproducible stream.
 //!
 //! # Engine
 //! wyrand rather than xoroshiro128++ because its state is one word: the per-CPU step is
@@ -14,7 +31,9 @@
 //! for network IDs and ports until that was exploited (CVE-2020-16166); OpenZFS's per-CPU
 //! generator, which this follows, is documented as "need not provide cryptographic strength".
 //! Use it for sampling, hashing seeds, jitter, randomized algorithms and tests. For keys,
-//! tokens and nonces use [`crate::fill_bytes`] (the ChaCha20 node pools) instead.
+//! tokens and nonces use the crate root: [`crate::fill_bytes`], [`crate::random`],
+//! [`crate::rng`] (the ChaCha20 node pools). No function here has the name and signature of
+//! one there.
 //!
 //! # Fork
 //! A `fork()`ed child gets new streams, seeded from fresh OS entropy on its first call, so
@@ -22,13 +41,14 @@
 //! `fastrand`'s thread-local or a copied `SmallRng` do), however the child was forked:
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
-//! - [`next_u64`], [`next_u32`] and [`fill_bytes`] of up to 64 bytes run on a
+//! - The one-liners, and [`fill`] of up to 64 bytes, draw their words from a
 //!   [`StaticWyRand`]: per-CPU states in wipe-on-fork memory, which the kernel hands every
 //!   child zeroed; a zero state is seeded on first use from a master state that is wiped the
 //!   same way. No check runs per call.
 //! - Where that cannot serve (no glibc rseq registration, a kernel before 4.14, another OS),
-//!   and for [`with`], [`fill_u64`] and longer fills, the calls use the [`global`]
-//!   [`PerCpuWyRand`], a per-process [`scalrand_os::global::Global`]: it records the
+//!   for [`with`], [`fill_u64`] and longer fills, and in a process that called [`seed`] or
+//!   [`get_seed`], the calls use the [`global`] [`PerCpuWyRand`], a per-process
+//!   [`scalrand_os::global::Global`]: it records the
 //!   [fork generation](scalrand_os::fork::generation) it was built in, and a child sees a
 //!   different one and builds its own. Calls reach it through one word of wipe-on-fork memory
 //!   where the OS has it, and compare the generation otherwise. A `&'static` handle from
@@ -37,53 +57,63 @@
 //!   is built, so a fork in the middle of the first call leaves a child that simply builds it
 //!   again.
 //!
-//! # Cost
-//! On Linux x86_64 with glibc ≥ 2.35 each call is a restartable sequence on the current CPU's
-//! slot: no lock, no atomic read-modify-write, and for [`next_u64`] no pointer to follow.
-//! Elsewhere it is one uncontended compare-exchange on a cache-padded per-CPU slot. For many
-//! numbers at once, [`with`] and [`fill_u64`] take the current CPU's slot once and run at an
-//! owned generator's speed. `BENCHMARKS.md` has the measured ratios.
+//! A [`Rng`] is a value like any other: a child continues its parent's copy.
 //!
-//! # One-liners
-//! As in `fastrand`: [`u8()`] to [`u64()`], [`i8()`] to [`i64()`], [`usize()`] and
-//! [`isize()`] take a range and draw from it without modulo bias (`None` only for an empty
-//! range); [`bool()`], [`f32()`], [`f64()`], [`shuffle`], [`choice`] and [`fill`] do what
-//! their names say. There is
-//! no `seed`: the per-CPU streams cannot be replayed (which CPU answers is the scheduler's
-//! choice). For a reproducible stream own a generator:
-//! `scalrand::fastprng::WyRand::from_state(seed)` is `fastrand::Rng::with_seed(seed)`, bit
-//! for bit, and every `rand` helper works on it.
+//! # Cost
+//! On Linux x86_64 with glibc ≥ 2.35 each output word is a restartable sequence on the current
+//! CPU's slot: no lock, no atomic read-modify-write, no pointer to follow. Elsewhere, and
+//! after [`seed`] or [`get_seed`], it is one uncontended compare-exchange on a cache-padded
+//! per-CPU slot. For many numbers at once, [`with`] and [`fill_u64`] take the current CPU's
+//! slot once, and an owned [`Rng`] takes none. `BENCHMARKS.md` has the measured ratios.
 //!
 //! ```
 //! use scalrand::fast;
 //!
-//! let die = fast::u8(1..=6).unwrap_or(1);
+//! let die = fast::u8(1..=6);
 //! assert!((1..=6).contains(&die));
 //! let heads = fast::bool();
 //! let unit = fast::f64(); // in [0, 1)
 //! let mut deck: Vec<u32> = (0..52).collect();
 //! fast::shuffle(&mut deck);
 //! let card = fast::choice(&deck);
+//! let hand = fast::choose_multiple(&deck, 5);
+//! let name: String = std::iter::repeat_with(fast::alphanumeric).take(8).collect();
 //! let mut buf = [0u8; 20];
 //! fast::fill(&mut buf);
-//! # let _ = (heads, unit, card);
+//! assert_eq!(fast::try_u32(5..5), None); // `fast::u32(5..5)` panics, as fastrand's does
+//!
+//! // A reproducible stream: fastrand's `Rng::with_seed`, output for output.
+//! let mut rng = fast::Rng::with_seed(42);
+//! let roll = rng.u8(1..=6);
+//! assert_eq!(fast::Rng::with_seed(42).u8(1..=6), roll);
+//! # let _ = (heads, unit, card, hand, name);
 //! ```
 
-use core::ops::{Bound, RangeBounds};
+use core::ops::RangeBounds;
+// A `static` flag: loom's atomics have no `const` constructor, and the facade is not
+// loom-modelled (its atomics-bearing paths are, in scalrand-fastprng and scalrand-os).
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use std::vec::Vec;
 
 use scalrand_fastprng::{PerCpuWyRand, StaticWyRand, WyRand};
 use scalrand_os::global::Global;
 
 use rand_core::SeedableRng;
 
-use crate::uniform::below_u64;
+mod draw;
+mod rng;
+
+use draw::Draw;
+pub use rng::Rng;
 
 /// The global generator: one per process image, built on first use (see "Fork" in the module
 /// docs).
 static GLOBAL: Global<PerCpuWyRand> = Global::new();
 
 /// The global generator, seeded from the OS on first use (and on first use in a `fork()`ed
-/// child: see the module docs).
+/// child: see the module docs). `&PerCpuWyRand` is a rand_core `Rng`, so every `rand` helper
+/// runs on it.
 ///
 /// If the OS entropy source fails (no `getrandom(2)`, a sandbox that forbids it), the master
 /// state is derived from the time and addresses instead: still a valid, distinct stream, but
@@ -126,51 +156,50 @@ fn weak_seed() -> u64 {
     t ^ (core::ptr::from_ref(&local) as u64).rotate_left(32) ^ u64::from(std::process::id())
 }
 
-/// The per-call generator of [`next_u64`] (see "Fork" in the module docs).
+/// The per-word generator of the one-liners (see "Fork" in the module docs).
 static FAST: StaticWyRand = StaticWyRand::new();
 
-/// A uniformly distributed `u64` from the calling CPU's stream. Not cryptographic.
+/// Set by the first [`seed`] or [`get_seed`]: from then on the one-liners draw from the
+/// [`global`] generator's try-lock slots, the ones those two act on, instead of [`FAST`]'s
+/// (whose states only a restartable sequence may write).
+static SEEDED: AtomicBool = AtomicBool::new(false);
+
+/// The next output word of the calling CPU's stream: what every one-liner draws from.
 #[inline]
-pub fn next_u64() -> u64 {
-    FAST.next_u64_or(next_u64_global)
+pub(crate) fn next_word() -> u64 {
+    if SEEDED.load(Ordering::Relaxed) {
+        return seeded_word();
+    }
+    FAST.next_u64_or(global_word)
 }
 
-/// [`next_u64`] where [`FAST`] cannot serve: out of line, so the hot path stays small enough
+/// [`next_word`] where [`FAST`] cannot serve: out of line, so the hot path stays small enough
 /// to inline into a caller's loop.
 #[cold]
 #[inline(never)]
-fn next_u64_global() -> u64 {
+fn global_word() -> u64 {
     global().next_u64()
 }
 
-/// A uniformly distributed `u32` from the calling CPU's stream (the low half of a
-/// [`next_u64`]). Not cryptographic.
-#[inline]
-pub fn next_u32() -> u32 {
-    next_u64() as u32
+/// [`next_word`] after [`seed`] or [`get_seed`]: the calling CPU's try-lock slot.
+#[cold]
+#[inline(never)]
+fn seeded_word() -> u64 {
+    global().with_current(WyRand::next_raw)
 }
 
-/// Fills `dest` with uniformly distributed bytes (little-endian output words). Not
-/// cryptographic.
-#[inline]
-pub fn fill_bytes(dest: &mut [u8]) {
-    if dest.len() <= 64 {
-        let mut chunks = dest.chunks_exact_mut(8);
-        for chunk in &mut chunks {
-            chunk.copy_from_slice(&next_u64().to_le_bytes());
-        }
-        let rest = chunks.into_remainder();
-        if !rest.is_empty() {
-            let n = rest.len();
-            rest.copy_from_slice(&next_u64().to_le_bytes()[..n]);
-        }
-    } else {
-        global().fill_bytes(dest)
+/// The calling CPU's stream, as a source of words for fastrand's methods.
+struct CallingCpu;
+
+impl Draw for CallingCpu {
+    #[inline]
+    fn gen_u64(&mut self) -> u64 {
+        next_word()
     }
 }
 
-/// Whether [`next_u64`] runs on the wipe-on-fork per-CPU slots in this process (after a first
-/// call). For tests.
+/// Whether the one-liners run on the wipe-on-fork per-CPU slots in this process (after a
+/// first call). For tests.
 #[doc(hidden)]
 pub fn __static_slots_mapped() -> bool {
     FAST.is_mapped()
@@ -195,36 +224,166 @@ pub fn with<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
     global().with_current(f)
 }
 
-/// Fills `dest` with uniformly distributed `u64`s (one slot round trip). Not cryptographic.
+/// Fills `dest` with uniformly distributed `u64`s from the calling CPU's stream (one slot
+/// round trip). Not cryptographic.
 #[inline]
 pub fn fill_u64(dest: &mut [u64]) {
     global().fill_u64(dest)
 }
 
-/// Same as [`fill_bytes`] (`fastrand::fill`'s name). Not cryptographic.
-#[inline]
-pub fn fill(dest: &mut [u8]) {
-    fill_bytes(dest);
+/// Sets the state of the calling CPU's stream to `seed`: fastrand's `seed`, per CPU. Not
+/// cryptographic.
+///
+/// fastrand's `seed(s)` makes the calling thread's next draws those of
+/// `Rng::with_seed(s)`. Here the state belongs to a CPU, not to the thread: `seed(s)` sets
+/// the state of the [`global`] generator's slot for the CPU the caller runs on (or, if
+/// another thread holds that slot at that instant, of the next free one), and the next draw
+/// made on that CPU, by any thread, continues from it. So `seed(7)` then `u32(..)` gives
+/// `Rng::with_seed(7).u32(..)` only if the thread stays on that CPU and no other thread draws
+/// there in between; the streams of other CPUs are untouched. For a stream that replays, own
+/// a [`Rng::with_seed`].
+///
+/// From the first `seed` or [`get_seed`] in a process on, the one-liners draw from the slots
+/// these two act on (the ones [`with`] uses: one uncontended compare-exchange per word)
+/// rather than from the restartable-sequence slots, whose states cannot be set from outside
+/// their sequence.
+///
+/// ```
+/// scalrand::fast::seed(7);
+/// let x = scalrand::fast::u32(..); // on this CPU's stream, from state 7 if undisturbed
+/// # let _ = x;
+/// ```
+pub fn seed(seed: u64) {
+    SEEDED.store(true, Ordering::Relaxed);
+    with(|w| *w = WyRand::from_state(seed));
 }
 
-/// A uniformly distributed `bool` (the top bit of a [`next_u64`]). Not cryptographic.
+/// The current state of the calling CPU's stream: fastrand's `get_seed`, per CPU. Not
+/// cryptographic.
+///
+/// The state of the [`global`] generator's slot for the CPU the caller runs on (or the next
+/// free one, if another thread holds it at that instant); [`seed`] with it, on the same CPU,
+/// sets the stream back to this point. Like [`seed`], it moves the one-liners of this process
+/// onto those slots.
+///
+/// ```
+/// let state = scalrand::fast::get_seed();
+/// # let _ = state;
+/// ```
+#[must_use]
+pub fn get_seed() -> u64 {
+    SEEDED.store(true, Ordering::Relaxed);
+    with(|w| w.state())
+}
+
+/// A uniformly distributed `bool`. Not cryptographic.
 #[inline]
 pub fn bool() -> bool {
-    next_u64() >> 63 == 1
+    CallingCpu.bool()
 }
 
-/// A uniformly distributed `f64` in `[0, 1)`: 53 random bits, every multiple of `2^-53`
-/// equally likely. Not cryptographic.
+/// A letter, `A-Z` or `a-z`, each equally likely. Not cryptographic.
 #[inline]
-pub fn f64() -> f64 {
-    (next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+pub fn alphabetic() -> char {
+    CallingCpu.alphabetic()
 }
 
-/// A uniformly distributed `f32` in `[0, 1)`: 24 random bits, every multiple of `2^-24`
-/// equally likely. Not cryptographic.
+/// A letter or digit, `A-Z`, `a-z` or `0-9`, each equally likely. Not cryptographic.
+///
+/// ```
+/// let id: String = std::iter::repeat_with(scalrand::fast::alphanumeric).take(12).collect();
+/// assert!(id.chars().all(|c| c.is_ascii_alphanumeric()));
+/// ```
+#[inline]
+pub fn alphanumeric() -> char {
+    CallingCpu.alphanumeric()
+}
+
+/// A lowercase letter, `a-z`, each equally likely. Not cryptographic.
+#[inline]
+pub fn lowercase() -> char {
+    CallingCpu.lowercase()
+}
+
+/// An uppercase letter, `A-Z`, each equally likely. Not cryptographic.
+#[inline]
+pub fn uppercase() -> char {
+    CallingCpu.uppercase()
+}
+
+/// A digit of `base`, each equally likely: `0-9`, then `a-z` for bases above 10. Not
+/// cryptographic.
+///
+/// ```
+/// let hex = scalrand::fast::digit(16);
+/// assert!(hex.is_ascii_hexdigit());
+/// ```
+///
+/// # Panics
+/// As fastrand's: if `base` is 0 ("base cannot be zero") or above 36 ("base cannot be larger
+/// than 36").
+#[inline]
+pub fn digit(base: u32) -> char {
+    CallingCpu.digit(base)
+}
+
+/// A uniformly distributed `f32` in `[0, 1)` (63 random bits scaled, as fastrand 2.4 on). Not
+/// cryptographic.
 #[inline]
 pub fn f32() -> f32 {
-    (next_u64() >> 40) as f32 * (1.0 / (1u32 << 24) as f32)
+    CallingCpu.f32()
+}
+
+/// A uniformly distributed `f32` in `[0, 1]`: [`f32()`] without its redraw of 1. Not
+/// cryptographic.
+#[inline]
+pub fn f32_inclusive() -> f32 {
+    CallingCpu.f32_inclusive()
+}
+
+/// A uniformly distributed `f64` in `[0, 1)` (63 random bits scaled, as fastrand 2.4 on). Not
+/// cryptographic.
+#[inline]
+pub fn f64() -> f64 {
+    CallingCpu.f64()
+}
+
+/// A uniformly distributed `f64` in `[0, 1]`: [`f64()`] without its redraw of 1. Not
+/// cryptographic.
+#[inline]
+pub fn f64_inclusive() -> f64 {
+    CallingCpu.f64_inclusive()
+}
+
+/// One item of `iter`, each equally likely; `None` when it is empty. Not cryptographic.
+///
+/// The item is chosen by index below `len()`, so an iterator whose `len()` is wrong may give
+/// an unexpected one (as fastrand's may).
+///
+/// ```
+/// let pick = scalrand::fast::choice(["rock", "paper", "scissors"]);
+/// assert!(pick.is_some());
+/// assert_eq!(scalrand::fast::choice(Vec::<u8>::new()), None);
+/// ```
+#[inline]
+pub fn choice<I>(iter: I) -> Option<I::Item>
+where
+    I: IntoIterator,
+    I::IntoIter: ExactSizeIterator,
+{
+    CallingCpu.choice(iter)
+}
+
+/// `amount` items of `source` drawn without replacement (all of them when it has fewer), in
+/// one pass over it; their order in the vector is not itself uniform. Not cryptographic.
+///
+/// ```
+/// let sample = scalrand::fast::choose_multiple(0..100, 10);
+/// assert_eq!(sample.len(), 10);
+/// assert_eq!(scalrand::fast::choose_multiple([1, 2], 5), [1, 2]);
+/// ```
+pub fn choose_multiple<I: IntoIterator>(source: I, amount: usize) -> Vec<I::Item> {
+    CallingCpu.choose_multiple(source, amount)
 }
 
 /// Shuffles `slice` in place (Fisher-Yates, each swap index drawn without modulo bias): every
@@ -236,85 +395,99 @@ pub fn f32() -> f32 {
 /// v.sort_unstable();
 /// assert_eq!(v, [1, 2, 3, 4, 5]);
 /// ```
+#[inline]
 pub fn shuffle<T>(slice: &mut [T]) {
-    for i in (1..slice.len()).rev() {
-        // i + 1 <= slice.len() fits in u64, and the answer is at most i.
-        let j = below_u64(i as u64 + 1, next_u64) as usize;
-        slice.swap(i, j);
-    }
+    CallingCpu.shuffle(slice)
 }
 
-/// One item of `iter`, each equally likely; `None` when it is empty. Not cryptographic.
+/// Fills `slice` with random bytes. Not cryptographic (for keys and nonces,
+/// [`crate::fill_bytes`]).
 ///
-/// ```
-/// let pick = scalrand::fast::choice(["rock", "paper", "scissors"]);
-/// assert!(pick.is_some());
-/// assert_eq!(scalrand::fast::choice(Vec::<u8>::new()), None);
-/// ```
-pub fn choice<I>(iter: I) -> Option<I::Item>
-where
-    I: IntoIterator,
-    I::IntoIter: ExactSizeIterator,
-{
-    let mut it = iter.into_iter();
-    let n = it.len();
-    if n == 0 {
-        return None;
+/// Up to 64 bytes take one word per 8 bytes from the calling CPU's stream; longer slices take
+/// the CPU's slot once for the whole slice ([`with`]).
+#[inline]
+pub fn fill(slice: &mut [u8]) {
+    if slice.len() <= 64 {
+        Draw::fill(&mut CallingCpu, slice)
+    } else {
+        with(|w| Draw::fill(w, slice))
     }
-    it.nth(below_u64(n as u64, next_u64) as usize)
 }
 
-/// The uniform integer one-liners: `$name(range)` for `$t`, through `$u` (same width,
-/// unsigned) and [`below_u64`].
+/// The range one-liners and their `try_` forms, each with its own summary.
 macro_rules! ranges {
-    ($($name:ident: $t:ty, $u:ty;)*) => {$(
-        #[doc = concat!("A uniformly distributed `", stringify!($t), "` in `range` (`..` for any), without modulo bias;")]
-        /// `None` when the range is empty. Not cryptographic.
+    ($($name:ident, $try_name:ident: $t:ident;)*) => {$(
+        #[doc = concat!("A uniformly distributed `", stringify!($t), "` in `range` (`..` for any), without modulo bias. Not")]
+        /// cryptographic.
         ///
         /// ```
-        #[doc = concat!("let x = scalrand::fast::", stringify!($name), "(1..=6).unwrap();")]
+        #[doc = concat!("let x = scalrand::fast::", stringify!($name), "(1..=6);")]
         /// assert!((1..=6).contains(&x));
-        #[doc = concat!("assert_eq!(scalrand::fast::", stringify!($name), "(3..3), None);")]
+        /// ```
+        ///
+        /// # Panics
+        /// If the range is empty, as fastrand's, with its message (`empty range: ...`);
+        #[doc = concat!("[`", stringify!($try_name), "`] returns `None` instead.")]
+        #[inline]
+        pub fn $name(range: impl RangeBounds<$t>) -> $t {
+            draw::range(&mut CallingCpu, range)
+        }
+
+        #[doc = concat!("[`", stringify!($name), "()`], but `None` for an empty range instead of the panic. Not")]
+        /// cryptographic.
+        ///
+        /// ```
+        #[doc = concat!("assert_eq!(scalrand::fast::", stringify!($try_name), "(3..3), None);")]
+        #[doc = concat!("assert_eq!(scalrand::fast::", stringify!($try_name), "(4..=4), Some(4));")]
         /// ```
         #[inline]
-        pub fn $name(range: impl RangeBounds<$t>) -> Option<$t> {
-            let low = match range.start_bound() {
-                Bound::Included(&x) => x,
-                Bound::Excluded(&x) => x.checked_add(1)?,
-                Bound::Unbounded => <$t>::MIN,
-            };
-            let high = match range.end_bound() {
-                Bound::Included(&x) => x,
-                Bound::Excluded(&x) => x.checked_sub(1)?,
-                Bound::Unbounded => <$t>::MAX,
-            };
-            if low > high {
-                return None;
-            }
-            // The number of values, in u64; 0 only for the whole 64-bit range.
-            let span = ((high as $u).wrapping_sub(low as $u) as u64).wrapping_add(1);
-            let offset = if span == 0 {
-                next_u64()
-            } else {
-                below_u64(span, next_u64)
-            };
-            // offset < span, so low + offset stays within low..=high.
-            Some(low.wrapping_add(offset as $u as $t))
+        pub fn $try_name(range: impl RangeBounds<$t>) -> Option<$t> {
+            draw::try_range(&mut CallingCpu, range)
         }
     )*};
 }
 
 ranges! {
-    u8: u8, u8;
-    u16: u16, u16;
-    u32: u32, u32;
-    u64: u64, u64;
-    usize: usize, usize;
-    i8: i8, u8;
-    i16: i16, u16;
-    i32: i32, u32;
-    i64: i64, u64;
-    isize: isize, usize;
+    u8, try_u8: u8;
+    u16, try_u16: u16;
+    u32, try_u32: u32;
+    u64, try_u64: u64;
+    u128, try_u128: u128;
+    usize, try_usize: usize;
+    i8, try_i8: i8;
+    i16, try_i16: i16;
+    i32, try_i32: i32;
+    i64, try_i64: i64;
+    i128, try_i128: i128;
+    isize, try_isize: isize;
+}
+
+/// A `char` in `range` (`..` for any Unicode scalar value), each equally likely; the
+/// surrogates `U+D800..=U+DFFF`, which are not `char`s, are skipped. Not cryptographic.
+///
+/// ```
+/// let c = scalrand::fast::char('a'..='z');
+/// assert!(c.is_ascii_lowercase());
+/// ```
+///
+/// # Panics
+/// If the range holds no `char`, as fastrand's, with its message (`empty range: ...`);
+/// [`try_char`] returns `None` instead.
+#[inline]
+pub fn char(range: impl RangeBounds<char>) -> char {
+    draw::range(&mut CallingCpu, range)
+}
+
+/// [`char()`], but `None` for a range that holds no `char` instead of the panic. Not
+/// cryptographic.
+///
+/// ```
+/// assert_eq!(scalrand::fast::try_char('b'..'b'), None);
+/// assert_eq!(scalrand::fast::try_char('b'..='b'), Some('b'));
+/// ```
+#[inline]
+pub fn try_char(range: impl RangeBounds<char>) -> Option<char> {
+    draw::try_range(&mut CallingCpu, range)
 }
 
 #[cfg(test)]
@@ -323,23 +496,29 @@ mod tests {
 
     #[test]
     fn outputs_vary_and_fill_is_complete() {
-        let a = super::next_u64();
-        let b = super::next_u64();
+        let a = super::u64(..);
+        let b = super::u64(..);
         assert_ne!(a, b);
-        let mut buf = [0u8; 1000];
-        super::fill_bytes(&mut buf);
-        // 1000 random bytes hold about 4 zeros; 50 or more would mean a broken fill.
-        assert!(buf.iter().filter(|&&x| x == 0).count() < 50);
-        let _ = super::next_u32();
+        for len in [1000, 64, 63, 9] {
+            let mut buf = [0u8; 1000];
+            super::fill(&mut buf[..len]);
+            // n random bytes hold about n/256 zeros; n/20 or more would mean a broken fill.
+            let zeros = buf[..len].iter().filter(|&&x| x == 0).count();
+            assert!(zeros < len / 20 + 2, "{len}: {zeros} zeros");
+            assert!(
+                buf[len..].iter().all(|&x| x == 0),
+                "{len}: wrote past the slice"
+            );
+        }
     }
 
     scalrand_os::cfg_rseq! {
         if {
-            /// Where glibc registers rseq (and the kernel wipes on fork), `next_u64` runs on
-            /// the static per-CPU slots, not on the global.
+            /// Where glibc registers rseq (and the kernel wipes on fork), the one-liners run
+            /// on the static per-CPU slots, not on the global.
             #[test]
-            fn next_u64_uses_the_static_slots_where_rseq_runs() {
-                let _ = super::next_u64();
+            fn one_liners_use_the_static_slots_where_rseq_runs() {
+                let _ = super::u64(..);
                 if scalrand_os::cpu::rseq_cpu().is_some() {
                     assert!(super::__static_slots_mapped());
                 }
@@ -351,7 +530,7 @@ mod tests {
     fn threads_get_distinct_outputs() {
         let v: Vec<u64> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (0..1000).map(|_| super::next_u64()).collect::<Vec<_>>()))
+                .map(|_| s.spawn(|| (0..1000).map(|_| super::u64(..)).collect::<Vec<_>>()))
                 .collect();
             hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
         });
@@ -372,7 +551,7 @@ mod tests {
     fn die_rolls_pass_chi_square() {
         let mut counts = [0u64; 6];
         for _ in 0..600_000 {
-            let d = super::u32(1..=6).unwrap();
+            let d = super::u32(1..=6);
             counts[d as usize - 1] += 1;
         }
         // 5 degrees of freedom: P(chi2 > 40) is about 1e-7.
@@ -384,33 +563,65 @@ mod tests {
     fn ranges_reach_both_ends_and_refuse_empty_ones() {
         let mut seen = [false; 256];
         for _ in 0..100_000 {
-            seen[(super::i8(..).unwrap() as u8) as usize] = true;
+            seen[(super::i8(..) as u8) as usize] = true;
         }
         assert!(seen.iter().all(|&s| s), "some i8 never drawn");
         let mut top = [false; 6];
         for _ in 0..10_000 {
-            top[usize::from(super::u8(250..=255).unwrap() - 250)] = true;
+            top[usize::from(super::u8(250..=255) - 250)] = true;
         }
         assert_eq!(top, [true; 6]);
         for _ in 0..1000 {
-            let v = super::i64(-3..2).unwrap();
+            let v = super::i64(-3..2);
             assert!((-3..2).contains(&v), "{v}");
-            let w = super::isize(isize::MIN..isize::MIN + 2).unwrap();
+            let w = super::isize(isize::MIN..isize::MIN + 2);
             assert!(w == isize::MIN || w == isize::MIN + 1);
+            let x = super::i128(i128::MAX - 1..);
+            assert!(x >= i128::MAX - 1);
+            let c = super::char('\u{d7ff}'..='\u{e000}');
+            assert!(c == '\u{d7ff}' || c == '\u{e000}', "{c:?}");
         }
-        assert_eq!(super::u64(5..6), Some(5));
-        assert_eq!(super::u64(u64::MAX..), Some(u64::MAX));
-        let _ = super::u64(..).unwrap();
-        let _ = super::usize(..=0).unwrap();
-        assert_eq!(super::u32(5..5), None);
+        assert_eq!(super::u64(5..6), 5);
+        assert_eq!(super::u64(u64::MAX..), u64::MAX);
+        let _ = super::u64(..);
+        assert_eq!(super::usize(..=0), 0);
+        assert_eq!(super::try_u32(5..5), None);
+        assert_eq!(super::try_u32(5..=5), Some(5));
         #[allow(clippy::reversed_empty_ranges)]
-        let reversed = super::i32(3..=2);
+        let reversed = super::try_i32(3..=2);
         assert_eq!(reversed, None);
         assert_eq!(
-            super::u8((core::ops::Bound::Excluded(255), core::ops::Bound::Unbounded)),
+            super::try_u8((core::ops::Bound::Excluded(255), core::ops::Bound::Unbounded)),
             None
         );
-        assert_eq!(super::i16(..i16::MIN), None);
+        assert_eq!(super::try_i16(..i16::MIN), None);
+        assert_eq!(super::try_char(..'\0'), None);
+        assert_eq!(super::try_char('\u{d7ff}'..'\u{e000}'), Some('\u{d7ff}'));
+    }
+
+    #[test]
+    #[should_panic(expected = "empty range: Included(5)..Excluded(5)")]
+    fn an_empty_range_panics_as_fastrands_does() {
+        let _ = super::u32(5..5);
+    }
+
+    #[test]
+    #[should_panic(expected = "base cannot be larger than 36")]
+    fn a_base_above_36_panics_as_fastrands_does() {
+        let _ = super::digit(37);
+    }
+
+    #[test]
+    fn characters_come_from_their_sets() {
+        for _ in 0..1000 {
+            assert!(super::alphabetic().is_ascii_alphabetic());
+            assert!(super::alphanumeric().is_ascii_alphanumeric());
+            assert!(super::lowercase().is_ascii_lowercase());
+            assert!(super::uppercase().is_ascii_uppercase());
+            assert!(super::digit(10).is_ascii_digit());
+            assert!(matches!(super::digit(36), '0'..='9' | 'a'..='z'));
+            assert_eq!(super::digit(1), '0');
+        }
     }
 
     #[test]
@@ -423,6 +634,8 @@ mod tests {
             assert!((0.0..1.0).contains(&x));
             let y = super::f32();
             assert!((0.0..1.0).contains(&y));
+            assert!((0.0..=1.0).contains(&super::f64_inclusive()));
+            assert!((0.0..=1.0).contains(&super::f32_inclusive()));
             sum += x;
             ones += u32::from(super::bool());
         }
@@ -466,6 +679,18 @@ mod tests {
         let mut counts = [0u64; 4];
         for _ in 0..40_000 {
             counts[*super::choice(&[0usize, 1, 2, 3]).unwrap()] += 1;
+        }
+        let x = chi_square(&counts);
+        assert!(x < 35.0, "chi2 = {x}, counts {counts:?}");
+        // Every item equally often in a sample of 2 of 4, drawn 40,000 times.
+        let mut counts = [0u64; 4];
+        for _ in 0..40_000 {
+            let pair = super::choose_multiple(0..4usize, 2);
+            assert_eq!(pair.len(), 2);
+            assert_ne!(pair[0], pair[1]);
+            for i in pair {
+                counts[i] += 1;
+            }
         }
         let x = chi_square(&counts);
         assert!(x < 35.0, "chi2 = {x}, counts {counts:?}");

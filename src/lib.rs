@@ -37,10 +37,10 @@ pub use crypto::{SecureRng, fill_bytes, next_u64, rng, try_fill_bytes, try_next_
 // would prepend a doc comment on a `use` to each item's own docs.)
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use random::{fill, random, random_bool, random_iter, random_range, random_ratio};
+pub use error::Error;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use error::Error;
+pub use random::{fill, random, random_bool, random_iter, random_range, random_ratio};
 
 // The crates are linked, not inlined: rustdoc inlines a foreign crate whole, with every
 // re-export inside it (core's atomics, the `digest` crate and its `typenum`), and their pages

@@ -4,38 +4,73 @@
 //!
 //! The multiply maps a word `x` to `x * s >> BITS`; the `2^BITS mod s` words whose low half
 //! falls below that remainder are drawn again, so each of the `s` answers comes from exactly
-//! `2^BITS / s` (rounded down) of the accepted words. One macro writes the 64-bit version the
-//! library uses and an 8-bit one the tests check exhaustively, over every word and bound.
+//! `2^BITS / s` (rounded down) of the accepted words. One macro writes the 32-, 64- and
+//! 128-bit versions, which are fastrand 2's `gen_mod_u32`, `gen_mod_u64` and `gen_mod_u128`
+//! step for step (the same words drawn, the same answers: `scalrand::fast::Rng` reproduces its
+//! streams), and an 8-bit one the tests check exhaustively, over every word and bound.
 
 macro_rules! below {
-    ($(#[$m:meta])* $name:ident, $w:ty, $wide:ty) => {
+    ($(#[$m:meta])* $name:ident, $w:ty, $mul_high:ident) => {
         $(#[$m])*
         /// A uniform value in `0..s` from the words `next` returns; `s` must not be 0
         /// (callers map the full range to a raw word instead).
         #[inline]
         pub(crate) fn $name(s: $w, mut next: impl FnMut() -> $w) -> $w {
-            let mut m = <$wide>::from(next()) * <$wide>::from(s);
-            let mut low = m as $w;
+            let mut x = next();
+            let mut low = x.wrapping_mul(s);
             if low < s {
                 // 2^BITS mod s, computed in BITS-bit arithmetic.
                 let t = s.wrapping_neg() % s;
                 while low < t {
-                    m = <$wide>::from(next()) * <$wide>::from(s);
-                    low = m as $w;
+                    x = next();
+                    low = x.wrapping_mul(s);
                 }
             }
-            (m >> <$w>::BITS) as $w
+            $mul_high(x, s)
         }
     };
 }
 
-below!(below_u64, u64, u128);
+below!(below_u32, u32, mul_high_u32);
+below!(below_u64, u64, mul_high_u64);
+below!(below_u128, u128, mul_high_u128);
 below!(
     #[cfg(test)]
     below_u8,
     u8,
-    u16
+    mul_high_u8
 );
+
+/// `(a * b) >> 8`.
+#[cfg(test)]
+#[inline]
+fn mul_high_u8(a: u8, b: u8) -> u8 {
+    ((u16::from(a) * u16::from(b)) >> 8) as u8
+}
+
+/// `(a * b) >> 32`.
+#[inline]
+fn mul_high_u32(a: u32, b: u32) -> u32 {
+    ((u64::from(a) * u64::from(b)) >> 32) as u32
+}
+
+/// `(a * b) >> 64`.
+#[inline]
+fn mul_high_u64(a: u64, b: u64) -> u64 {
+    ((u128::from(a) * u128::from(b)) >> 64) as u64
+}
+
+/// `(a * b) >> 128`, from four 64×64→128-bit products (schoolbook, as fastrand computes it).
+#[inline]
+fn mul_high_u128(a: u128, b: u128) -> u128 {
+    let (a_lo, a_hi) = (a as u64 as u128, a >> 64);
+    let (b_lo, b_hi) = (b as u64 as u128, b >> 64);
+    let (hl, lh) = (a_hi * b_lo, a_lo * b_hi);
+    // The carry out of the middle column: bits 64..128 of a_lo*b_lo plus the low halves of
+    // the two cross products.
+    let carry = ((hl as u64 as u128) + (lh as u64 as u128) + ((a_lo * b_lo) >> 64)) >> 64;
+    a_hi * b_hi + (hl >> 64) + (lh >> 64) + carry
+}
 
 #[cfg(test)]
 mod tests {
@@ -72,6 +107,31 @@ mod tests {
                 &hits[..usize::from(s)]
             );
             assert_eq!(redrawn, 256 % u32::from(s), "s = {s}");
+        }
+    }
+
+    /// The 128-bit high product against the exact one, on operands whose product is known.
+    #[test]
+    fn mul_high_u128_is_the_high_half() {
+        let m = u128::MAX;
+        assert_eq!(mul_high_u128(m, m), m - 1);
+        assert_eq!(mul_high_u128(1 << 64, 1 << 64), 1);
+        assert_eq!(mul_high_u128(1 << 127, 2), 1);
+        assert_eq!(mul_high_u128(m, 1), 0);
+        // (2^64 + 1)^2 = 2^128 + 2^65 + 1: high half 1.
+        let x = (1u128 << 64) + 1;
+        assert_eq!(mul_high_u128(x, x), 1);
+        // (2^128 - 1)(2^64 + 3) = 2^192 + 3 * 2^128 - 2^64 - 3: high half 2^64 + 2.
+        assert_eq!(mul_high_u128(m, (1 << 64) + 3), (1 << 64) + 2);
+        for a in [0u64, 1, 0xdead_beef, u64::MAX] {
+            for b in [0u64, 7, 0x1234_5678_9abc_def0, u64::MAX] {
+                let exact = u128::from(a) * u128::from(b);
+                // Shifting one operand left by 64 multiplies the product by 2^64.
+                assert_eq!(
+                    mul_high_u128(u128::from(a) << 64, u128::from(b)),
+                    exact >> 64
+                );
+            }
         }
     }
 

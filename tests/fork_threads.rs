@@ -251,7 +251,7 @@ fn fork_init_trial() {
     let t = std::thread::spawn(|| {
         let mut b = [0u8; 32];
         scalrand::fill_bytes(&mut b);
-        scalrand::fast::next_u64()
+        scalrand::fast::u64(..)
     });
     let start = Instant::now();
     while start.elapsed() < Duration::from_micros(delay) {
@@ -266,7 +266,7 @@ fn fork_init_trial() {
         unsafe { libc::alarm(10) };
         let mut b = [0u8; 32];
         scalrand::fill_bytes(&mut b);
-        let _ = scalrand::fast::next_u64();
+        let _ = scalrand::fast::u64(..);
         // SAFETY: never returns.
         unsafe { libc::_exit(i32::from(b == [0u8; 32])) };
     }

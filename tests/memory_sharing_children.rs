@@ -1,6 +1,6 @@
 //! Children that share the parent's memory, reading while the parent's threads read, in a
 //! program that called `os::cpu::disable_rseq` first: no 16-byte piece of `fill_bytes` output
-//! and no `fast::next_u64` value is handed out twice, in the child or the parent, and the
+//! and no `fast::u64(..)` value is handed out twice, in the child or the parent, and the
 //! parent's output holds no zero word.
 //!
 //! The two kinds of child, both made with the raw `clone` system call on a stack of their own
@@ -79,7 +79,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     }
     for (c, f) in out.crypto.iter_mut().zip(out.fast.iter_mut()) {
         scalrand::fill_bytes(c);
-        *f = scalrand::fast::next_u64();
+        *f = scalrand::fast::u64(..);
     }
     0
 }
@@ -110,7 +110,7 @@ fn trial(flags: libc::c_int) -> (ChildOut, ChildOut) {
                     let mut c = [0u8; 16];
                     scalrand::fill_bytes(&mut c);
                     got.crypto.push(c);
-                    got.fast.push(scalrand::fast::next_u64());
+                    got.fast.push(scalrand::fast::u64(..));
                 }
                 got
             })
@@ -170,7 +170,7 @@ fn memory_sharing_children_neither_repeat_nor_disturb_the_parent() {
     // Build the generators in the parent, as a program would have before it spawns.
     let mut warm = [0u8; 16];
     scalrand::fill_bytes(&mut warm);
-    let _ = scalrand::fast::next_u64();
+    let _ = scalrand::fast::u64(..);
 
     let mut pieces: HashSet<[u8; 16]> = HashSet::new();
     let mut values: HashSet<u64> = HashSet::new();

@@ -229,23 +229,40 @@ fn migration_guide_snippets() {
     scalrand::fill_bytes(&mut key);
     assert_ne!(key, [0u8; 32]);
 
+    // rand's free functions -> scalrand's
+    let token: u128 = scalrand::random();
+    let die: u8 = scalrand::random_range(1..=6);
+    assert!((1..=6).contains(&die));
+    let mut ids = [0u32; 4];
+    scalrand::fill(&mut ids[..]);
+    let coin = scalrand::random_bool(0.5);
+    let two_in_three = scalrand::random_ratio(2, 3);
+    let stream: Vec<u64> = scalrand::random_iter().take(3).collect();
+    assert_eq!(stream.len(), 3);
+    let _ = (token, coin, two_in_three);
+
     // fastrand -> scalrand::fast
-    let _x = scalrand::fast::next_u64();
-    let roll = scalrand::fast::u8(1..=6).unwrap();
+    let _x = scalrand::fast::u64(..);
+    let roll = scalrand::fast::u8(1..=6);
     assert!((1..=6).contains(&roll));
     let mut v: Vec<u32> = (0..10).collect();
     scalrand::fast::shuffle(&mut v);
+    let mut rng = scalrand::fast::Rng::with_seed(42);
+    let hand = rng.choose_multiple(&v, 3);
+    assert_eq!(hand.len(), 3);
     let pick = scalrand::fast::choice(&v).unwrap();
     assert!(*pick < 10);
+    assert_eq!(scalrand::fast::try_u8(6..6), None);
     let coin = scalrand::fast::bool();
     let unit = scalrand::fast::f64();
     assert!((0.0..1.0).contains(&unit));
     let _ = coin;
-    // fastrand::Rng::with_seed(7) -> WyRand::from_state(7): the same stream.
+    // WyRand::from_state(7)'s words are fastrand::Rng::with_seed(7)'s `u64(..)` (checked
+    // against fastrand in tests/fastrand_compat.rs through `fast::Rng`, whose words these are).
     let mut seeded = scalrand::fastprng::WyRand::from_state(7);
-    let again: Vec<u64> = (0..3).map(|_| seeded.next_raw()).collect();
-    let mut seeded = scalrand::fastprng::WyRand::from_state(7);
-    assert_eq!(again, (0..3).map(|_| seeded.next_raw()).collect::<Vec<_>>());
+    let words: Vec<u64> = (0..3).map(|_| seeded.next_raw()).collect();
+    let mut fast_rng = scalrand::fast::Rng::with_seed(7);
+    assert_eq!(words, (0..3).map(|_| fast_rng.u64(..)).collect::<Vec<_>>());
     let mut rng = scalrand::fast::global();
     let roll: u8 = rng.random_range(1..=6);
     assert!((1..=6).contains(&roll));

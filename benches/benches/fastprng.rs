@@ -30,8 +30,8 @@ fn next_u64(c: &mut Criterion) {
     g.bench_function("rand_xoshiro (owned)", |b| {
         b.iter(|| black_box(theirs.next_u64()))
     });
-    g.bench_function("scalrand::fast::next_u64", |b| {
-        b.iter(|| black_box(scalrand::fast::next_u64()))
+    g.bench_function("scalrand::fast::u64(..)", |b| {
+        b.iter(|| black_box(scalrand::fast::u64(..)))
     });
     let p = PerCpu::new(Xoroshiro128PlusPlus::seed_from_u64(2)).unwrap();
     g.bench_function("PerCpu (rseq)", |b| b.iter(|| black_box(p.next_u64())));
@@ -73,8 +73,8 @@ fn batch_1000(c: &mut Criterion) {
     g.bench_function("scalrand::fast::with loop", |b| {
         b.iter(|| scalrand::fast::with(|r| (0..1000).fold(0u64, |a, _| a ^ r.next_raw())))
     });
-    g.bench_function("scalrand::fast::next_u64 loop", |b| {
-        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ scalrand::fast::next_u64()))
+    g.bench_function("scalrand::fast::u64(..) loop", |b| {
+        b.iter(|| (0..1000).fold(0u64, |a, _| a ^ scalrand::fast::u64(..)))
     });
     g.bench_function("fastrand::u64 loop", |b| {
         b.iter(|| (0..1000).fold(0u64, |a, _| a ^ fastrand::u64(..)))
@@ -104,8 +104,8 @@ fn fill_4k(c: &mut Criterion) {
     g.bench_function("rand_xoshiro (owned)", |b| {
         b.iter(|| theirs.fill_bytes(&mut buf))
     });
-    g.bench_function("scalrand::fast::fill_bytes", |b| {
-        b.iter(|| scalrand::fast::fill_bytes(&mut buf))
+    g.bench_function("scalrand::fast::fill", |b| {
+        b.iter(|| scalrand::fast::fill(&mut buf))
     });
     g.bench_function("fastrand::fill", |b| b.iter(|| fastrand::fill(&mut buf)));
     g.finish();

@@ -100,8 +100,8 @@ pub fn all() -> Vec<Entry> {
         ),
         (
             "fast-threads",
-            "scalrand::fast::fill_bytes from 4 threads, interleaved 64-byte stripes",
-            |_| Ok(interleaved(4, Arc::new(scalrand::fast::fill_bytes))),
+            "scalrand::fast::fill from 4 threads, interleaved 64-byte stripes",
+            |_| Ok(interleaved(4, Arc::new(scalrand::fast::fill))),
         ),
     ];
     v.extend(pool_sources());

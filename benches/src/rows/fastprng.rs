@@ -75,7 +75,7 @@ fn percpu_trylock() -> Result<Worker, MakeError> {
 }
 
 fn facade() -> Result<Worker, MakeError> {
-    Ok(Box::new(|_, stop| spin(stop, scalrand::fast::next_u64)))
+    Ok(Box::new(|_, stop| spin(stop, || scalrand::fast::u64(..))))
 }
 
 fn mutex() -> Result<Worker, MakeError> {
@@ -110,7 +110,7 @@ pub fn rows() -> Vec<Row> {
     };
     vec![
         row(
-            "scalrand::fast::next_u64",
+            "scalrand::fast::u64(..)",
             false,
             facade as fn() -> Result<Worker, MakeError>,
         ),
