@@ -25,7 +25,7 @@
 //! The abort counter and the master state, touched once per abort or per seeding, sit
 //! outside that rule.
 //!
-//! The wyrand state sits at byte 0, where `scalrand::fast::next_u64` measured faster than
+//! The wyrand state sits at byte 0, where the facade's per-word draw measured faster than
 //! with it at byte 16 or 24, for a reason not found; it can alias `cpu_id` only in a slot
 //! whose page offset equals the area's, which needs the area at a multiple of 128 bytes in
 //! its page.

@@ -13,7 +13,7 @@ use crate::{PerCpu, Static, WyRand};
 /// for which the caller uses a [`PerCpuWyRand`](crate::PerCpuWyRand) (as `scalrand::fast`
 /// does).
 ///
-/// **Not cryptographic.** The engine of `scalrand::fast::next_u64` where it serves.
+/// **Not cryptographic.** The engine of `scalrand::fast`'s one-liners where it serves.
 ///
 /// ```
 /// use scalrand_fastprng::{PerCpuWyRand, StaticWyRand};

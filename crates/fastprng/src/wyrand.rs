@@ -4,9 +4,12 @@
 //! wyrand is Wang Yi's generator from wyhash (`wyrand` in `wyhash.h`, final version 4): a
 //! 64-bit Weyl sequence `s += 0x2d358dccaa6c78a5` mixed by a 64×64→128-bit multiply,
 //! `t = s · (s ^ 0x8bb84b93962eacc9)`, output `lo(t) ^ hi(t)`. It is the generator of the
-//! `fastrand` crate, and [`WyRand::from_state`] reproduces `fastrand::Rng::with_seed`
-//! bit for bit (`tests/reference.rs`). Period 2^64; every state is valid. **Not
-//! cryptographic.**
+//! `fastrand` crate: [`WyRand::from_state`] gives `fastrand::Rng::with_seed`'s output words bit
+//! for bit (`tests/wyrand.rs`), [`next_raw`](WyRand::next_raw) being fastrand's `u64(..)` and
+//! the low half of it fastrand's `u32(..)`. fastrand's other methods (ranges, floats,
+//! `shuffle`, ...) sample those words with algorithms of their own, which rand's helpers on a
+//! `WyRand` do not follow; the facade's `scalrand::fast::Rng` does. Period 2^64; every state
+//! is valid. **Not cryptographic.**
 //!
 //! Why a second engine for [`PerCpu`]: a xoroshiro128 state is two words, so its restartable
 //! sequence writes the next state to a scratch buffer and commits with a third store.
@@ -41,7 +44,8 @@ impl WyRand {
     /// The mixing constant (wyhash's `_wyp[1]`).
     pub const MIX: u64 = 0x8bb8_4b93_962e_acc9;
 
-    /// The generator at `state` (any value is valid), as `fastrand::Rng::with_seed(state)`.
+    /// The generator at `state` (any value is valid): the output words of
+    /// `fastrand::Rng::with_seed(state)`.
     #[must_use]
     pub const fn from_state(state: u64) -> Self {
         Self { state }
