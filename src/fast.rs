@@ -400,8 +400,8 @@ pub fn shuffle<T>(slice: &mut [T]) {
     CallingCpu.shuffle(slice)
 }
 
-/// Fills `slice` with random bytes. Not cryptographic (for keys and nonces,
-/// [`crate::fill_bytes`]).
+/// Fills `slice` with random bytes: fastrand's `fill`. Not cryptographic: for keys and
+/// nonces, [`crate::fill_bytes`] or rand's [`crate::fill`], its namesake at the crate root.
 ///
 /// Up to 64 bytes take one word per 8 bytes from the calling CPU's stream; longer slices take
 /// the CPU's slot once for the whole slice ([`with`]).

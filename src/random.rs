@@ -128,6 +128,7 @@ pub fn random_ratio(numerator: u32, denominator: u32) -> bool {
 /// [`rng`]; any slice of a type rand's `Fill` covers (`u8` … `u128`, `i8` … `i128` and their
 /// `Wrapping`s).
 ///
+/// Not [`fast::fill`](crate::fast::fill), fastrand's namesake, which is not cryptographic.
 /// For bytes this is [`fill_bytes`](crate::fill_bytes); a slice of wider integers is filled
 /// as rand fills it: its bytes from the generator, each value read little-endian.
 ///
