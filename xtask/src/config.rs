@@ -110,6 +110,7 @@ pub const BACKEND_TESTS: &[&str] = &[
     "fortuna_kat",
     "fortuna_fork",
     "fork_mid_read",
+    "key_registers",
 ];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy

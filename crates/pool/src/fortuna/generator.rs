@@ -180,8 +180,19 @@ impl<P: Prf> Generator<P> {
         if !self.seeded {
             return Err(FortunaError::NotSeeded);
         }
-        self.generate_seeded(out);
+        self.generate_in_frame(out);
+        // The keyed K and the blocks lay in the frames below, and the new K's copy passed
+        // through the vector registers: wipe both, as `reseed` does.
+        crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
+        crate::numa::backends::clear_vector_registers();
         Ok(())
+    }
+
+    /// [`generate_seeded`](Self::generate_seeded) in a frame of its own, for the caller's
+    /// wipe.
+    #[inline(never)]
+    fn generate_in_frame(&mut self, out: &mut [u8]) {
+        self.generate_seeded(out);
     }
 
     /// [`pseudo_random_data`](Self::pseudo_random_data) for callers that guarantee a seeded
