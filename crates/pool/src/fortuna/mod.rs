@@ -137,9 +137,26 @@
 //! pools are ordinary memory and are inherited; they are entropy input, not key, and parent
 //! and child mix them into different keys.
 //!
-//! Where the kernel cannot wipe, the parent's K and C stay in a child's memory until its
-//! first read (no handler runs at `fork()`). The bare [`Generator`] is the algorithm only and
-//! is not fork-safe.
+//! **Reads in progress in other threads.** A child also inherits a copy of every other
+//! thread's stack. While a read generates, it holds a key: a Concurrent reader's private key
+//! `k_r` and its keyed form (the expanded AES-256 schedule or the ChaCha20 key), the locked
+//! half's blocks (which briefly hold `k_r` and the next K) and the old K's keyed form that
+//! produces them; a Locked read holds K's keyed form, from which the next K follows. All of
+//! these live in a frame of wipe-on-fork memory taken for the read
+//! ([`Scratch`](scalrand_os::scratch::Scratch)), never in a stack local, so a child forked
+//! from another thread while the read runs finds zeros (`tests/fork_mid_read.rs`, with both
+//! PRFs, 64 KiB and 2 MiB Concurrent reads). One gap is left, inside the `aes` crate: while it
+//! encrypts a short run of blocks with AES-NI it keeps round keys in its own stack frame, and
+//! the first two round keys of AES-256 are the key, so a fork that lands inside that call can
+//! find `k_r` there (short AES reads; the ChaCha20 PRF has no such gap). Every read, reseed
+//! and construction ends by clearing the vector registers, so a signal frame saved right
+//! after one holds no key (`tests/key_registers.rs`).
+//!
+//! Where the kernel cannot wipe, the parent's K and C, and the frames of the reads in flight
+//! at the fork, stay in a child's memory until its first read (no handler runs at `fork()`).
+//! The bare [`Generator`] is the algorithm only and is not fork-safe; it wipes its stack and
+//! clears the registers after every call, like Fortuna. Builds without optimisation copy key
+//! words into stack temporaries during each call: ship optimised builds.
 //!
 //! # Locks
 //!
