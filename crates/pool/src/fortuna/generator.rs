@@ -48,7 +48,7 @@ pub(crate) const WORK_BUF: usize = if GENERATE_BUF > RESERVE_BUF {
 /// stack below it afterwards).
 #[inline(never)]
 pub(crate) fn keyed_in_frame<P: Prf>(key: &[u8; 32], keyed: &mut core::mem::MaybeUninit<P::Keyed>) {
-    keyed.write(P::keyed(key));
+    P::keyed_in(key, keyed);
 }
 
 /// Stack buffer for a read short enough to run with its rekey in one keystream call

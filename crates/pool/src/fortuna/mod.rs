@@ -145,10 +145,12 @@
 //! these live in a frame of wipe-on-fork memory taken for the read
 //! ([`Scratch`](scalrand_os::scratch::Scratch)), never in a stack local, so a child forked
 //! from another thread while the read runs finds zeros (`tests/fork_mid_read.rs`, with both
-//! PRFs, 64 KiB and 2 MiB Concurrent reads). One gap is left, inside the `aes` crate: while it
-//! encrypts a short run of blocks with AES-NI it keeps round keys in its own stack frame, and
-//! the first two round keys of AES-256 are the key, so a fork that lands inside that call can
-//! find `k_r` there (short AES reads; the ChaCha20 PRF has no such gap). Every read, reseed
+//! PRFs, 300 B to 2 MiB Concurrent reads). AES-256 runs on this crate's own AES-NI code,
+//! which expands the key in place and reads round keys where they lie: the `aes` crate
+//! returns the expanded schedule by value and keeps round keys in its own stack frame while
+//! it encrypts a short run (the first two round keys of AES-256 are the key), so on a CPU
+//! without AES-NI, where it still serves, a fork that lands inside one of its calls can find
+//! the reader's key. Every read, reseed
 //! and construction ends by clearing the vector registers, so a signal frame saved right
 //! after one holds no key (`tests/key_registers.rs`).
 //!
@@ -190,6 +192,8 @@
 //! safety"); `a_wiped_state_is_rekeyed_before_answering` (`rng.rs`) drives that path.
 
 mod accumulator;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod aes_ni;
 mod generator;
 pub mod prf;
 mod rng;
@@ -202,7 +206,7 @@ pub use accumulator::{
     Accumulator, Clock, DEFAULT_MIN_POOL_SIZE, MAX_EVENT_LEN, POOL_COUNT, RESEED_INTERVAL,
 };
 pub use generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK};
-pub use prf::{Aes256Prf, ChaCha20Prf, Prf};
+pub use prf::{Aes256Keyed, Aes256Prf, ChaCha20Prf, Prf};
 pub use rng::{Fortuna, LOCKED_STEP, MIN_SEED_LEN};
 
 use scalrand_os::EntropyError;

@@ -4,8 +4,9 @@
 //! A PRF maps (key K, 128-bit block number C) to one block of [`Prf::BLOCK_LEN`] bytes.
 //! The generator only ever asks for runs of consecutive block numbers, so each PRF exposes
 //! one bulk call, [`Prf::keystream`], that writes the blocks straight into the caller's
-//! buffer: AES gets the counter blocks written in place and encrypted by the `aes` crate's
-//! parallel `encrypt_blocks` (8 blocks in flight with AES-NI), ChaCha20 runs the node pools'
+//! buffer: AES-256 runs this crate's own AES-NI counter mode (8 blocks in flight, the key
+//! expanded in place by [`Prf::keyed_in`] and its round keys read where they lie, never copied
+//! to a stack frame), or the `aes` crate on CPUs without AES-NI; ChaCha20 runs the node pools'
 //! own backends (AVX-512, AVX2, SSE2 or portable, chosen at run time; each call followed by a
 //! wipe of the stack it used). Nothing is allocated.
 //!
@@ -29,6 +30,7 @@ use aes::Aes256Enc;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use core::fmt;
+use core::mem::MaybeUninit;
 use zeroize::Zeroize;
 
 /// Seals [`Prf`]: reachable inside this crate only.
@@ -56,6 +58,13 @@ pub trait Prf: sealed::Sealed + Send + Sync + 'static {
     /// Prepares the PRF for key `key`.
     fn keyed(key: &[u8; 32]) -> Self::Keyed;
 
+    /// Prepares the PRF for key `key` in `out`'s memory, which it initialises: the keyed form
+    /// is built where it will stay (AES-256 with AES-NI writes each round key straight there),
+    /// not moved in from a temporary.
+    fn keyed_in(key: &[u8; 32], out: &mut MaybeUninit<Self::Keyed>) {
+        out.write(Self::keyed(key));
+    }
+
     /// Writes blocks `counter, counter + 1, ...` (modulo 2^128) into `out`: `out.len()`
     /// bytes taken from `ceil(out.len() / BLOCK_LEN)` blocks, the unused tail of the last block
     /// discarded. Returns the counter after the last block used.
@@ -81,20 +90,94 @@ impl sealed::Sealed for Aes256Prf {}
 /// at ~75% and 128-byte batches at ~25% of the speed of one call per 16 KiB.
 const AES_BATCH: usize = 1024;
 
+/// AES-256 keyed for [`Aes256Prf`]: the round keys in this value's own memory, expanded in
+/// place and read in place with AES-NI; the `aes` crate's `Aes256Enc` on CPUs without it
+/// (and on other architectures). Wiped on drop.
+#[repr(C, align(16))]
+pub struct Aes256Keyed {
+    round_keys: [[u8; 16]; 15],
+    /// Whether `round_keys` is in use (AES-NI); otherwise `soft` is initialised.
+    ni: bool,
+    soft: MaybeUninit<Aes256Enc>,
+}
+
+impl fmt::Debug for Aes256Keyed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Aes256Keyed { .. }")
+    }
+}
+
+impl Drop for Aes256Keyed {
+    fn drop(&mut self) {
+        self.round_keys.zeroize();
+        if !self.ni {
+            // SAFETY: `ni` false means `keyed_in` initialised `soft` (and nothing dropped it);
+            // `Aes256Enc` wipes its round keys on drop (the crate's `zeroize` feature).
+            unsafe { self.soft.assume_init_drop() };
+        }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(aesni_cpuid, "aes", "sse2");
+
+/// Whether this CPU runs the AES-NI path.
+#[inline]
+fn have_aesni() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        aesni_cpuid::get()
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
+
 impl Prf for Aes256Prf {
     const NAME: &'static str = "AES-256";
     const BLOCK_LEN: usize = 16;
-    type Keyed = Aes256Enc;
+    type Keyed = Aes256Keyed;
 
     #[inline]
-    fn keyed(key: &[u8; 32]) -> Aes256Enc {
-        // By reference: no copy of the key is made on the way (`&[u8; 32]` is `&Array`).
-        // `Aes256Enc` wipes its round keys on drop (the crate's `zeroize` feature is on).
-        Aes256Enc::new(key.into())
+    fn keyed(key: &[u8; 32]) -> Aes256Keyed {
+        let mut k = MaybeUninit::uninit();
+        Self::keyed_in(key, &mut k);
+        // SAFETY: `keyed_in` initialised every field.
+        unsafe { k.assume_init() }
     }
 
     #[inline]
-    fn keystream(keyed: &Aes256Enc, counter: u128, out: &mut [u8]) -> u128 {
+    fn keyed_in(key: &[u8; 32], out: &mut MaybeUninit<Aes256Keyed>) {
+        let p = out.as_mut_ptr();
+        // SAFETY: field pointers into `out`'s memory; each field is written once, and every
+        // field is written before `out` is read (`soft` is `MaybeUninit`, valid uninitialised).
+        unsafe {
+            if have_aesni() {
+                (&raw mut (*p).ni).write(true);
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
+                // SAFETY: AES-NI present (the cached token just read); `round_keys` is 240
+                // bytes at offset 0 of a 16-byte aligned struct.
+                super::aes_ni::expand(key, &raw mut (*p).round_keys);
+            } else {
+                (&raw mut (*p).ni).write(false);
+                (&raw mut (*p).round_keys).write([[0; 16]; 15]);
+                // By reference: no copy of the key is made on the way.
+                (&raw mut (*p).soft).write(MaybeUninit::new(Aes256Enc::new(key.into())));
+            }
+        }
+    }
+
+    #[inline]
+    fn keystream(keyed: &Aes256Keyed, counter: u128, out: &mut [u8]) -> u128 {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if keyed.ni {
+            // SAFETY: `ni` is set only where the AES-NI token said yes; `round_keys` is 16-byte
+            // aligned (the struct's alignment, offset 0).
+            return unsafe { super::aes_ni::ctr(&keyed.round_keys, counter, out) };
+        }
+        // SAFETY: `ni` false: `keyed_in` initialised `soft`.
+        let soft = unsafe { keyed.soft.assume_init_ref() };
         let (blocks, tail) = Array::slice_as_chunks_mut(out);
         let mut c = counter;
         for batch in blocks.chunks_mut(AES_BATCH) {
@@ -102,12 +185,12 @@ impl Prf for Aes256Prf {
                 *block = Array::from(c.to_le_bytes());
                 c = c.wrapping_add(1);
             }
-            keyed.encrypt_blocks(batch);
+            soft.encrypt_blocks(batch);
         }
         if !tail.is_empty() {
             let mut block = Array::from(c.to_le_bytes());
             c = c.wrapping_add(1);
-            keyed.encrypt_block(&mut block);
+            soft.encrypt_block(&mut block);
             let n = tail.len();
             tail.copy_from_slice(&block[..n]);
             block.as_mut_slice().zeroize();

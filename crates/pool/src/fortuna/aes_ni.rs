@@ -1,0 +1,212 @@
+//! AES-256 with AES-NI, keyed in place: the key expansion writes each round key straight into
+//! the caller's memory (a reader's frame of wipe-on-fork memory), and counter-mode encryption
+//! reads the round keys from there with one volatile load per round per eight blocks, so no
+//! copy of the key schedule is ever made in a stack frame, not even for the length of a call.
+//! (The `aes` crate returns the expanded schedule by value and its short-run path keeps round
+//! keys in its own frame; the first two round keys of AES-256 are the key itself.)
+//!
+//! The expansion is FIPS-197 §5.2 in the form of Intel's AES-NI white paper (Gueron, "Intel
+//! Advanced Encryption Standard (AES) New Instructions Set", rev. 3.01, 2012, figure 25,
+//! `AES_256_Key_Expansion`); the known-answer tests below hold it and the counter mode
+//! against the `aes` crate and against FIPS-197 appendix C.3.
+
+use core::arch::x86_64::{
+    __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aeskeygenassist_si128, _mm_loadu_si128,
+    _mm_set_epi64x, _mm_shuffle_epi32, _mm_slli_si128, _mm_storeu_si128, _mm_xor_si128,
+};
+
+/// Fifteen round keys, 16-byte aligned for the volatile `__m128i` loads.
+pub(super) type RoundKeys = [[u8; 16]; 15];
+
+/// `x` XOR its three 4-byte left shifts, XOR `t`: one step of the schedule.
+#[target_feature(enable = "sse2")]
+#[inline]
+fn mix(x: __m128i, t: __m128i) -> __m128i {
+    let mut x = x;
+    let mut s = _mm_slli_si128::<4>(x);
+    x = _mm_xor_si128(x, s);
+    s = _mm_slli_si128::<4>(s);
+    x = _mm_xor_si128(x, s);
+    s = _mm_slli_si128::<4>(s);
+    x = _mm_xor_si128(x, s);
+    _mm_xor_si128(x, t)
+}
+
+/// Expands `key` into the 15 round keys at `rk`.
+///
+/// # Safety
+/// The CPU has AES-NI; `rk` is valid for writing 240 bytes and 16-byte aligned.
+#[target_feature(enable = "aes,sse2")]
+pub(super) unsafe fn expand(key: &[u8; 32], rk: *mut RoundKeys) {
+    let rk = rk.cast::<__m128i>();
+    // SAFETY: 32 readable bytes of `key`; `rk` valid for 15 aligned 16-byte stores (caller).
+    unsafe {
+        let mut a = _mm_loadu_si128(key.as_ptr().cast());
+        let mut b = _mm_loadu_si128(key.as_ptr().add(16).cast());
+        _mm_storeu_si128(rk, a);
+        _mm_storeu_si128(rk.add(1), b);
+        macro_rules! step {
+            ($i:expr, $rcon:expr, $last:expr) => {
+                a = mix(
+                    a,
+                    _mm_shuffle_epi32::<0xff>(_mm_aeskeygenassist_si128::<$rcon>(b)),
+                );
+                _mm_storeu_si128(rk.add(2 * $i), a);
+                if !$last {
+                    b = mix(
+                        b,
+                        _mm_shuffle_epi32::<0xaa>(_mm_aeskeygenassist_si128::<0>(a)),
+                    );
+                    _mm_storeu_si128(rk.add(2 * $i + 1), b);
+                }
+            };
+        }
+        step!(1, 0x01, false);
+        step!(2, 0x02, false);
+        step!(3, 0x04, false);
+        step!(4, 0x08, false);
+        step!(5, 0x10, false);
+        step!(6, 0x20, false);
+        step!(7, 0x40, true);
+    }
+}
+
+/// Counter block `c`: its 16 little-endian bytes.
+#[target_feature(enable = "sse2")]
+#[inline]
+fn counter_block(c: u128) -> __m128i {
+    _mm_set_epi64x((c >> 64) as i64, c as i64)
+}
+
+/// Writes AES-256 of counter blocks `counter, counter + 1, …` (modulo 2^128) under `rk` into
+/// `out` (a partial last block takes the block's first bytes); returns the next counter.
+///
+/// # Safety
+/// The CPU has AES-NI; `rk` is 16-byte aligned (it always is inside
+/// [`Aes256Keyed`](super::prf::Aes256Keyed)).
+#[target_feature(enable = "aes,sse2")]
+pub(super) unsafe fn ctr(rk: &RoundKeys, counter: u128, out: &mut [u8]) -> u128 {
+    let p = rk.as_ptr().cast::<__m128i>();
+    // One volatile load per use: the compiler may not keep round keys in registers across
+    // the loop, where it would run out of them and spill the schedule to the stack.
+    // SAFETY: `i < 15` round keys of 16 bytes at a 16-byte aligned address (caller).
+    let key = |i: usize| unsafe { core::ptr::read_volatile(p.add(i)) };
+    let mut c = counter;
+    let mut eights = out.chunks_exact_mut(128);
+    for chunk in &mut eights {
+        let k = key(0);
+        let mut b = [k; 8];
+        for (j, x) in b.iter_mut().enumerate() {
+            *x = _mm_xor_si128(counter_block(c.wrapping_add(j as u128)), k);
+        }
+        for r in 1..14 {
+            let k = key(r);
+            for x in &mut b {
+                *x = _mm_aesenc_si128(*x, k);
+            }
+        }
+        let k = key(14);
+        for (j, x) in b.iter().enumerate() {
+            // SAFETY: block `j` of the 128-byte chunk, 16 writable bytes.
+            unsafe {
+                _mm_storeu_si128(
+                    chunk.as_mut_ptr().add(16 * j).cast(),
+                    _mm_aesenclast_si128(*x, k),
+                );
+            }
+        }
+        c = c.wrapping_add(8);
+    }
+    for piece in eights.into_remainder().chunks_mut(16) {
+        let mut x = _mm_xor_si128(counter_block(c), key(0));
+        for r in 1..14 {
+            x = _mm_aesenc_si128(x, key(r));
+        }
+        x = _mm_aesenclast_si128(x, key(14));
+        let mut block = [0u8; 16];
+        // SAFETY: 16 writable bytes.
+        unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), x) };
+        piece.copy_from_slice(&block[..piece.len()]);
+        c = c.wrapping_add(1);
+    }
+    c
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use aes::cipher::array::Array;
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+
+    #[repr(C, align(16))]
+    struct Aligned(RoundKeys);
+
+    fn have_aes() -> bool {
+        std::arch::is_x86_feature_detected!("aes")
+    }
+
+    extern crate std;
+
+    /// FIPS-197 appendix C.3: AES-256, key 00..1f, plaintext 00112233…eeff.
+    #[test]
+    fn fips_197_c3() {
+        if !have_aes() {
+            return;
+        }
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        let mut rk = Aligned([[0; 16]; 15]);
+        // SAFETY: AES-NI checked above; an aligned 240-byte buffer.
+        unsafe { expand(&key, &mut rk.0) };
+        let pt = 0xffee_ddcc_bbaa_9988_7766_5544_3322_1100u128; // its little-endian bytes
+        let mut out = [0u8; 16];
+        // SAFETY: as above.
+        unsafe { ctr(&rk.0, pt, &mut out) };
+        assert_eq!(
+            out,
+            [
+                0x8e, 0xa2, 0xb7, 0xca, 0x51, 0x67, 0x45, 0xbf, 0xea, 0xfc, 0x49, 0x90, 0x4b, 0x49,
+                0x60, 0x89
+            ]
+        );
+    }
+
+    #[test]
+    fn matches_the_aes_crate_for_every_length_and_counter_carry() {
+        if !have_aes() {
+            return;
+        }
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in (0..300).chain([1024, 4096 + 7]) {
+            let key: [u8; 32] = core::array::from_fn(|_| next() as u8);
+            let c = match len % 3 {
+                0 => u128::MAX - 5,
+                1 => u128::from(u64::MAX) - 3,
+                _ => u128::from(next()) << 64 | u128::from(next()),
+            };
+            let mut rk = Aligned([[0; 16]; 15]);
+            let mut got = std::vec![0u8; len];
+            // SAFETY: AES-NI checked above; an aligned 240-byte buffer.
+            let end = unsafe {
+                expand(&key, &mut rk.0);
+                ctr(&rk.0, c, &mut got)
+            };
+            let cipher = aes::Aes256Enc::new(&key.into());
+            let mut want = std::vec::Vec::new();
+            let mut k = c;
+            while want.len() < len {
+                let mut b = Array::from(k.to_le_bytes());
+                cipher.encrypt_block(&mut b);
+                want.extend_from_slice(&b);
+                k = k.wrapping_add(1);
+            }
+            assert_eq!(got[..], want[..len], "len {len}");
+            assert_eq!(end, c.wrapping_add(len.div_ceil(16) as u128));
+        }
+    }
+}
