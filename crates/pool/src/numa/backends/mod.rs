@@ -213,35 +213,33 @@ pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
 #[cfg(debug_assertions)]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 
-// Whether the CPU has AVX, for clearing registers (whatever backend a forcing cfg allows: a
-// cipher outside this module, such as the `aes` crate's VAES path, may use them).
+// Whether the CPU has AVX and AVX-512F, for clearing registers, whatever backend a forcing cfg
+// allows: code outside the backends uses them too (the C library's `memcpy` on AVX-512 CPUs
+// works in `ymm16`–`ymm31`, which `vzeroall` leaves alone; the `aes` crate's VAES path).
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 cpufeatures::new!(clear_avx_cpuid, "avx");
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(clear_avx512_cpuid, "avx512f");
 
 /// Clears the vector registers that the keystream (and, for Fortuna, the block cipher) may have
 /// left key-derived values in: on x86_64 `xmm0`–`xmm15`, their `ymm` upper halves where the
-/// CPU has AVX (`vzeroall`), and `zmm16`–`zmm31` where this build runs the AVX-512 backend;
-/// `v0`–`v31` on aarch64 with NEON. Every one of them is caller-saved (x86-64 System V ABI,
-/// section 3.2.1; AAPCS64 for the upper halves of `v8`–`v15`), so the compiler keeps nothing
-/// of its own in them across this call.
+/// CPU has AVX (`vzeroall`), and all of `zmm0`–`zmm31` where it has AVX-512F (whichever
+/// backend this build runs: the C library's `memcpy` uses `ymm16`–`ymm31` there, and a key
+/// copy through it leaves key bytes in them); `v0`–`v31` on aarch64 with NEON. Every one of
+/// them is caller-saved (x86-64 System V ABI, section 3.2.1; AAPCS64 for the upper halves of
+/// `v8`–`v15`), so the compiler keeps nothing of its own in them across this call.
 ///
 /// The one place registers are cleared: after the whole keystream or block call (the bulk
 /// backends, then the single-block SSE2 function that every x86_64 path runs for a last
-/// partial block, or code the compiler vectorised in the portable backend), and after
-/// Fortuna's block cipher.
+/// partial block, or code the compiler vectorised in the portable backend), after the last
+/// key copy of a refill or a key derivation, and after Fortuna's block cipher.
 #[inline]
 pub(crate) fn clear_vector_registers() {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
-        if have_avx512() {
-            #[cfg(all(
-                not(scalrand_chacha_soft),
-                not(scalrand_chacha_sse2),
-                not(scalrand_chacha_portable)
-            ))]
+        if clear_avx512_cpuid::get() {
             // SAFETY: `clear_zmm` is `#[target_feature(enable = "avx512f")]`; the cached
-            // token behind `have_avx512` says the CPU executes AVX-512F and the OS saves zmm
-            // state.
+            // token says the CPU executes AVX-512F and the OS saves zmm state.
             unsafe {
                 clear_zmm();
             }
@@ -293,13 +291,7 @@ fn clear_xmm() {
 }
 
 /// Clears `zmm16`–`zmm31`, which `vzeroall` leaves alone, then `zmm0`–`zmm15`.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(miri),
-    not(scalrand_chacha_soft),
-    not(scalrand_chacha_sse2),
-    not(scalrand_chacha_portable)
-))]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn clear_zmm() {
