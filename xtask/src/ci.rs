@@ -381,8 +381,9 @@ fn backends() -> Result {
         };
         c.env("RUSTFLAGS", flags).target_dir(&dir).run()?;
     }
-    // A fork from another thread in the middle of a read, with glibc's rseq registration off
-    // (the locked slots serve every read): the default backend's build, run again.
+    // A fork from another thread in the middle of a read, and the registers after every
+    // key-deriving call, with glibc's rseq registration off (the locked slots serve every
+    // read): the default backend's build, run again.
     cargo(
         "backend default, rseq off",
         [
@@ -392,6 +393,8 @@ fn backends() -> Result {
             "scalrand-pool",
             "--test",
             "fork_mid_read",
+            "--test",
+            "key_registers",
         ],
     )
     .env("RUSTFLAGS", "")

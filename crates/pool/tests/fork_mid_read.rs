@@ -20,33 +20,11 @@
 
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Topology, backend};
-use scalrand_testkit::midread::{CHUNK, Cipher, Outcome, Reads, fork_during_reads};
+use scalrand_testkit::midread::{
+    Cipher, Outcome, Reads, fork_during_reads, fortuna_block_at, node_block_at,
+};
 
 const LENS: [usize; 3] = [300, 64 << 10, 2 << 20];
-
-/// A node-pool read: keystream from block 0 under its one-read key; beyond 1 MiB, chunks of
-/// 1 MiB each under its own key, every chunk but the last from block 1 (block 0 is the next
-/// chunk's key).
-fn node_block_at(len: usize, off: usize) -> (u128, usize) {
-    let (chunk, within) = (off / CHUNK, off % CHUNK);
-    let last = chunk == (len - 1) / CHUNK;
-    let first = u128::from(len > CHUNK && !last);
-    (first + (within / 64) as u128, off - within % 64)
-}
-
-/// A Fortuna Concurrent read: from block 1 under the reader key; each 1 MiB request is
-/// followed by the key blocks of the next reader key, and the counter runs on.
-fn fortuna_block_at<const BLOCK: usize, const KEY_BLOCKS: usize>(
-    _len: usize,
-    off: usize,
-) -> (u128, usize) {
-    let (piece, within) = (off / CHUNK, off % CHUNK);
-    let per_piece = (CHUNK / BLOCK + KEY_BLOCKS) as u128;
-    (
-        1 + piece as u128 * per_piece + (within / BLOCK) as u128,
-        off - within % BLOCK,
-    )
-}
 
 /// The scenarios run one at a time: each child scans the whole process, and another test's
 /// readers would only add to what it scans.
