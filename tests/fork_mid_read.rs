@@ -20,7 +20,7 @@ fn fill_bytes_in_flight_at_a_fork_is_not_in_the_child() {
             len,
             readers: 2,
             landings: 3,
-            max_forks: 12,
+            max_forks: 20,
             read: &scalrand::fill_bytes,
             cipher: Cipher::ChaCha(20),
             block_at: node_block_at,

@@ -23,8 +23,10 @@ pub enum Step {
     /// every test, then the shuffle shape check in release, then the OS layer's tests with
     /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux
     Test,
-    /// the pool's known-answer, erasure, fork and hostile-context tests once per forced ChaCha
-    /// backend (AVX-512, AVX2, SSE2, portable), in release builds
+    /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
+    /// tests once per forced ChaCha backend (AVX-512, AVX2, SSE2, portable), in release builds
+    /// (the facade's fork-mid-read test with the default backend), then the fork-mid-read and
+    /// register tests again with rseq off
     Backends,
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
     /// builds, and the OS layer, the pools and the facade pass their tests there
@@ -368,6 +370,10 @@ fn backends() -> Result {
         );
         for t in BACKEND_TESTS {
             c = c.args(["--test", t]);
+        }
+        if cfg.is_empty() {
+            // The facade's fork-mid-read test needs an optimised build too.
+            c = c.args(["-p", "scalrand"]);
         }
         let dir = if cfg.is_empty() {
             "backend-default".to_owned()

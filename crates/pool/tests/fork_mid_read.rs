@@ -44,7 +44,7 @@ fn run(
         len,
         readers: 2,
         landings: 3,
-        max_forks: 12,
+        max_forks: 20,
         read,
         cipher,
         block_at,

@@ -136,10 +136,11 @@ impl Default for Report {
     }
 }
 
-/// A reader's buffer: at least four reads and at least 8 MiB, so that the fork, made after a
-/// random number of the readers' reads, lands while they still read.
+/// A reader's buffer: at least eight reads and at least 16 MiB, so that the fork, made after a
+/// random number of the readers' reads, lands while they still read even on a loaded machine
+/// (the fork itself waits for a CPU and copies the page tables).
 fn span(len: usize) -> usize {
-    (4 * len).max(8 << 20) / len * len
+    (8 * len).max(16 << 20) / len * len
 }
 
 fn fill_span(read: &(dyn Fn(&mut [u8]) + Sync), buf: &mut [u8], len: usize, done: &AtomicUsize) {
