@@ -544,26 +544,17 @@ fn fortuna_stack_use_is_within_the_wipe() {
     );
 }
 
-/// The sixteen `xmm` registers as they are now, lane by lane.
+/// The vector registers as they are now (every lane `scalrand_testkit::regs::dump` reads:
+/// `xmm`, `ymm` with AVX, all 32 `zmm` with AVX-512), as 32-bit words.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn xmm_lanes() -> [u32; 64] {
-    let mut regs = [0u32; 64];
-    // SAFETY: sixteen 16-byte stores into `regs` (256 bytes, owned here); the registers are
-    // only read, whatever they hold.
-    unsafe {
-        core::arch::asm!(
-            "movdqu [{p}], xmm0", "movdqu [{p} + 16], xmm1", "movdqu [{p} + 32], xmm2",
-            "movdqu [{p} + 48], xmm3", "movdqu [{p} + 64], xmm4", "movdqu [{p} + 80], xmm5",
-            "movdqu [{p} + 96], xmm6", "movdqu [{p} + 112], xmm7", "movdqu [{p} + 128], xmm8",
-            "movdqu [{p} + 144], xmm9", "movdqu [{p} + 160], xmm10", "movdqu [{p} + 176], xmm11",
-            "movdqu [{p} + 192], xmm12", "movdqu [{p} + 208], xmm13", "movdqu [{p} + 224], xmm14",
-            "movdqu [{p} + 240], xmm15",
-            p = in(reg) regs.as_mut_ptr(),
-            options(nostack, preserves_flags),
-        );
-    }
-    regs
+fn register_words() -> Vec<u32> {
+    let mut lanes = [[0u8; 16]; scalrand_testkit::regs::MAX_LANES];
+    let n = scalrand_testkit::regs::dump(&mut lanes);
+    lanes[..n]
+        .iter()
+        .flat_map(|l| l.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())))
+        .collect()
 }
 
 /// Right after `numa::keystream` returns, no vector register holds a word of its key: every
@@ -583,7 +574,7 @@ fn no_key_word_is_left_in_a_vector_register() {
                 .collect();
             let mut out = vec![0u8; len];
             scalrand_pool::numa::keystream(&key, 0, &mut out, rounds);
-            let lanes = xmm_lanes();
+            let lanes = register_words();
             let left = lanes.iter().filter(|w| words.contains(w)).count();
             if left != 0 {
                 found.push(format!("{rounds:?} {len} B: {left} key words"));
@@ -593,7 +584,7 @@ fn no_key_word_is_left_in_a_vector_register() {
     }
     assert!(
         found.is_empty(),
-        "{:?}: key words left in xmm registers after keystream: {found:?}",
+        "{:?}: key words left in vector registers after keystream: {found:?}",
         backend()
     );
 }
