@@ -248,7 +248,7 @@ impl<P: Prf> Generator<P> {
     ///
     /// The caller guarantees a seeded generator (Fortuna seeds it before every answer).
     #[inline]
-    #[cfg(test)]
+    #[cfg(all(test, feature = "std"))]
     pub(crate) fn reserve(&mut self, reader_key: &mut [u8; 32]) {
         let mut work = [0u8; WORK_BUF];
         let mut keyed = core::mem::MaybeUninit::uninit();
