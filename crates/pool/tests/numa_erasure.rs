@@ -553,7 +553,10 @@ fn register_words() -> Vec<u32> {
     let n = scalrand_testkit::regs::dump(&mut lanes);
     lanes[..n]
         .iter()
-        .flat_map(|l| l.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())))
+        .flat_map(|l| {
+            l.chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        })
         .collect()
 }
 
