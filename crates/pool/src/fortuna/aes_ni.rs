@@ -14,6 +14,7 @@ use core::arch::x86_64::{
     __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aeskeygenassist_si128, _mm_loadu_si128,
     _mm_set_epi64x, _mm_shuffle_epi32, _mm_slli_si128, _mm_storeu_si128, _mm_xor_si128,
 };
+use zeroize::Zeroize;
 
 /// Fifteen round keys, 16-byte aligned for the volatile `__m128i` loads.
 pub(super) type RoundKeys = [[u8; 16]; 15];
@@ -94,42 +95,48 @@ pub(super) unsafe fn ctr(rk: &RoundKeys, counter: u128, out: &mut [u8]) -> u128 
     let mut c = counter;
     let mut eights = out.chunks_exact_mut(128);
     for chunk in &mut eights {
-        let k = key(0);
-        let mut b = [k; 8];
-        for (j, x) in b.iter_mut().enumerate() {
-            *x = _mm_xor_si128(counter_block(c.wrapping_add(j as u128)), k);
-        }
-        for r in 1..14 {
-            let k = key(r);
-            for x in &mut b {
-                *x = _mm_aesenc_si128(*x, k);
-            }
-        }
-        let k = key(14);
-        for (j, x) in b.iter().enumerate() {
-            // SAFETY: block `j` of the 128-byte chunk, 16 writable bytes.
-            unsafe {
-                _mm_storeu_si128(
-                    chunk.as_mut_ptr().add(16 * j).cast(),
-                    _mm_aesenclast_si128(*x, k),
-                );
-            }
-        }
+        // SAFETY: 128 writable bytes; AES-NI (caller).
+        unsafe { eight_blocks(&key, c, chunk.as_mut_ptr()) };
         c = c.wrapping_add(8);
     }
-    for piece in eights.into_remainder().chunks_mut(16) {
-        let mut x = _mm_xor_si128(counter_block(c), key(0));
-        for r in 1..14 {
-            x = _mm_aesenc_si128(x, key(r));
-        }
-        x = _mm_aesenclast_si128(x, key(14));
-        let mut block = [0u8; 16];
-        // SAFETY: 16 writable bytes.
-        unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), x) };
-        piece.copy_from_slice(&block[..piece.len()]);
-        c = c.wrapping_add(1);
+    let rest = eights.into_remainder();
+    if !rest.is_empty() {
+        // One more pass of eight (as fast as one block: the rounds are latency-bound) into a
+        // buffer of output, of which the blocks asked for are kept.
+        let mut buf = [0u8; 128];
+        // SAFETY: 128 writable bytes; AES-NI (caller).
+        unsafe { eight_blocks(&key, c, buf.as_mut_ptr()) };
+        rest.copy_from_slice(&buf[..rest.len()]);
+        buf.zeroize();
+        c = c.wrapping_add(rest.len().div_ceil(16) as u128);
     }
     c
+}
+
+/// Encrypts counter blocks `c .. c + 8` into the 128 bytes at `out`; `key(i)` loads round key
+/// `i`.
+///
+/// # Safety
+/// The CPU has AES-NI; `out` is valid for 128 bytes of writes.
+#[target_feature(enable = "aes,sse2")]
+#[inline]
+unsafe fn eight_blocks(key: &impl Fn(usize) -> __m128i, c: u128, out: *mut u8) {
+    let k = key(0);
+    let mut b = [k; 8];
+    for (j, x) in b.iter_mut().enumerate() {
+        *x = _mm_xor_si128(counter_block(c.wrapping_add(j as u128)), k);
+    }
+    for r in 1..14 {
+        let k = key(r);
+        for x in &mut b {
+            *x = _mm_aesenc_si128(*x, k);
+        }
+    }
+    let k = key(14);
+    for (j, x) in b.iter().enumerate() {
+        // SAFETY: block `j` of the caller's 128 bytes.
+        unsafe { _mm_storeu_si128(out.add(16 * j).cast(), _mm_aesenclast_si128(*x, k)) };
+    }
 }
 
 #[cfg(all(test, not(miri)))]
