@@ -259,6 +259,18 @@ fn forget_overlay_sources() -> Result {
     Ok(())
 }
 
+/// Refuses a selection that contradicts itself before anything runs: a step both asked for
+/// with `--only` and left out with `--skip`.
+fn check(flags: &flags::Ci) -> Result {
+    if let Some(s) = flags.only.iter().find(|s| flags.skip.contains(s)) {
+        let s = s.name();
+        return Err(format!(
+            "--only {s} and --skip {s}: a step cannot be both run and left out"
+        ));
+    }
+    Ok(())
+}
+
 /// The steps `--only` and `--skip` leave, in CI's order.
 fn selected(flags: &flags::Ci) -> Vec<Step> {
     Step::all()
@@ -271,6 +283,7 @@ fn selected(flags: &flags::Ci) -> Vec<Step> {
 
 /// `cargo xtask ci`.
 pub fn run(flags: &flags::Ci) -> Result {
+    check(flags)?;
     let steps = selected(flags);
     if flags.list {
         for s in &steps {
