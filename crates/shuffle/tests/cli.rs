@@ -14,14 +14,34 @@ fn bin() -> Command {
 /// status 2, nothing on stdout, a `scalrand-shuffle: ` message on stderr containing `want`,
 /// within 5 seconds.
 fn assert_refused(args: &[&str], want: &str) {
-    let t = std::time::Instant::now();
-    let out = bin().args(args).output().unwrap();
+    let out = output_within(args, 5);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(err.starts_with("scalrand-shuffle: "), "{args:?}: {err}");
     assert!(err.contains(want), "{args:?}: {err}");
     assert!(out.stdout.is_empty(), "{args:?}");
-    assert!(t.elapsed().as_secs() < 5, "{args:?} did work first");
+}
+
+/// Runs the tool with `args`; one still running after `secs` seconds is killed and the test
+/// fails (a refusal that does the work instead never finishes otherwise).
+fn output_within(args: &[&str], secs: u64) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} did work first: still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 fn run_json(args: &[&str]) -> serde_json::Value {
@@ -716,7 +736,7 @@ fn compact_every_refused_before_work() {
 /// `assert_refused`, and the message also contains `flag`: the refusal names what was wrong.
 fn assert_refused_naming(args: &[&str], flag: &str, want: &str) {
     assert_refused(args, want);
-    let out = bin().args(args).output().unwrap();
+    let out = output_within(args, 5);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(flag), "{args:?} does not name {flag}: {err}");
 }
@@ -830,7 +850,7 @@ fn long_runs_are_estimated_and_capped() {
         ),
     ] {
         assert_refused(args, "over the cap");
-        let out = bin().args(args).output().unwrap();
+        let out = output_within(args, 5);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(unit) && err.contains("CPU time") && err.contains("--force"),
