@@ -10,7 +10,8 @@
 //! back through getrandom.
 //!
 //! Without the cfg the feature defines nothing here: getrandom keeps its default backend, the
-//! pools still seed from the OS's own call, and [`ACTIVE`] is false.
+//! pools still seed from the OS's own call, and
+//! [`ACTIVE`](crate::getrandom_backend::ACTIVE) is false.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -8,7 +8,7 @@
 //! backend alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use scalrand::getrandom_backend::{ACTIVE, served};
+use scalrand::getrandom_backend::{ACTIVE, POOLS_FAILED, served};
 
 /// `n` requests through getrandom 0.4 and `n` through 0.3, 32 bytes each.
 fn both_versions(n: usize) -> Vec<[u8; 32]> {
@@ -26,7 +26,7 @@ fn both_versions(n: usize) -> Vec<[u8; 32]> {
 #[cfg(getrandom_backend = "custom")]
 #[test]
 fn getrandom_03_and_04_are_served_by_the_pools() {
-    assert!(ACTIVE);
+    const { assert!(ACTIVE) };
     let before = served();
     let got = both_versions(50);
     // Other tests of this binary may call getrandom meanwhile: at least ours were counted.
@@ -65,7 +65,8 @@ fn fork_children_get_their_own_bytes() {
     both_versions(1);
     let mut seen = std::collections::HashSet::new();
     for _ in 0..8 {
-        let (child, child_served) = fork_and_fill();
+        let (child, child_served) = fork_and_fill(false);
+        let child = child.expect("the child's getrandom::fill failed");
         assert!(
             child_served >= 1,
             "the child's getrandom did not reach the pools"
@@ -78,10 +79,97 @@ fn fork_children_get_their_own_bytes() {
     }
 }
 
-/// Forks; the child fills 32 bytes with `getrandom::fill` and writes them, then how many
-/// requests its own pools took meanwhile, to a pipe. The parent gives it 20 s.
+/// A fork child whose OS entropy is denied (a seccomp filter, as a sandbox may) cannot rekey
+/// the pools it inherited: its `getrandom::fill` fails closed with the pools' error code
+/// rather than answer from the parent's keys, and the parent's pools are untouched.
+#[cfg(all(
+    getrandom_backend = "custom",
+    target_os = "linux",
+    target_arch = "x86_64"
+))]
+#[test]
+fn a_child_denied_entropy_gets_the_pools_error() {
+    both_versions(1);
+    let (child, child_served) = fork_and_fill(true);
+    assert_eq!(
+        child,
+        Err(Failure::Pools),
+        "the child answered without fresh entropy"
+    );
+    assert!(child_served >= 1);
+    let mut parent = [0u8; 32];
+    getrandom::fill(&mut parent).unwrap();
+}
+
+/// How a child's `getrandom::fill` failed.
 #[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
-fn fork_and_fill() -> ([u8; 32], u64) {
+#[derive(Debug, PartialEq)]
+enum Failure {
+    /// `getrandom::Error::new_custom(POOLS_FAILED)`.
+    Pools,
+    /// Any other error.
+    Other,
+}
+
+/// Makes `getrandom(2)`, `open` and `openat` fail with `EPERM` in this process (a classic BPF
+/// seccomp filter, as `crates/pool/tests/numa_hostile.rs` installs; `PR_SET_NO_NEW_PRIVS`
+/// first, so no privilege is needed).
+#[cfg(all(
+    getrandom_backend = "custom",
+    target_os = "linux",
+    target_arch = "x86_64"
+))]
+fn deny_entropy() {
+    #[repr(C)]
+    struct SockFilter {
+        code: u16,
+        jt: u8,
+        jf: u8,
+        k: u32,
+    }
+    #[repr(C)]
+    struct SockFprog {
+        len: u16,
+        filter: *const SockFilter,
+    }
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    let op = |code, jt, k| SockFilter { code, jt, jf: 0, k };
+    let prog = [
+        op(LD_W_ABS, 0, 0), // seccomp_data.nr
+        op(JEQ_K, 3, libc::SYS_getrandom as u32),
+        op(JEQ_K, 2, libc::SYS_openat as u32),
+        op(JEQ_K, 1, libc::SYS_open as u32),
+        op(RET_K, 0, RET_ALLOW),
+        op(RET_K, 0, RET_ERRNO | libc::EPERM as u32),
+    ];
+    let fprog = SockFprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr(),
+    };
+    // SAFETY: prctl with the documented arguments; `fprog` and `prog` outlive the call (the
+    // kernel copies the program).
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &fprog as *const SockFprog
+            ),
+            0
+        );
+    }
+}
+
+/// Forks; the child (with its OS entropy denied first when `deny`) fills 32 bytes with
+/// `getrandom::fill` and writes the outcome, then how many requests its own pools took
+/// meanwhile, to a pipe. The parent gives it 20 s.
+#[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
+fn fork_and_fill(deny: bool) -> (Result<[u8; 32], Failure>, u64) {
     use std::time::{Duration, Instant};
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid two-element array for pipe(2).
@@ -92,14 +180,22 @@ fn fork_and_fill() -> ([u8; 32], u64) {
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
+        if deny {
+            #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+            deny_entropy();
+        }
         let before = served();
-        let mut msg = [0u8; 40];
-        let ok = getrandom::fill(&mut msg[..32]).is_ok();
-        msg[32..].copy_from_slice(&(served() - before).to_le_bytes());
-        // SAFETY: `msg` is 40 valid bytes; `_exit` never returns.
+        let mut msg = [0u8; 41];
+        msg[0] = match getrandom::fill(&mut msg[1..33]) {
+            Ok(()) => 0,
+            Err(e) if e == getrandom::Error::new_custom(POOLS_FAILED) => 1,
+            Err(_) => 2,
+        };
+        msg[33..].copy_from_slice(&(served() - before).to_le_bytes());
+        // SAFETY: `msg` is 41 valid bytes; `_exit` never returns.
         unsafe {
-            libc::write(fds[1], msg.as_ptr().cast(), 40);
-            libc::_exit(if ok { 0 } else { 1 });
+            libc::write(fds[1], msg.as_ptr().cast(), 41);
+            libc::_exit(0);
         }
     }
     // SAFETY: closing our copy of the write end so a dead child gives EOF.
@@ -121,18 +217,21 @@ fn fork_and_fill() -> ([u8; 32], u64) {
     }
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the child's getrandom::fill failed"
+        "the child died"
     );
-    let mut msg = [0u8; 40];
-    // SAFETY: `msg` is 40 writable bytes.
-    let n = unsafe { libc::read(fds[0], msg.as_mut_ptr().cast(), 40) };
+    let mut msg = [0u8; 41];
+    // SAFETY: `msg` is 41 writable bytes.
+    let n = unsafe { libc::read(fds[0], msg.as_mut_ptr().cast(), 41) };
     // SAFETY: closing our read end.
     unsafe { libc::close(fds[0]) };
-    assert_eq!(n, 40);
-    let mut bytes = [0u8; 32];
-    bytes.copy_from_slice(&msg[..32]);
-    let served = u64::from_le_bytes(msg[32..].try_into().unwrap());
-    (bytes, served)
+    assert_eq!(n, 41);
+    let served = u64::from_le_bytes(msg[33..].try_into().unwrap());
+    let outcome = match msg[0] {
+        0 => Ok(msg[1..33].try_into().unwrap()),
+        1 => Err(Failure::Pools),
+        _ => Err(Failure::Other),
+    };
+    (outcome, served)
 }
 
 /// The feature alone (no cfg) defines no backend: getrandom keeps its own, the pools take
@@ -140,7 +239,7 @@ fn fork_and_fill() -> ([u8; 32], u64) {
 #[cfg(not(getrandom_backend = "custom"))]
 #[test]
 fn without_the_cfg_getrandom_keeps_its_backend() {
-    assert!(!ACTIVE);
+    const { assert!(!ACTIVE) };
     let got = both_versions(4);
     assert_eq!(served(), 0);
     assert!(!got.contains(&[0u8; 32]));
