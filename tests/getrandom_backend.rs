@@ -8,7 +8,9 @@
 //! backend alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use scalrand::getrandom_backend::{ACTIVE, POOLS_FAILED, served};
+#[cfg(getrandom_backend = "custom")]
+use scalrand::getrandom_backend::POOLS_FAILED;
+use scalrand::getrandom_backend::{ACTIVE, served};
 
 /// `n` requests through getrandom 0.4 and `n` through 0.3, 32 bytes each.
 fn both_versions(n: usize) -> Vec<[u8; 32]> {
