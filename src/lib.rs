@@ -16,6 +16,10 @@ pub mod fast;
 /// **Cryptographically secure** randomness: per-NUMA ChaCha20 pools with per-CPU fast key
 /// erasure, OS-seeded and fork-safe ([`scalrand_pool::numa`]). Not to be confused with the
 /// non-cryptographic [`fast`] module.
+#[cfg(feature = "getrandom-backend")]
+#[cfg_attr(docsrs, doc(cfg(feature = "getrandom-backend")))]
+pub mod getrandom_backend;
+
 #[cfg(feature = "std")]
 mod crypto;
 #[cfg(feature = "std")]

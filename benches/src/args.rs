@@ -16,6 +16,24 @@ use clap::Parser;
 /// generators (and 100,000 exhausts the process's memory maps before it starts).
 pub const MAX_THREADS: usize = 1024;
 
+/// The generators the `stats` tool serves, by name, in `stats --list`'s order. They are
+/// built in `sources.rs`; the names are here so that `cargo xtask stats` refuses an unknown
+/// one before it builds the tool (a test holds the two lists equal).
+pub const GENERATORS: &[&str] = &[
+    "xoroshiro128plus",
+    "xoroshiro128plus-low",
+    "xoroshiro128plusplus",
+    "xoroshiro128starstar",
+    "percpu",
+    "fast-threads",
+    "fortuna-aes-concurrent",
+    "fortuna-aes-locked",
+    "fortuna-chacha-concurrent",
+    "fortuna-chacha-locked",
+    "nodepools",
+    "crypto-threads",
+];
+
 const EXAMPLES: &str = "\
 Examples:
   cargo xtask scaling                                  every row, 1, 2, 4, ... all CPUs

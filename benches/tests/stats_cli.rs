@@ -117,3 +117,14 @@ fn negative_sizes_and_seeds_are_named() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("-7 is negative: a seed"), "{err}");
 }
+
+/// The names `cargo xtask stats` checks before building (`args::GENERATORS`) are the
+/// generators this tool serves, in `--list`'s order.
+#[test]
+fn declared_names_are_the_served_generators() {
+    let served: Vec<&str> = scalrand_benches::sources::all()
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(served, scalrand_benches::args::GENERATORS);
+}

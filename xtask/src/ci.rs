@@ -7,9 +7,9 @@ use clap::ValueEnum;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
     BACKEND_TESTS, BACKENDS, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER,
-    EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI,
-    OTHER_TARGETS, SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER,
-    WINE_SHIM, WINE_TARGET, WINE_TESTS,
+    EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS,
+    LATEST_DEPS_TESTS, LIB_CRATES, MIRI, OTHER_TARGETS, SANITIZE, SANITIZER_HOST, SANITIZERS,
+    UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
 };
 use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std};
 
@@ -21,7 +21,8 @@ pub enum Step {
     /// clippy -D warnings, every target and feature
     Clippy,
     /// every test, then the shuffle shape check in release, then the OS layer's tests with
-    /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux
+    /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux, then the
+    /// facade's getrandom-backend test with getrandom built for the custom backend
     Test,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
     /// tests once per forced ChaCha backend (AVX-512, AVX2, SSE2, portable), in release builds
@@ -130,7 +131,17 @@ impl Step {
                 cargo(name, ["test", "-p", "scalrand-os"])
                     .env("RUSTFLAGS", "--cfg scalrand_fork_atfork")
                     .target_dir("fork-atfork")
-                    .run()
+                    .run()?;
+                // scalrand as getrandom's custom backend: getrandom built for it, so every
+                // getrandom call of the test binary (0.3's and 0.4's) reaches the pools.
+                cargo(
+                    name,
+                    ["test", "-p", "scalrand", "--features", "getrandom-backend"],
+                )
+                .args(["--test", "getrandom_backend"])
+                .env("RUSTFLAGS", GETRANDOM_BACKEND_RUSTFLAGS)
+                .target_dir("getrandom-backend")
+                .run()
             }
             Step::Backends => backends(),
             Step::LatestDeps => latest_deps(),
@@ -259,6 +270,18 @@ fn forget_overlay_sources() -> Result {
     Ok(())
 }
 
+/// Refuses a selection that contradicts itself before anything runs: a step both asked for
+/// with `--only` and left out with `--skip`.
+fn check(flags: &flags::Ci) -> Result {
+    if let Some(s) = flags.only.iter().find(|s| flags.skip.contains(s)) {
+        let s = s.name();
+        return Err(format!(
+            "--only {s} and --skip {s}: a step cannot be both run and left out"
+        ));
+    }
+    Ok(())
+}
+
 /// The steps `--only` and `--skip` leave, in CI's order.
 fn selected(flags: &flags::Ci) -> Vec<Step> {
     Step::all()
@@ -271,6 +294,7 @@ fn selected(flags: &flags::Ci) -> Vec<Step> {
 
 /// `cargo xtask ci`.
 pub fn run(flags: &flags::Ci) -> Result {
+    check(flags)?;
     let steps = selected(flags);
     if flags.list {
         for s in &steps {

@@ -185,4 +185,13 @@ pub const OTHER_TARGETS: &[(&str, &str)] = &[
     ("wasm32-unknown-unknown", "wasm_js"),
     ("wasm32-wasip1", ""),
     ("x86_64-unknown-netbsd", ""),
+    // The direct OS calls of the `getrandom-backend` feature: getentropy(2), ProcessPrng.
+    ("aarch64-apple-darwin", "getrandom-backend"),
+    ("x86_64-pc-windows-gnu", "getrandom-backend"),
+    ("x86_64-unknown-freebsd", "getrandom-backend"),
+    ("x86_64-unknown-netbsd", "getrandom-backend"),
 ];
+
+/// The flags of the facade's `getrandom_backend` test: getrandom (0.3 and 0.4) built for its
+/// custom backend, which the `getrandom-backend` feature defines.
+pub const GETRANDOM_BACKEND_RUSTFLAGS: &str = "--cfg getrandom_backend=\"custom\"";

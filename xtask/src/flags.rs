@@ -74,16 +74,21 @@ pub struct Scaling {
 /// `cargo xtask fuzz`.
 #[derive(Debug, Args)]
 pub struct Fuzz {
-    /// Seconds each target runs
-    #[arg(long, value_name = "N", default_value_t = 60)]
+    /// Seconds each target runs (at least 1: libFuzzer reads 0 as no limit)
+    #[arg(long, value_name = "N", default_value_t = 60,
+          value_parser = crate::bench_args::at_least_one::<u64>("a number of seconds"),
+          allow_negative_numbers = true)]
     pub seconds: u64,
     /// Stop a target after N executions (or after --seconds, whichever comes first)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = crate::bench_args::at_least_one::<u64>("a number of executions"),
+          allow_negative_numbers = true)]
     pub runs: Option<u64>,
     /// No progress bar; libFuzzer's output goes to the terminal as it comes
     #[arg(long, short)]
     pub quiet: bool,
-    /// Targets to fuzz [default: every target of `cargo fuzz list`]
+    /// Targets to fuzz, each a `[[bin]]` of fuzz/Cargo.toml [default: every target of `cargo
+    /// fuzz list`]
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
 }
@@ -91,8 +96,9 @@ pub struct Fuzz {
 /// `cargo xtask stats`.
 #[derive(Debug, Args)]
 pub struct Stats {
-    /// The generator (`--list` names them)
-    #[arg(value_name = "GEN", required_unless_present = "list")]
+    /// The generator (`--list` describes them)
+    #[arg(value_name = "GEN", required_unless_present = "list",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::bench_args::GENERATORS))]
     pub generator: Option<String>,
     /// List the generators and exit
     #[arg(long)]
@@ -163,6 +169,21 @@ mod tests {
             panic!("not stats: {x:?}")
         };
         assert_eq!(s.bytes, Some(8 << 20));
+    }
+
+    #[test]
+    fn generators_fuzz_seconds_and_runs_are_checked() {
+        let e = Xtask::try_parse_from(["xtask", "stats", "bogus"]).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("bogus") && e.contains("percpu"), "{e}");
+        let e = Xtask::try_parse_from(["xtask", "fuzz", "--seconds", "0"]).unwrap_err();
+        assert!(
+            e.to_string().contains("0 is not a number of seconds"),
+            "{e}"
+        );
+        let e = Xtask::try_parse_from(["xtask", "fuzz", "--runs", "-5"]).unwrap_err();
+        assert!(e.to_string().contains("-5 is negative"), "{e}");
+        assert!(Xtask::try_parse_from(["xtask", "stats", "nodepools"]).is_ok());
     }
 
     #[test]

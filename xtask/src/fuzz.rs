@@ -45,8 +45,41 @@ fn progress(len: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
+/// The fuzz targets fuzz/Cargo.toml declares (each `[[bin]]`'s `name`), read without building
+/// anything.
+fn declared_targets() -> Result<Vec<String>> {
+    let path = project_root().join("fuzz/Cargo.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut names = Vec::new();
+    let mut in_bin = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_bin = line == "[[bin]]";
+        } else if in_bin
+            && let Some(value) = line.strip_prefix("name")
+            && let Some(value) = value.trim_start().strip_prefix('=')
+        {
+            names.push(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    Ok(names)
+}
+
+/// Refuses a target fuzz/Cargo.toml does not declare, naming the ones it does.
+fn check_targets(asked: &[String], declared: &[String]) -> Result {
+    if let Some(t) = asked.iter().find(|t| !declared.contains(t)) {
+        return Err(format!(
+            "fuzz: no target {t:?}; fuzz/Cargo.toml declares {}",
+            declared.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// `cargo xtask fuzz`.
 pub fn run(flags: &flags::Fuzz) -> Result {
+    // Every named target is checked before cargo-fuzz builds anything.
+    check_targets(&flags.targets, &declared_targets()?)?;
     let targets = if flags.targets.is_empty() {
         all_targets()?
     } else {
@@ -101,4 +134,23 @@ pub fn run(flags: &flags::Fuzz) -> Result {
     }
     bar.finish_and_clear();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declared_targets_are_fuzz_cargo_toml_bins() {
+        let t = declared_targets().unwrap();
+        assert!(t.contains(&"numa_pools".to_owned()), "{t:?}");
+        assert!(t.contains(&"shuffle_ops".to_owned()), "{t:?}");
+        assert!(!t.contains(&"scalrand-fuzz".to_owned()), "{t:?}");
+        let e = check_targets(&["numa_pool".to_owned()], &t).unwrap_err();
+        assert!(
+            e.contains("no target \"numa_pool\"") && e.contains("numa_pools"),
+            "{e}"
+        );
+        check_targets(&["numa_pools".to_owned()], &t).unwrap();
+    }
 }

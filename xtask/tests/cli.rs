@@ -169,3 +169,45 @@ fn stats_refuses_a_terminal() {
         "tried to build: {text}"
     );
 }
+
+/// Every argument is checked before anything is built: an unknown generator, fuzz target, a
+/// zero or negative fuzz budget, and a step both asked for and left out are refused with a
+/// message naming them, and no cargo (not even rustup's `cargo +nightly`, off the `PATH`
+/// here) is started.
+#[test]
+fn arguments_are_checked_before_building() {
+    for (args, code, message) in [
+        (&["stats", "bogus"][..], Some(2), "bogus"),
+        (&["stats", "bogus", "--smoke"], Some(2), "percpu"),
+        (&["fuzz", "numa_pool"], Some(1), "no target \"numa_pool\""),
+        (
+            &["fuzz", "numa_pools", "nope"],
+            Some(1),
+            "fuzz/Cargo.toml declares",
+        ),
+        (
+            &["fuzz", "--seconds", "0"],
+            Some(2),
+            "0 is not a number of seconds",
+        ),
+        (&["fuzz", "--runs", "-1"], Some(2), "-1 is negative"),
+        (
+            &["ci", "--only", "fmt", "--skip", "fmt"],
+            Some(1),
+            "--only fmt and --skip fmt",
+        ),
+    ] {
+        let out = xtask_without_cargo()
+            .env("PATH", "/nonexistent")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), code, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(
+            !err.contains("/nonexistent/cargo") && !err.contains("cargo +nightly"),
+            "{args:?} tried to build: {err}"
+        );
+    }
+}

@@ -1,15 +1,94 @@
 //! Entropy from the operating system: the one place in scalrand that asks the OS for seeds.
 //!
+//! By default the request goes through the `getrandom` crate. With the `direct-entropy`
+//! feature it goes to the OS's own call instead, the one getrandom's default backend makes
+//! (`getrandom(2)` on Linux and Android, `getentropy(2)` on macOS and the BSDs and illumos,
+//! `ProcessPrng` on Windows): then scalrand can itself be getrandom's custom backend
+//! (`--cfg getrandom_backend="custom"`, the facade's `getrandom-backend` feature) without
+//! seeding from its own output. On a target with no direct call the feature falls back to
+//! getrandom, and refuses to build when getrandom's backend is the custom one (that would be
+//! a loop).
+//!
 //! Without `std` there is no OS: a `no_std` host seeds the generators with bytes from its own
 //! entropy source (a TRNG peripheral, a boot-loader seed, ...).
 
 use core::fmt;
 
+/// Whether this target has a direct OS call behind the `direct-entropy` feature.
+macro_rules! cfg_direct {
+    ($($item:item)*) => {$(
+        #[cfg(all(
+            feature = "direct-entropy",
+            any(
+                target_os = "linux",
+                target_os = "android",
+                target_os = "macos",
+                target_os = "freebsd",
+                target_os = "dragonfly",
+                target_os = "openbsd",
+                target_os = "netbsd",
+                target_os = "illumos",
+                target_os = "solaris",
+                all(windows, not(target_vendor = "win7")),
+            )
+        ))]
+        $item
+    )*};
+}
+
+/// The same targets, negated: where the request goes through getrandom.
+macro_rules! cfg_getrandom {
+    ($($item:item)*) => {$(
+        #[cfg(all(
+            feature = "std",
+            not(all(
+                feature = "direct-entropy",
+                any(
+                    target_os = "linux",
+                    target_os = "android",
+                    target_os = "macos",
+                    target_os = "freebsd",
+                    target_os = "dragonfly",
+                    target_os = "openbsd",
+                    target_os = "netbsd",
+                    target_os = "illumos",
+                    target_os = "solaris",
+                    all(windows, not(target_vendor = "win7")),
+                )
+            ))
+        ))]
+        $item
+    )*};
+}
+
+cfg_getrandom! {
+    // A direct call was asked for where there is none, and getrandom's backend is the custom
+    // one, which the facade's `getrandom-backend` feature serves from the generators this
+    // crate seeds: seeding through getrandom would call back into them.
+    #[cfg(all(feature = "direct-entropy", getrandom_backend = "custom"))]
+    compile_error!(
+        "scalrand-os: `direct-entropy` has no direct OS call on this target, and with \
+         `--cfg getrandom_backend=\"custom\"` seeding through getrandom would loop"
+    );
+}
+
 /// The operating system could not provide entropy.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct EntropyError {
     #[cfg(feature = "std")]
-    inner: getrandom::Error,
+    inner: Cause,
+}
+
+/// What failed.
+#[cfg(feature = "std")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cause {
+    /// getrandom's error.
+    #[allow(dead_code)] // unused where every request takes the direct call
+    Getrandom(getrandom::Error),
+    /// The direct call's `errno` (Windows: none, 0), or 0 for a result outside its contract.
+    #[allow(dead_code)] // unused where every request goes through getrandom
+    Os(i32),
 }
 
 impl fmt::Debug for EntropyError {
@@ -24,11 +103,19 @@ impl fmt::Debug for EntropyError {
 impl fmt::Display for EntropyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         #[cfg(feature = "std")]
-        return write!(
-            f,
-            "the operating system's entropy source failed: {}",
-            self.inner
-        );
+        return match self.inner {
+            Cause::Getrandom(e) => {
+                write!(f, "the operating system's entropy source failed: {e}")
+            }
+            Cause::Os(0) => f.write_str(
+                "the operating system's entropy source failed: an answer outside its contract",
+            ),
+            Cause::Os(errno) => write!(
+                f,
+                "the operating system's entropy source failed: {}",
+                std::io::Error::from_raw_os_error(errno)
+            ),
+        };
         #[cfg(not(feature = "std"))]
         return f.write_str("no operating-system entropy source in a no_std build");
     }
@@ -36,15 +123,119 @@ impl fmt::Display for EntropyError {
 
 impl core::error::Error for EntropyError {}
 
-/// Fills `dest` with bytes from the operating system's CSPRNG (`getrandom(2)` on Linux).
-///
-/// # Errors
-/// [`EntropyError`] when the OS source fails; the contents of `dest` are then unspecified and
-/// must not be used.
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub fn fill(dest: &mut [u8]) -> Result<(), EntropyError> {
-    getrandom::fill(dest).map_err(|inner| EntropyError { inner })
+cfg_getrandom! {
+    /// Fills `dest` with bytes from the operating system's CSPRNG, through getrandom
+    /// (`getrandom(2)` on Linux).
+    ///
+    /// # Errors
+    /// [`EntropyError`] when the OS source fails; the contents of `dest` are then unspecified
+    /// and must not be used.
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+    pub fn fill(dest: &mut [u8]) -> Result<(), EntropyError> {
+        getrandom::fill(dest).map_err(|e| EntropyError {
+            inner: Cause::Getrandom(e),
+        })
+    }
+}
+
+cfg_direct! {
+    /// Fills `dest` with bytes from the operating system's CSPRNG by its own call, never
+    /// through getrandom (the `direct-entropy` feature): `getrandom(2)` on Linux and Android,
+    /// `getentropy(2)` on macOS, the BSDs and illumos, `ProcessPrng` on Windows.
+    ///
+    /// # Errors
+    /// [`EntropyError`] when the OS source fails; the contents of `dest` are then unspecified
+    /// and must not be used.
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+    pub fn fill(dest: &mut [u8]) -> Result<(), EntropyError> {
+        direct::fill(dest).map_err(|errno| EntropyError {
+            inner: Cause::Os(errno),
+        })
+    }
+
+    /// The OS calls behind [`fill`] with `direct-entropy`, as getrandom's default backends
+    /// make them (its `linux_android_with_fallback` without the `/dev/urandom` fallback for
+    /// kernels before 3.17, `getentropy`, `windows`).
+    mod direct {
+        /// The calling thread's `errno`.
+        #[cfg(unix)]
+        fn errno() -> i32 {
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+        }
+
+        /// `getrandom(2)` with no flags (blocks only until the kernel's pool is first
+        /// initialised), repeated after a short read or `EINTR`.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        pub(super) fn fill(mut dest: &mut [u8]) -> Result<(), i32> {
+            while !dest.is_empty() {
+                // SAFETY: the pointer and length describe `dest`, which is writable for its
+                // whole length; flags 0. The system call writes at most `len` bytes.
+                let n = unsafe {
+                    libc::syscall(
+                        libc::SYS_getrandom,
+                        dest.as_mut_ptr().cast::<libc::c_void>(),
+                        dest.len(),
+                        0 as libc::c_uint,
+                    )
+                };
+                if n > 0 {
+                    let n = usize::try_from(n).map_err(|_| 0)?;
+                    dest = dest.get_mut(n..).ok_or(0)?;
+                } else if n == -1 {
+                    let e = errno();
+                    if e != libc::EINTR {
+                        return Err(e);
+                    }
+                } else {
+                    return Err(0);
+                }
+            }
+            Ok(())
+        }
+
+        /// `getentropy(2)`, 256 bytes at a time (POSIX's `GETENTROPY_MAX` is at least 256).
+        #[cfg(not(any(target_os = "linux", target_os = "android", windows)))]
+        pub(super) fn fill(dest: &mut [u8]) -> Result<(), i32> {
+            for chunk in dest.chunks_mut(256) {
+                // SAFETY: the pointer and length describe `chunk`, writable for its whole
+                // length, and at most 256 bytes as getentropy requires.
+                let r = unsafe { libc::getentropy(chunk.as_mut_ptr().cast(), chunk.len()) };
+                match r {
+                    0 => {}
+                    -1 => return Err(errno()),
+                    _ => return Err(0),
+                }
+            }
+            Ok(())
+        }
+
+        #[cfg_attr(
+            target_arch = "x86",
+            link(
+                name = "bcryptprimitives",
+                kind = "raw-dylib",
+                import_name_type = "undecorated"
+            )
+        )]
+        #[cfg_attr(
+            all(windows, not(target_arch = "x86")),
+            link(name = "bcryptprimitives", kind = "raw-dylib")
+        )]
+        #[cfg(windows)]
+        unsafe extern "system" {
+            /// The process's base PRNG (bcryptprimitives.dll, Windows 10 on); documented to
+            /// return TRUE always, though Windows 8's and Wine's can fail.
+            fn ProcessPrng(pbdata: *mut u8, cbdata: usize) -> i32;
+        }
+
+        /// `ProcessPrng`, whose failure carries no code (0).
+        #[cfg(windows)]
+        pub(super) fn fill(dest: &mut [u8]) -> Result<(), i32> {
+            // SAFETY: the pointer and length describe `dest`, writable for its whole length.
+            let ok = unsafe { ProcessPrng(dest.as_mut_ptr(), dest.len()) };
+            if ok == 1 { Ok(()) } else { Err(0) }
+        }
+    }
 }
 
 #[cfg(all(test, feature = "std"))]
@@ -65,5 +256,30 @@ mod tests {
     #[test]
     fn fill_empty_is_ok() {
         fill(&mut []).unwrap();
+    }
+
+    /// Longer than one `getentropy` call (256 bytes) and than a short `getrandom(2)` read can
+    /// be: every part of the buffer is written.
+    #[test]
+    fn fill_writes_every_part_of_a_large_buffer() {
+        let mut buf = std::vec![0u8; 1 << 20];
+        fill(&mut buf).unwrap();
+        for chunk in buf.chunks(256) {
+            assert_ne!(chunk, &[0u8; 256][..chunk.len()]);
+        }
+    }
+
+    #[test]
+    fn errors_say_what_failed() {
+        let e = EntropyError {
+            inner: Cause::Os(libc::EPERM),
+        };
+        let text = std::format!("{e}");
+        assert!(text.starts_with("the operating system's entropy source failed: "));
+        assert!(text.contains("(os error 1)"), "{text}");
+        let e = EntropyError {
+            inner: Cause::Os(0),
+        };
+        assert!(std::format!("{e}").contains("outside its contract"));
     }
 }

@@ -52,6 +52,25 @@ pub fn measure_bias<R: Rng>(
     trials: u64,
     rng: R,
 ) -> Result<BiasReport, Error> {
+    measure_bias_with_progress(mode, order, blocks, trials, rng, &mut |_, _| {})
+}
+
+/// Trials between two calls of [`measure_bias_with_progress`]'s `progress`.
+pub const BIAS_PROGRESS_EVERY: u64 = 1 << 12;
+
+/// [`measure_bias`], calling `progress(done, trials)` every [`BIAS_PROGRESS_EVERY`] trials and
+/// after the last; the report is the same as [`measure_bias`]'s for the same generator.
+///
+/// # Errors
+/// Those of [`measure_bias`].
+pub fn measure_bias_with_progress<R: Rng>(
+    mode: ShuffleMode,
+    order: u8,
+    blocks: usize,
+    trials: u64,
+    rng: R,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<BiasReport, Error> {
     if blocks < 2 {
         return Err(Error::BadBiasSetup("need at least 2 blocks"));
     }
@@ -90,7 +109,7 @@ pub fn measure_bias<R: Rng>(
     let shift = order;
     let mut counts = vec![vec![0u64; blocks]; blocks];
     let mut fixed = 0u64;
-    for _ in 0..trials {
+    for t in 1..=trials {
         zone.relink(order, mt as u8, &initial);
         zone.shuffle_zone(order, mode)?;
         for (pos, node) in zone.list_nodes(order, mt as u8).into_iter().enumerate() {
@@ -99,6 +118,9 @@ pub fn measure_bias<R: Rng>(
             if initial[pos] == node {
                 fixed += 1;
             }
+        }
+        if t % BIAS_PROGRESS_EVERY == 0 || t == trials {
+            progress(t, trials);
         }
     }
     let expected = trials as f64 / blocks as f64;

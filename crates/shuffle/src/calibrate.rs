@@ -124,12 +124,16 @@ impl CalibrateConfig {
         self.jvm.validate()
     }
 
-    fn cache_pages(&self) -> u64 {
-        KNL_MCDRAM / self.scale / PAGE_SIZE
+    /// The near-memory cache after scaling, in pages (0 for a scale of 0, which
+    /// [`validate`](Self::validate) refuses).
+    pub fn cache_pages(&self) -> u64 {
+        KNL_MCDRAM.checked_div(self.scale).unwrap_or(0) / PAGE_SIZE
     }
 
-    fn zone_pages(&self) -> u64 {
-        KNL_DDR / self.scale / PAGE_SIZE
+    /// The zone after scaling, in pages (0 for a scale of 0, which
+    /// [`validate`](Self::validate) refuses).
+    pub fn zone_pages(&self) -> u64 {
+        KNL_DDR.checked_div(self.scale).unwrap_or(0) / PAGE_SIZE
     }
 
     /// Runs in a calibration (what `progress` counts to): per seed, the fresh and the aged

@@ -75,7 +75,8 @@ pub enum Error {
         /// CPUs the zone has (CPU 0 always exists).
         cpus: u32,
     },
-    /// A kernel version that is not `major.minor`, or older than 5.2 (no shuffle).
+    /// A kernel version that is not `major.minor`, older than 5.2 (no shuffle), or not a
+    /// release in [`KernelVersion::KNOWN`](crate::KernelVersion::KNOWN).
     BadKernelVersion,
 }
 
@@ -117,7 +118,11 @@ impl fmt::Display for Error {
                 write!(f, "cpu {cpu} does not exist (the zone has {cpus})")
             }
             Error::BadKernelVersion => {
-                f.write_str("kernel version must be major.minor, 5.2 or later (e.g. 5.4, 5.10)")
+                write!(
+                    f,
+                    "kernel version must be a release given as major.minor, one of {} (e.g. 5.4, 6.8; a later kernel follows the 5.10 rules: give 5.10)",
+                    crate::KernelVersion::KNOWN
+                )
             }
         }
     }

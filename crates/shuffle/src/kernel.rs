@@ -71,21 +71,27 @@ impl KernelVersion {
         KernelVersion::V5_10,
     ];
 
-    /// Parses `major.minor` (e.g. `5.4`, `6.8`) into the rule set that kernel follows.
+    /// The released kernels [`parse`](Self::parse) accepts, as text: every `major.minor` from
+    /// the shuffle's arrival to the newest release the rules were last read against. A later
+    /// kernel follows the 5.10 rules: give it as `5.10`.
+    pub const KNOWN: &'static str = "5.2 – 5.19, 6.0 – 6.19";
+
+    /// Parses `major.minor` (e.g. `5.4`, `6.8`; a patch level is ignored) into the rule set that
+    /// kernel follows.
     ///
     /// # Errors
-    /// [`Error::BadKernelVersion`] for text that is not `major.minor`, or a kernel before 5.2
-    /// (no shuffle).
+    /// [`Error::BadKernelVersion`] for text that is not `major.minor`, a kernel before 5.2 (no
+    /// shuffle) or one that is not a release in [`KNOWN`](Self::KNOWN) (`99.0`, `5.20`).
     pub fn parse(s: &str) -> Result<Self, Error> {
         let (maj, min) = s.trim().split_once('.').ok_or(Error::BadKernelVersion)?;
         let min = min.split('.').next().unwrap_or(min);
         let maj: u32 = maj.parse().map_err(|_| Error::BadKernelVersion)?;
         let min: u32 = min.parse().map_err(|_| Error::BadKernelVersion)?;
+        // Linux 5.19 was the last 5.x release and 6.19 the last 6.x.
         match (maj, min) {
             (5, 2..=6) => Ok(KernelVersion::V5_2),
             (5, 7..=9) => Ok(KernelVersion::V5_7),
-            (5, 10..) => Ok(KernelVersion::V5_10),
-            (6.., _) => Ok(KernelVersion::V5_10),
+            (5, 10..=19) | (6, 0..=19) => Ok(KernelVersion::V5_10),
             _ => Err(Error::BadKernelVersion),
         }
     }

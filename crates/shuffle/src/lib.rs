@@ -25,7 +25,7 @@ pub mod zone;
 pub mod zonesort;
 
 pub use bandwidth::BandwidthModel;
-pub use bias::{BiasReport, chi2_sf, measure_bias};
+pub use bias::{BiasReport, chi2_sf, measure_bias, measure_bias_with_progress};
 pub use cache::{CacheMode, CacheStats, LINE_SIZE, MemSideCache};
 #[cfg(feature = "parallel")]
 pub use calibrate::run_calibrate_parallel;

@@ -5,7 +5,8 @@
 mod common;
 
 use common::SplitMix64;
-use scalrand_shuffle::{ShuffleMode, measure_bias};
+use scalrand_shuffle::bias::BIAS_PROGRESS_EVERY;
+use scalrand_shuffle::{ShuffleMode, measure_bias, measure_bias_with_progress};
 
 // Debug builds are ~30× slower; the 200k trials run in release (`--release`).
 const TRIALS: u64 = if cfg!(debug_assertions) {
@@ -26,6 +27,32 @@ fn fisher_yates_is_uniform() {
     for row in &r.counts {
         assert_eq!(row.iter().sum::<u64>(), TRIALS);
     }
+}
+
+/// The progress form reports every `BIAS_PROGRESS_EVERY` trials and the last, in order, and
+/// gives the same report as `measure_bias` for the same generator.
+#[test]
+fn progress_reports_every_step_and_changes_nothing() {
+    let trials = 3 * BIAS_PROGRESS_EVERY + 5;
+    let mut seen = Vec::new();
+    let r = measure_bias_with_progress(
+        ShuffleMode::Kernel,
+        10,
+        4,
+        trials,
+        SplitMix64(3),
+        &mut |done, total| seen.push((done, total)),
+    )
+    .unwrap();
+    let want: Vec<(u64, u64)> = (1..=3)
+        .map(|i| (i * BIAS_PROGRESS_EVERY, trials))
+        .chain([(trials, trials)])
+        .collect();
+    assert_eq!(seen, want);
+    assert_eq!(
+        r,
+        measure_bias(ShuffleMode::Kernel, 10, 4, trials, SplitMix64(3)).unwrap()
+    );
 }
 
 #[test]

@@ -14,14 +14,34 @@ fn bin() -> Command {
 /// status 2, nothing on stdout, a `scalrand-shuffle: ` message on stderr containing `want`,
 /// within 5 seconds.
 fn assert_refused(args: &[&str], want: &str) {
-    let t = std::time::Instant::now();
-    let out = bin().args(args).output().unwrap();
+    let out = output_within(args, 5);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(err.starts_with("scalrand-shuffle: "), "{args:?}: {err}");
     assert!(err.contains(want), "{args:?}: {err}");
     assert!(out.stdout.is_empty(), "{args:?}");
-    assert!(t.elapsed().as_secs() < 5, "{args:?} did work first");
+}
+
+/// Runs the tool with `args`; one still running after `secs` seconds is killed and the test
+/// fails (a refusal that does the work instead never finishes otherwise).
+fn output_within(args: &[&str], secs: u64) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} did work first: still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 fn run_json(args: &[&str]) -> serde_json::Value {
@@ -711,4 +731,228 @@ fn compact_every_refused_before_work() {
         .unwrap();
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains("compact"));
+}
+
+/// `assert_refused`, and the message also contains `flag`: the refusal names what was wrong.
+fn assert_refused_naming(args: &[&str], flag: &str, want: &str) {
+    assert_refused(args, want);
+    let out = output_within(args, 5);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(flag), "{args:?} does not name {flag}: {err}");
+}
+
+/// Every numeric flag refuses a negative value with a message naming the flag, not clap's
+/// "unexpected argument '-1' found".
+#[test]
+fn negative_numbers_are_refused_naming_the_flag() {
+    let at_least_0 = "must be at least 0, got -1";
+    for (args, flag, want) in [
+        (&["simulate", "--order", "-1"][..], "--order", at_least_0),
+        (&["simulate", "--rounds", "-1"], "--rounds", at_least_0),
+        (&["simulate", "--seeds", "-1"], "--seeds", at_least_0),
+        (&["simulate", "--seeds", "1,-1"], "--seeds", at_least_0),
+        (&["simulate", "--accesses", "-1"], "--accesses", at_least_0),
+        (&["bias", "--blocks", "-1"], "--blocks", at_least_0),
+        (&["bias", "--trials", "-1"], "--trials", at_least_0),
+        (&["bias", "--seed", "-1"], "--seed", at_least_0),
+        (&["calibrate", "--scale", "-1"], "--scale", at_least_0),
+        (&["calibrate", "--seeds", "-1"], "--seeds", at_least_0),
+        (&["calibrate", "--rounds", "-1"], "--rounds", at_least_0),
+        (&["calibrate", "--sweeps", "-1"], "--sweeps", at_least_0),
+        (
+            &["calibrate", "--near-gbps", "-1"],
+            "--near-gbps",
+            "above 0 (GB/s), got -1",
+        ),
+        (
+            &["calibrate", "--far-gbps", "-1"],
+            "--far-gbps",
+            "above 0 (GB/s), got -1",
+        ),
+        (
+            &["calibrate", "--jvm-shares", "-0.5,0.5,1,0,0"],
+            "--jvm-shares",
+            "from 0 to 1, got -0.5",
+        ),
+        (
+            &["calibrate", "--jvm-hot-old", "-1"],
+            "--jvm-hot-old",
+            "above 0",
+        ),
+    ] {
+        assert_refused_naming(args, flag, want);
+    }
+    // Not a number at all, and a flag where the value should be: named as such.
+    assert_refused_naming(
+        &["simulate", "--order", "--json"],
+        "--order",
+        "is not a whole number",
+    );
+    assert_refused_naming(
+        &["bias", "--trials", "many"],
+        "--trials",
+        "is not a whole number",
+    );
+}
+
+/// `--kernel` takes the released kernels only, and its refusal lists them.
+#[test]
+fn kernel_takes_known_releases_only() {
+    for (sub, v) in [
+        ("simulate", "99.0"),
+        ("simulate", "5.20"),
+        ("calibrate", "6.20"),
+    ] {
+        assert_refused_naming(&[sub, "--kernel", v], "--kernel", "5.2 – 5.19, 6.0 – 6.19");
+    }
+    let out = bin()
+        .args([
+            "simulate",
+            "--preset",
+            "tiny",
+            "--kernel",
+            "6.8",
+            "--dump-config",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cfg: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cfg["kernel"], "5.10");
+}
+
+/// Long runs say what they will cost (stderr) before they start, and one over its command's
+/// cap is refused unless `--force`.
+#[test]
+fn long_runs_are_estimated_and_capped() {
+    for (args, unit) in [
+        (
+            &["bias", "--trials", "100000000000000"][..],
+            "shuffle steps",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--rounds", "1000000000"],
+            "work units",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--accesses", "1e18"],
+            "work units",
+        ),
+        (
+            &[
+                "calibrate",
+                "--scale",
+                "1",
+                "--seeds",
+                "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
+            ],
+            "work units",
+        ),
+    ] {
+        assert_refused(args, "over the cap");
+        let out = output_within(args, 5);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(unit) && err.contains("CPU time") && err.contains("--force"),
+            "{args:?}: {err}"
+        );
+    }
+    // A small run prints its estimate too (and `--quiet` does not).
+    let out = bin()
+        .args(["bias", "--blocks", "4", "--trials", "1000", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("estimate: 4000 shuffle steps"), "{err}");
+    let out = bin()
+        .args([
+            "bias", "--blocks", "4", "--trials", "1000", "--json", "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+    // `--force` runs past the cap: still running (not refused) after two seconds.
+    let mut child = bin()
+        .args(["bias", "--trials", "100000000000000", "--force"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let status = child.try_wait().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(status.is_none(), "--force did not run: {status:?}");
+}
+
+/// A size given with a unit is parsed; one that cannot make a run, or an unknown unit, is
+/// refused naming the flag and the form it expects (not "heap does not fit in the zone").
+#[test]
+fn sizes_with_units_are_parsed_or_refused_by_flag() {
+    assert_refused_naming(
+        &["simulate", "--cache-mib", "64GiB"],
+        "--cache-mib",
+        "must be smaller than the zone",
+    );
+    assert_refused_naming(
+        &["simulate", "--preset", "tiny", "--cache-mib", "16MiB"],
+        "--cache-mib",
+        "does not fit in the zone",
+    );
+    assert_refused_naming(
+        &["simulate", "--preset", "tiny", "--cache-bytes", "1TiB"],
+        "--cache-bytes",
+        "must be smaller than the zone",
+    );
+    assert_refused_naming(
+        &["simulate", "--zone-mib", "64XB"],
+        "--zone-mib",
+        "use B, KiB, MiB, GiB, TiB",
+    );
+    let out = bin()
+        .args([
+            "simulate",
+            "--preset",
+            "tiny",
+            "--zone-mib",
+            "1GiB",
+            "--cache-mib",
+            "64MiB",
+            "--dump-config",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cfg: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cfg["cache_bytes"], 64 << 20);
+    assert_eq!(cfg["zone_pages"], (1 << 30) / 4096);
+}
+
+/// `bias` draws a progress bar on a terminal (`script`, from util-linux, gives it one) and
+/// none when stderr is a pipe.
+#[test]
+fn bias_shows_progress_on_a_terminal_only() {
+    let cmd = format!(
+        "{} bias --blocks 64 --trials 300000 --json",
+        env!("CARGO_BIN_EXE_scalrand-shuffle")
+    );
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+    else {
+        eprintln!("skipped: no `script` command to give the tool a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("/300000 shuffles"),
+        "no progress bar in: {text}"
+    );
+    let out = bin()
+        .args(["bias", "--blocks", "64", "--trials", "30000", "--json"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("shuffles,"));
 }

@@ -162,11 +162,17 @@ fn parse_versions() {
         ("5.7", KernelVersion::V5_7),
         ("5.9", KernelVersion::V5_7),
         ("5.10", KernelVersion::V5_10),
+        ("5.19", KernelVersion::V5_10),
+        ("6.0", KernelVersion::V5_10),
         ("6.8", KernelVersion::V5_10),
+        ("6.19.3", KernelVersion::V5_10),
     ] {
         assert_eq!(KernelVersion::parse(s), Ok(k), "{s}");
     }
-    for s in ["5.1", "4.19", "5", "x.y", ""] {
+    // Not a release: refused rather than read as the 5.10 rules.
+    for s in [
+        "5.1", "4.19", "5", "x.y", "", "99.0", "5.20", "6.20", "-1.0",
+    ] {
         assert_eq!(KernelVersion::parse(s), Err(Error::BadKernelVersion), "{s}");
     }
 }

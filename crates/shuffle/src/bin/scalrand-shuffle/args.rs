@@ -23,29 +23,31 @@ pub(crate) const EXAMPLES: &str = "Examples:
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
     /// Divide every size by this power of two (1 = full size: 96 GiB zone, 16 GiB cache).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = parse_u64, allow_hyphen_values = true)]
     pub(crate) scale: u64,
     /// Near-memory (cache) bandwidth, GB/s.
-    #[arg(long, default_value_t = BandwidthModel::KNL.near_gbps)]
+    #[arg(long, default_value_t = BandwidthModel::KNL.near_gbps, value_parser = parse_gbps, allow_hyphen_values = true)]
     pub(crate) near_gbps: f64,
     /// Far-memory bandwidth, GB/s.
-    #[arg(long, default_value_t = BandwidthModel::KNL.far_gbps)]
+    #[arg(long, default_value_t = BandwidthModel::KNL.far_gbps, value_parser = parse_gbps, allow_hyphen_values = true)]
     pub(crate) far_gbps: f64,
     /// Seeds, comma-separated (one aging history each; figures are medians).
     #[arg(
         long,
         value_delimiter = ',',
         num_args = 1,
-        default_value = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"
+        default_value = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
+        value_parser = parse_u64,
+        allow_hyphen_values = true
     )]
     pub(crate) seeds: Vec<u64>,
     /// Server aging rounds before the aged STREAM run.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = parse_u32, allow_hyphen_values = true)]
     pub(crate) rounds: u32,
     /// STREAM passes measured (after one warm pass).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = parse_u32, allow_hyphen_values = true)]
     pub(crate) sweeps: u32,
-    /// Kernel whose rules apply: any major.minor from 5.2.
+    /// Kernel whose rules apply: a release from 5.2 (5.2 – 5.19, 6.0 – 6.19).
     #[arg(long, value_name = "VERSION", value_parser = parse_kernel, default_value = "5.10")]
     pub(crate) kernel: KernelVersion,
     /// JVM case: shares of the accesses to eden, the survivor space, the hot old part, the
@@ -56,12 +58,14 @@ pub(crate) struct CalibrateArgs {
         value_name = "E,S,H,C,F",
         value_delimiter = ',',
         num_args = 1,
-        default_value = "0.5,0.05,0.4,0.05,0"
+        default_value = "0.5,0.05,0.4,0.05,0",
+        value_parser = parse_share,
+        allow_hyphen_values = true
     )]
     pub(crate) jvm_shares: Vec<f64>,
     /// JVM case: size of the hot part of the old generation, as a fraction of the cache (an
     /// assumption: no public source).
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.125)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.125, value_parser = parse_hot_old, allow_hyphen_values = true)]
     pub(crate) jvm_hot_old: f64,
     /// Threads the seeds run on (default: one per core; 1 runs them one after another). The
     /// results are the same for any number.
@@ -70,9 +74,12 @@ pub(crate) struct CalibrateArgs {
     /// JSON report on stdout.
     #[arg(long)]
     pub(crate) json: bool,
-    /// No progress bar.
+    /// No progress bar and no estimate.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// Run even when the estimate is over the command's cap.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -147,7 +154,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_enum)]
     pub(crate) cache_mode: Option<CacheModeArg>,
     /// Shuffle order (0..=10; the kernel's is 10).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=10))]
+    #[arg(long, value_parser = parse_order, allow_hyphen_values = true)]
     pub(crate) order: Option<u8>,
     /// Shuffle used in the shuffled runs.
     #[arg(long, value_enum)]
@@ -155,7 +162,8 @@ pub(crate) struct SimulateArgs {
     /// No coin for frees at the shuffle order.
     #[arg(long)]
     pub(crate) no_pick_tail: bool,
-    /// Kernel whose rules apply: any major.minor from 5.2 (5.2–5.6, 5.7–5.9, 5.10+ differ).
+    /// Kernel whose rules apply: a release from 5.2 (5.2 – 5.19, 6.0 – 6.19; 5.2–5.6, 5.7–5.9,
+    /// 5.10+ differ).
     #[arg(long, value_name = "VERSION", value_parser = parse_kernel)]
     pub(crate) kernel: Option<KernelVersion>,
     /// Aging between measurements (default: the preset's).
@@ -165,16 +173,16 @@ pub(crate) struct SimulateArgs {
     #[arg(long)]
     pub(crate) no_pcp: bool,
     /// Aging rounds.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_u32, allow_hyphen_values = true)]
     pub(crate) rounds: Option<u32>,
     /// Server aging: compact the zone after every N rounds (default: never).
     #[arg(long, value_name = "N", value_parser = parse_compact_every, allow_hyphen_values = true)]
     pub(crate) compact_every: Option<u32>,
     /// Seeds, comma-separated.
-    #[arg(long, value_delimiter = ',', num_args = 1)]
+    #[arg(long, value_delimiter = ',', num_args = 1, value_parser = parse_u64, allow_hyphen_values = true)]
     pub(crate) seeds: Option<Vec<u64>>,
-    /// Measured accesses per run.
-    #[arg(long)]
+    /// Measured accesses per run (a whole number; 1e6 is read as 1000000).
+    #[arg(long, value_parser = parse_u64, allow_hyphen_values = true)]
     pub(crate) accesses: Option<u64>,
     /// Write the plot as SVG.
     #[arg(long, value_name = "PATH")]
@@ -189,9 +197,12 @@ pub(crate) struct SimulateArgs {
     /// JSON report on stdout.
     #[arg(long)]
     pub(crate) json: bool,
-    /// No progress bar.
+    /// No progress bar and no estimate.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// Run even when the estimate is over the command's cap.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -200,20 +211,25 @@ pub(crate) struct BiasArgs {
     #[arg(long, value_enum, default_value = "kernel")]
     pub(crate) mode: ModeArg,
     /// Order-10 blocks in the zone (≥ 2).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = parse_usize, allow_hyphen_values = true)]
     pub(crate) blocks: usize,
-    /// Shuffles run.
-    #[arg(long, default_value_t = 200_000)]
+    /// Shuffles run (a whole number; 1e6 is read as 1000000).
+    #[arg(long, default_value_t = 200_000, value_parser = parse_u64, allow_hyphen_values = true)]
     pub(crate) trials: u64,
     /// Generator seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_u64, allow_hyphen_values = true)]
     pub(crate) seed: u64,
     /// JSON report on stdout.
     #[arg(long)]
     pub(crate) json: bool,
+    /// No progress bar and no estimate.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+    /// Run even when the estimate is over the command's cap.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
-/// `64GiB`, `512MiB`, `1.5GiB`, `4096KiB`, or a bare number of bytes.
 /// The presets with a line each for `--help` (the names are the library's [`PRESETS`]).
 fn preset_values() -> clap::builder::PossibleValuesParser {
     let help = |name: &str| match name {
@@ -235,6 +251,7 @@ fn preset_values() -> clap::builder::PossibleValuesParser {
     )
 }
 
+/// `64GiB`, `512MiB`, `1.5GiB`, `4096KiB`, or a bare number of bytes.
 pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
     if t.starts_with('-') {
@@ -295,4 +312,102 @@ pub(crate) fn parse_compact_every(s: &str) -> Result<u32, String> {
 
 pub(crate) fn parse_kernel(s: &str) -> Result<KernelVersion, String> {
     KernelVersion::parse(s).map_err(|e| e.to_string())
+}
+
+/// A whole number from 0 to `max`; `1e6`-style powers of ten are read. A negative number, text
+/// and a value above `max` are each refused with what they are (clap's message names the flag).
+fn whole(s: &str, max: u64) -> Result<u64, String> {
+    let t = s.trim();
+    if t.strip_prefix('-').is_some_and(|n| number(n).is_ok()) {
+        return Err(format!("must be at least 0, got {t}"));
+    }
+    let not_whole = || format!("`{t}` is not a whole number (e.g. 1000 or 1e6)");
+    let too_large = || format!("`{t}` is more than {max}, the most this flag takes");
+    let digits = |d: &str| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit());
+    let (mantissa, exponent) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e)),
+        None => (t, None),
+    };
+    if !digits(mantissa) || exponent.is_some_and(|e| !digits(e)) {
+        return Err(not_whole());
+    }
+    let mut n: u64 = mantissa.parse().map_err(|_| too_large())?;
+    if let Some(e) = exponent {
+        let e: u32 = e.parse().map_err(|_| too_large())?;
+        if n != 0 {
+            let scale = 10u64.checked_pow(e).ok_or_else(too_large)?;
+            n = n.checked_mul(scale).ok_or_else(too_large)?;
+        }
+    }
+    if n > max {
+        return Err(too_large());
+    }
+    Ok(n)
+}
+
+/// A whole number flag of 64 bits (`--seeds`, `--trials`, `--accesses`, `--scale`, ...).
+pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
+    whole(s, u64::MAX)
+}
+
+/// A whole number flag of 32 bits (`--rounds`, `--sweeps`).
+pub(crate) fn parse_u32(s: &str) -> Result<u32, String> {
+    let n = whole(s, u64::from(u32::MAX))?;
+    u32::try_from(n).map_err(|_| format!("`{s}` does not fit in 32 bits"))
+}
+
+/// A whole number flag of the machine's word (`--blocks`).
+pub(crate) fn parse_usize(s: &str) -> Result<usize, String> {
+    let n = whole(s, usize::MAX as u64)?;
+    usize::try_from(n).map_err(|_| format!("`{s}` does not fit in a machine word"))
+}
+
+/// `--order`: 0 to the kernel's largest shuffle order, 10.
+pub(crate) fn parse_order(s: &str) -> Result<u8, String> {
+    let n = whole(s, u64::from(scalrand_shuffle::MAX_ORDER))?;
+    u8::try_from(n).map_err(|_| format!("`{s}` is not an order"))
+}
+
+/// A decimal number, or what the text is not.
+fn number(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{}` is not a number", s.trim()))
+}
+
+/// `--near-gbps`, `--far-gbps`: a bandwidth above 0.
+pub(crate) fn parse_gbps(s: &str) -> Result<f64, String> {
+    let v = number(s)?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "must be a bandwidth above 0 (GB/s), got {}",
+            s.trim()
+        ))
+    }
+}
+
+/// One of `--jvm-shares`: a share from 0 to 1.
+pub(crate) fn parse_share(s: &str) -> Result<f64, String> {
+    let v = number(s)?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("each share must be from 0 to 1, got {}", s.trim()))
+    }
+}
+
+/// `--jvm-hot-old`: a fraction of the cache above 0 (its upper bound, the old generation's
+/// size, is checked with the rest of the configuration).
+pub(crate) fn parse_hot_old(s: &str) -> Result<f64, String> {
+    let v = number(s)?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "the hot old part must be above 0 (a fraction of the cache), got {}",
+            s.trim()
+        ))
+    }
 }

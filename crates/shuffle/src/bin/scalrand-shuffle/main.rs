@@ -5,6 +5,7 @@
 mod args;
 mod bias;
 mod calibrate;
+mod estimate;
 mod jobs;
 mod plots;
 mod simulate;

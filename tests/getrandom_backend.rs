@@ -1,0 +1,252 @@
+//! scalrand as getrandom's custom backend (feature `getrandom-backend`).
+//!
+//! Built with `--cfg getrandom_backend="custom"` (CI's `test` step runs this file so, in a
+//! target directory of its own): getrandom 0.4's and 0.3's `fill` are served by the pools
+//! (each call counted by `getrandom_backend::served`), the pools seed without calling back
+//! into getrandom (a loop would overflow the stack or deadlock the first call), and a fork
+//! child's getrandom bytes are its own. Without the cfg: the feature leaves getrandom's
+//! backend alone.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+#[cfg(getrandom_backend = "custom")]
+use scalrand::getrandom_backend::POOLS_FAILED;
+use scalrand::getrandom_backend::{ACTIVE, served};
+
+/// `n` requests through getrandom 0.4 and `n` through 0.3, 32 bytes each.
+fn both_versions(n: usize) -> Vec<[u8; 32]> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let mut a = [0u8; 32];
+        getrandom::fill(&mut a).unwrap();
+        let mut b = [0u8; 32];
+        getrandom03::fill(&mut b).unwrap();
+        out.extend([a, b]);
+    }
+    out
+}
+
+#[cfg(getrandom_backend = "custom")]
+#[test]
+fn getrandom_03_and_04_are_served_by_the_pools() {
+    const { assert!(ACTIVE) };
+    let before = served();
+    let got = both_versions(50);
+    // Other tests of this binary may call getrandom meanwhile: at least ours were counted.
+    assert!(served() - before >= 100, "{} of 100", served() - before);
+    let distinct: std::collections::HashSet<_> = got.iter().collect();
+    assert_eq!(distinct.len(), got.len(), "repeated output");
+    assert!(!got.contains(&[0u8; 32]));
+    // getrandom answers an empty request itself.
+    getrandom::fill(&mut []).unwrap();
+    // Short, odd and large requests.
+    for len in [1usize, 31, 32, 33, 4096, 1 << 20] {
+        let mut buf = vec![0u8; len];
+        let before = served();
+        getrandom::fill(&mut buf).unwrap();
+        assert!(served() > before, "len {len} not served");
+        if len >= 32 {
+            assert!(
+                buf.chunks(32).all(|c| c.iter().any(|&b| b != 0)),
+                "len {len}"
+            );
+        }
+    }
+    // getrandom's integer helpers go through the same backend.
+    let before = served();
+    let (x, y) = (getrandom::u64().unwrap(), getrandom03::u64().unwrap());
+    assert_ne!(x, y);
+    assert!(served() - before >= 2);
+}
+
+/// A fork child's `getrandom::fill` comes from the pools (its count moves) and differs from
+/// the parent's next bytes and from every other child's.
+#[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
+#[test]
+fn fork_children_get_their_own_bytes() {
+    // The pools are keyed in the parent before any fork.
+    both_versions(1);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..8 {
+        let (child, child_served) = fork_and_fill(false);
+        let child = child.expect("the child's getrandom::fill failed");
+        assert!(
+            child_served >= 1,
+            "the child's getrandom did not reach the pools"
+        );
+        let mut parent = [0u8; 32];
+        getrandom::fill(&mut parent).unwrap();
+        assert_ne!(child, parent, "the child repeated the parent's next bytes");
+        assert!(seen.insert(child), "two children got the same bytes");
+        assert!(seen.insert(parent));
+    }
+}
+
+/// A fork child whose OS entropy is denied (a seccomp filter, as a sandbox may) cannot rekey
+/// the pools it inherited: its `getrandom::fill` fails closed with the pools' error code
+/// rather than answer from the parent's keys, and the parent's pools are untouched.
+#[cfg(all(
+    getrandom_backend = "custom",
+    target_os = "linux",
+    target_arch = "x86_64"
+))]
+#[test]
+fn a_child_denied_entropy_gets_the_pools_error() {
+    both_versions(1);
+    let (child, child_served) = fork_and_fill(true);
+    assert_eq!(
+        child,
+        Err(Failure::Pools),
+        "the child answered without fresh entropy"
+    );
+    assert!(child_served >= 1);
+    let mut parent = [0u8; 32];
+    getrandom::fill(&mut parent).unwrap();
+}
+
+/// How a child's `getrandom::fill` failed.
+#[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
+#[derive(Debug, PartialEq)]
+enum Failure {
+    /// `getrandom::Error::new_custom(POOLS_FAILED)`.
+    Pools,
+    /// Any other error.
+    Other,
+}
+
+/// Makes `getrandom(2)`, `open` and `openat` fail with `EPERM` in this process (a classic BPF
+/// seccomp filter, as `crates/pool/tests/numa_hostile.rs` installs; `PR_SET_NO_NEW_PRIVS`
+/// first, so no privilege is needed).
+#[cfg(all(
+    getrandom_backend = "custom",
+    target_os = "linux",
+    target_arch = "x86_64"
+))]
+fn deny_entropy() {
+    #[repr(C)]
+    struct SockFilter {
+        code: u16,
+        jt: u8,
+        jf: u8,
+        k: u32,
+    }
+    #[repr(C)]
+    struct SockFprog {
+        len: u16,
+        filter: *const SockFilter,
+    }
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    let op = |code, jt, k| SockFilter { code, jt, jf: 0, k };
+    let prog = [
+        op(LD_W_ABS, 0, 0), // seccomp_data.nr
+        op(JEQ_K, 3, libc::SYS_getrandom as u32),
+        op(JEQ_K, 2, libc::SYS_openat as u32),
+        op(JEQ_K, 1, libc::SYS_open as u32),
+        op(RET_K, 0, RET_ALLOW),
+        op(RET_K, 0, RET_ERRNO | libc::EPERM as u32),
+    ];
+    let fprog = SockFprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr(),
+    };
+    // SAFETY: prctl with the documented arguments; `fprog` and `prog` outlive the call (the
+    // kernel copies the program).
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &fprog as *const SockFprog
+            ),
+            0
+        );
+    }
+}
+
+/// Forks; the child (with its OS entropy denied first when `deny`) fills 32 bytes with
+/// `getrandom::fill` and writes the outcome, then how many requests its own pools took
+/// meanwhile, to a pipe. The parent gives it 20 s.
+#[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
+fn fork_and_fill(deny: bool) -> (Result<[u8; 32], Failure>, u64) {
+    use std::time::{Duration, Instant};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child calls only `getrandom::fill` (the pools: lock-free or try-lock paths
+    // that never wait on a lock another parent thread may hold, rekeyed from the OS's own
+    // call), an atomic load, `write` and `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        if deny {
+            #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+            deny_entropy();
+        }
+        let before = served();
+        let mut msg = [0u8; 41];
+        msg[0] = match getrandom::fill(&mut msg[1..33]) {
+            Ok(()) => 0,
+            Err(e) if e == getrandom::Error::new_custom(POOLS_FAILED) => 1,
+            Err(_) => 2,
+        };
+        msg[33..].copy_from_slice(&(served() - before).to_le_bytes());
+        // SAFETY: `msg` is 41 valid bytes; `_exit` never returns.
+        unsafe {
+            libc::write(fds[1], msg.as_ptr().cast(), 41);
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing our copy of the write end so a dead child gives EOF.
+    unsafe { libc::close(fds[1]) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break;
+        }
+        if Instant::now() > deadline {
+            // SAFETY: killing our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("child {pid} hung in getrandom::fill");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the child died"
+    );
+    let mut msg = [0u8; 41];
+    // SAFETY: `msg` is 41 writable bytes.
+    let n = unsafe { libc::read(fds[0], msg.as_mut_ptr().cast(), 41) };
+    // SAFETY: closing our read end.
+    unsafe { libc::close(fds[0]) };
+    assert_eq!(n, 41);
+    let served = u64::from_le_bytes(msg[33..].try_into().unwrap());
+    let outcome = match msg[0] {
+        0 => Ok(msg[1..33].try_into().unwrap()),
+        1 => Err(Failure::Pools),
+        _ => Err(Failure::Other),
+    };
+    (outcome, served)
+}
+
+/// The feature alone (no cfg) defines no backend: getrandom keeps its own, the pools take
+/// none of its requests, and both still work.
+#[cfg(not(getrandom_backend = "custom"))]
+#[test]
+fn without_the_cfg_getrandom_keeps_its_backend() {
+    const { assert!(!ACTIVE) };
+    let got = both_versions(4);
+    assert_eq!(served(), 0);
+    assert!(!got.contains(&[0u8; 32]));
+    let mut key = [0u8; 32];
+    scalrand::fill_bytes(&mut key);
+    assert_ne!(key, [0u8; 32]);
+    assert_eq!(served(), 0);
+}
