@@ -42,7 +42,7 @@ pub fn run() -> Result {
             "-p",
             "scalrand",
             "--features",
-            "async,tokio",
+            "async,tokio,getrandom-backend",
         ],
     )
     .env("RUSTDOCFLAGS", "-D warnings")
