@@ -172,6 +172,20 @@ impl<T: ZeroValid> Scratch<T> {
     }
 }
 
+impl<T: ZeroValid> Scratch<T> {
+    /// As [`with`](Self::with), but `None` when the process forked while `f` ran. In the
+    /// child of a fork made by a signal handler that interrupted `f` on this very thread, the
+    /// kernel zeroed the frame under `f`, so what `f` produced rests on zeros: the caller
+    /// runs it again (the other threads of the parent do not exist in the child). One
+    /// generation load before and after (two loads each, see [`crate::fork::generation`]).
+    #[inline]
+    pub fn with_unforked<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        let g = crate::fork::generation();
+        let r = self.with(hint, f);
+        (crate::fork::generation() == g).then_some(r)
+    }
+}
+
 /// The all-zero `T`.
 fn zeroed<T: ZeroValid>() -> T {
     // SAFETY: `ZeroValid` promises that the all-zero bytes are a valid `T`.

@@ -508,10 +508,21 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 
     /// Locked mode: at most [`LOCKED_STEP`] bytes per lock hold, each step one generator
     /// request (so each step ends with a rekey). An empty request is one empty step.
+    /// Runs `f` on a reader frame; again if the process forked meanwhile (a fork from a signal
+    /// handler that interrupted this read wiped the frame under it: see
+    /// [`Scratch::with_unforked`]).
+    fn in_frame<R>(&self, hint: usize, mut f: impl FnMut(&mut ReaderFrame<P>) -> R) -> R {
+        loop {
+            if let Some(r) = self.readers.with_unforked(hint, &mut f) {
+                return r;
+            }
+        }
+    }
+
     fn fill_locked(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         // K's keyed form lives in a frame of wipe-on-fork memory while each step generates.
         let hint = scalrand_os::cpu::current().unwrap_or(0);
-        self.readers.with(hint, |frame| {
+        self.in_frame(hint, |frame| {
             if dest.is_empty() {
                 return self.with_state(|s| {
                     s.generator
@@ -534,7 +545,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// key and its keyed form live in a frame of wipe-on-fork memory meanwhile.
     fn fill_concurrent(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         let hint = scalrand_os::cpu::current().unwrap_or(0);
-        self.readers.with(hint, |frame| {
+        self.in_frame(hint, |frame| {
             self.with_state(|s| {
                 s.generator
                     .reserve_in(&mut frame.key, &mut frame.work, &mut frame.keyed);

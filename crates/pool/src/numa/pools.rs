@@ -692,9 +692,16 @@ impl NodePools {
 
     fn fill_from_pools(&self, cpu: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
         if dest.len() > SMALL_MAX {
-            // A large read's key lives in a frame of wipe-on-fork memory while it generates.
-            self.scratch
-                .with(cpu, |k| self.fill_from_slots(cpu, dest, Some(k)))
+            // A large read's key lives in a frame of wipe-on-fork memory while it generates;
+            // a read that a fork (from a signal handler on this thread) wiped runs again.
+            loop {
+                if let Some(r) = self
+                    .scratch
+                    .with_unforked(cpu, |k| self.fill_from_slots(cpu, dest, Some(k)))
+                {
+                    return r;
+                }
+            }
         } else {
             self.fill_from_slots(cpu, dest, None)
         }
@@ -738,9 +745,14 @@ impl NodePools {
         let node = self.slot_node[home] as usize;
         match bulk {
             Some(k) => self.fill_from_node(node, dest, k),
-            None => self
-                .scratch
-                .with(cpu, |k| self.fill_from_node(node, dest, k)),
+            None => loop {
+                if let Some(r) = self
+                    .scratch
+                    .with_unforked(cpu, |k| self.fill_from_node(node, dest, k))
+                {
+                    break r;
+                }
+            },
         }
     }
 
@@ -766,15 +778,20 @@ impl NodePools {
     fn fill_from_os(&self, dest: &mut [u8]) -> Result<(), NumaError> {
         #[cfg(feature = "std")]
         {
-            self.scratch.with(0, |k| {
-                if let Err(e) = scalrand_os::entropy::fill(&mut k.key) {
-                    return Err(NumaError::Entropy(e));
+            loop {
+                let r = self.scratch.with_unforked(0, |k| {
+                    if let Err(e) = scalrand_os::entropy::fill(&mut k.key) {
+                        return Err(NumaError::Entropy(e));
+                    }
+                    super::chacha::observe_key(&k.key);
+                    fill_erasing(k, dest, self.rounds);
+                    self.os_keyed.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                });
+                if let Some(r) = r {
+                    return r;
                 }
-                super::chacha::observe_key(&k.key);
-                fill_erasing(k, dest, self.rounds);
-                self.os_keyed.fetch_add(1, Ordering::Relaxed);
-                Ok(())
-            })
+            }
         }
         #[cfg(not(feature = "std"))]
         {
