@@ -14,34 +14,14 @@
 
 use core::fmt;
 
-/// Whether this target has a direct OS call behind the `direct-entropy` feature.
-macro_rules! cfg_direct {
-    ($($item:item)*) => {$(
-        #[cfg(all(
-            feature = "direct-entropy",
-            any(
-                target_os = "linux",
-                target_os = "android",
-                target_os = "macos",
-                target_os = "freebsd",
-                target_os = "dragonfly",
-                target_os = "openbsd",
-                target_os = "netbsd",
-                target_os = "illumos",
-                target_os = "solaris",
-                all(windows, not(target_vendor = "win7")),
-            )
-        ))]
-        $item
-    )*};
-}
-
-/// The same targets, negated: where the request goes through getrandom.
-macro_rules! cfg_getrandom {
-    ($($item:item)*) => {$(
-        #[cfg(all(
-            feature = "std",
-            not(all(
+/// Keeps its items on one of the two entropy paths, with the targets that have a direct OS
+/// call (behind the `direct-entropy` feature) named once: `direct` where the request takes
+/// that call, `getrandom` (with `std`) everywhere else.
+macro_rules! entropy_path {
+    ($which:ident { $($item:item)* }) => {
+        entropy_path! {
+            @split $which
+            (all(
                 feature = "direct-entropy",
                 any(
                     target_os = "linux",
@@ -56,9 +36,23 @@ macro_rules! cfg_getrandom {
                     all(windows, not(target_vendor = "win7")),
                 )
             ))
-        ))]
-        $item
-    )*};
+            $($item)*
+        }
+    };
+    (@split direct $pred:tt $($item:item)*) => { $(#[cfg $pred] $item)* };
+    (@split getrandom $pred:tt $($item:item)*) => {
+        $(#[cfg(all(feature = "std", not $pred))] $item)*
+    };
+}
+
+/// Items for targets that have a direct OS call behind the `direct-entropy` feature.
+macro_rules! cfg_direct {
+    ($($item:item)*) => { entropy_path! { direct { $($item)* } } };
+}
+
+/// The other targets (with `std`): where the request goes through getrandom.
+macro_rules! cfg_getrandom {
+    ($($item:item)*) => { entropy_path! { getrandom { $($item)* } } };
 }
 
 cfg_getrandom! {
