@@ -25,84 +25,6 @@ fn topology() -> Topology {
     Topology::from_nodes(vec![(0..cpus).collect()])
 }
 
-/// Makes `getrandom`, `open` and `openat` fail with `EPERM` in this process (classic BPF
-/// seccomp filter; `PR_SET_NO_NEW_PRIVS` first, so no privilege is needed).
-#[cfg(target_arch = "x86_64")]
-fn deny_entropy() {
-    #[repr(C)]
-    struct SockFilter {
-        code: u16,
-        jt: u8,
-        jf: u8,
-        k: u32,
-    }
-    #[repr(C)]
-    struct SockFprog {
-        len: u16,
-        filter: *const SockFilter,
-    }
-    const LD_W_ABS: u16 = 0x20;
-    const JEQ_K: u16 = 0x15;
-    const RET_K: u16 = 0x06;
-    const RET_ALLOW: u32 = 0x7fff_0000;
-    const RET_ERRNO: u32 = 0x0005_0000;
-    let prog = [
-        SockFilter {
-            code: LD_W_ABS,
-            jt: 0,
-            jf: 0,
-            k: 0,
-        }, // seccomp_data.nr
-        SockFilter {
-            code: JEQ_K,
-            jt: 3,
-            jf: 0,
-            k: libc::SYS_getrandom as u32,
-        },
-        SockFilter {
-            code: JEQ_K,
-            jt: 2,
-            jf: 0,
-            k: libc::SYS_openat as u32,
-        },
-        SockFilter {
-            code: JEQ_K,
-            jt: 1,
-            jf: 0,
-            k: libc::SYS_open as u32,
-        },
-        SockFilter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: RET_ALLOW,
-        },
-        SockFilter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: RET_ERRNO | libc::EPERM as u32,
-        },
-    ];
-    let fprog = SockFprog {
-        len: prog.len() as u16,
-        filter: prog.as_ptr(),
-    };
-    // SAFETY: prctl with the documented arguments; `fprog` and `prog` outlive the call (the
-    // kernel copies the program).
-    unsafe {
-        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-        assert_eq!(
-            libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &fprog as *const SockFprog
-            ),
-            0
-        );
-    }
-}
-
 /// Forks; the child runs `f` and reports what it wrote to the pipe; returns the parent's
 /// copy of the report and the child's exit status.
 #[cfg(target_arch = "x86_64")]
@@ -168,7 +90,7 @@ fn a_fork_child_without_entropy_refuses_to_answer() {
             let mut answers = Vec::new();
             for _ in 0..3 {
                 let (out, status) = in_child(|report| {
-                    deny_entropy();
+                    scalrand_testkit::seccomp::deny_entropy();
                     let mut b = vec![0u8; len];
                     match pools.try_fill_bytes(&mut b) {
                         Err(NumaError::Entropy(_)) => report(b"refused;"),
@@ -212,7 +134,7 @@ fn a_fortuna_fork_child_without_entropy_refuses_to_answer() {
         let mut warm = [0u8; 32];
         f.fill_bytes(&mut warm);
         let (out, status) = in_child(|report| {
-            deny_entropy();
+            scalrand_testkit::seccomp::deny_entropy();
             let mut b = [0u8; 32];
             match f.try_fill_bytes(&mut b) {
                 Err(FortunaError::Entropy(_)) => report(b"refused;"),

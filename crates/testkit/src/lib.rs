@@ -9,3 +9,5 @@ pub mod maps;
 #[cfg(target_os = "linux")]
 pub mod midread;
 pub mod regs;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
