@@ -12,5 +12,6 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod chacha;
 pub mod fortuna;
 pub mod numa;

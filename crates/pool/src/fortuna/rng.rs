@@ -100,7 +100,7 @@ impl<P: Prf> ReaderFrame<P> {
         keyed_in_frame::<P>(&self.key, &mut self.keyed);
         self.key.zeroize();
         // The expansion's temporaries lay below this frame: gone before the long generation.
-        crate::numa::backends::wipe_stack();
+        crate::chacha::wipe_stack();
         // SAFETY: `expand_in_frame` just initialised it.
         unsafe { self.keyed.assume_init_ref() }
     }
@@ -607,12 +607,12 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 }
 
 /// Zeroes the stack below the caller to the depth a Fortuna operation reaches (see
-/// `numa::backends::FORTUNA_WIPE_DEPTH`), then the vector registers (AES-NI and VAES keep
+/// `chacha::FORTUNA_WIPE_DEPTH`), then the vector registers (AES-NI and VAES keep
 /// round keys in them).
 #[inline]
 fn wipe_below() {
-    crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
-    crate::numa::backends::clear_vector_registers();
+    crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
+    crate::chacha::clear_vector_registers();
 }
 
 /// Domain label of the fork path's reseed.
@@ -636,7 +636,7 @@ fn generate_with_reader_key<P: Prf>(frame: &mut ReaderFrame<P>, dest: &mut [u8])
         c = P::keystream(keyed, c, piece);
         if pieces.peek().is_some() {
             c = P::keystream(keyed, c, &mut frame.key);
-            crate::numa::chacha::observe_key(&frame.key);
+            crate::chacha::observe_key(&frame.key);
             // SAFETY: expanded, and not dropped since; expanded again right after.
             unsafe { frame.drop_keyed() };
             frame.expand();

@@ -14,13 +14,13 @@ use scalrand_os::scratch::Scratch;
 use scalrand_os::{Clock, Lock, LockGuard};
 use zeroize::Zeroize;
 
-use super::chacha::{KEY_LEN, OneReadKey, Rounds, fill_erasing};
 use super::input::{INIT_BITS, InputPool};
 use super::node::{LOCK_ATTEMPTS, NodePool};
 use super::rseq::{self, RseqSlots};
 use super::schedule::{ReseedPolicy, Schedule};
 use super::slot::{MAX_PROBES, SMALL_MAX, Slot, WIPED_SLOT_TAG};
 use super::topology::{NumaError, Topology};
+use crate::chacha::{KEY_LEN, OneReadKey, Rounds, fill_erasing};
 
 /// Memory for keys and unread output: wipe-on-fork where the OS offers it (see "Fork safety"
 /// in the module docs). Loom models no fork and its atomics are not plain words, so loom
@@ -783,7 +783,7 @@ impl NodePools {
                     if let Err(e) = scalrand_os::entropy::fill(&mut k.key) {
                         return Err(NumaError::Entropy(e));
                     }
-                    super::chacha::observe_key(&k.key);
+                    crate::chacha::observe_key(&k.key);
                     fill_erasing(k, dest, self.rounds);
                     self.os_keyed.fetch_add(1, Ordering::Relaxed);
                     Ok(())

@@ -23,7 +23,7 @@ use crossbeam_utils::CachePadded;
 use scalrand_os::wipe::WipeOnFork;
 use zeroize::Zeroize;
 
-use super::chacha::{KEY_LEN, Rounds, refill_batch};
+use crate::chacha::{KEY_LEN, Rounds, refill_batch};
 use super::node::NodePool;
 use super::slot::{BATCH_LEN, WIPED_SLOT_TAG};
 use protocol::{RseqSlot, Taken, epoch, publish, reads, skip, take};

@@ -14,9 +14,9 @@
 //! slot never sees the pools that own it: its read takes its node's generation word, a source
 //! of fresh node keys (where the pools make their fork check) and the rounds as arguments.
 
-use super::chacha::{KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in, fill_erasing, refill_batch};
 use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
 use super::topology::NumaError;
+use crate::chacha::{KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in, fill_erasing, refill_batch};
 use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
@@ -325,7 +325,7 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::numa::chacha::keystream;
+    use crate::chacha::keystream;
 
     #[test]
     fn take_zeroes_what_it_hands_out_and_rotates_the_key() {
