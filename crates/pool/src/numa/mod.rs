@@ -86,6 +86,7 @@
 //! | `rseq.rs` | the rseq slot container: one slot per CPU number, its read (take, skip, refill) and refill policy; `rseq_none.rs` where the path does not exist |
 //! | `rseq/protocol.rs` | the restartable sequences (take, skip, publish) and the slot layout they assume |
 //! | `slot.rs` | one CPU's locked slot: key, batch and the slot's own read |
+//! | `policy.rs` | the read policy both kinds of slot follow: when a key is stale, when a reader looks at the reseed schedule |
 //! | `input.rs` | the input pool: mixing, extraction, feeding the node pools it is handed |
 //! | `node.rs` | one node pool: key, generation, reseed, key derivation |
 //! | `schedule.rs` | the reseed policy and its schedule |
@@ -189,6 +190,7 @@
 
 mod input;
 mod node;
+mod policy;
 mod pools;
 scalrand_os::cfg_rseq! {
     if {
