@@ -13,5 +13,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod chacha;
+mod fork_seed;
 pub mod fortuna;
 pub mod numa;
+mod secret;

@@ -76,13 +76,13 @@
 //!
 //! # Source layout
 //!
-//! Each row imports only rows below it and the cipher ([`crate::chacha`]), and only `pools.rs` names
+//! Each row imports only rows below it and the cipher ([`crate::chacha`]), and only `pools.rs` (with `pools/read.rs`) names
 //! [`NodePools`]: the parts take what they need (nodes, a generation word, a source of fresh
 //! node keys, the rounds) as arguments.
 //!
 //! | file | holds |
 //! |---|---|
-//! | `pools.rs` | [`NodePools`], every `impl` of it, and [`Unseeded`]: construction, the input side's calls, the reseed schedule's check, the fork check and rekey, the read path's routing (rseq slot, home slot, probing, the node fallback, a key from the OS) |
+//! | `pools.rs`, `pools/read.rs` | [`NodePools`] and [`Unseeded`]: construction, the input side's calls, the reseed schedule's check, the fork check and rekey; the read path's routing (rseq slot, home slot, probing, the node fallback, a key from the OS) |
 //! | `rseq.rs` | the rseq slot container: one slot per CPU number, its read (take, skip, refill) and refill policy; `rseq_none.rs` where the path does not exist |
 //! | `rseq/protocol.rs` | the restartable sequences (take, skip, publish) and the slot layout they assume |
 //! | `slot.rs` | one CPU's locked slot: key, batch and the slot's own read |
