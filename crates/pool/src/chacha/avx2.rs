@@ -16,7 +16,7 @@
 //! Every function here is `#[target_feature(enable = "avx2")]`; the one caller outside,
 //! the dispatcher (`dispatch.rs`), holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi32, _mm256_permute2x128_si256, _mm256_set1_epi32, _mm256_setr_epi8,
     _mm256_setr_epi32, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
@@ -149,7 +149,7 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     let input: [__m256i; 16] = core::array::from_fn(|i| _mm256_set1_epi32(words[i].cast_signed()));
     #[rustfmt::skip]
     let r16 = _mm256_setr_epi8(

@@ -14,7 +14,7 @@
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
 //! the dispatcher (`dispatch.rs`), holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi32, _mm512_rol_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
     _mm512_shuffle_i32x4, _mm512_unpackhi_epi32, _mm512_unpackhi_epi64, _mm512_unpacklo_epi32,
@@ -42,7 +42,7 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     let input: Words = core::array::from_fn(|i| _mm512_set1_epi32(words[i].cast_signed()));
     let mut ctr = counter;
     for pass_out in dest.chunks_mut(PASS_LEN) {

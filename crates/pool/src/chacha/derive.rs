@@ -3,8 +3,10 @@
 //! first half replaces the key and whose rest is output, so nothing that comes later can
 //! recompute what came before. One step, a batch refill, and a large read's one-use key.
 
+use super::block::keystream;
+use super::dispatch;
 use super::erasure::{clear_vector_registers, observe_key};
-use super::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds, dispatch, keystream};
+use super::vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 use zeroize::Zeroize;
 
 /// One fast-key-erasure step (Bernstein 2017, Linux 5.18 `crng_fast_key_erasure`).

@@ -35,7 +35,8 @@ cfg_backend!(avx2 use super::avx2;);
 cfg_backend!(sse2 use super::sse2;);
 cfg_backend!(neon use super::neon;);
 use super::erasure::{clear_vector_registers, wipe_stack};
-use super::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds, portable};
+use super::portable;
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds};
 use zeroize::Zeroize;
 
 cfg_backend!(avx512 cpufeatures::new!(avx512_cpuid, "avx512f"););

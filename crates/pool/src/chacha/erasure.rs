@@ -3,7 +3,7 @@
 //! are cleared. Also the test hook that shows every derived key to an observer, so that the
 //! erasure tests can look for copies of it.
 
-use super::KEY_LEN;
+use super::vocab::KEY_LEN;
 
 /// Stack bytes below the caller's frame that [`wipe_stack`] zeroes after every backend call:
 /// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
@@ -210,3 +210,12 @@ pub(crate) fn observe_key(key: &[u8; KEY_LEN]) {
         f(key);
     }
 }
+
+/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every backend call.
+#[doc(hidden)]
+pub const __WIPE_DEPTH: usize = WIPE_DEPTH;
+
+/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every Fortuna read,
+/// reseed and construction.
+#[doc(hidden)]
+pub const __FORTUNA_WIPE_DEPTH: usize = FORTUNA_WIPE_DEPTH;

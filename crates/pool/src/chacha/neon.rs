@@ -15,7 +15,7 @@
 //!
 //! NEON (Advanced SIMD) is part of the aarch64 baseline, so no run-time detection is needed.
 
-use super::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::aarch64::{
     uint32x4_t, vaddq_u32, vdupq_n_u32, veorq_u32, vld1q_u8, vld1q_u32, vqtbl1q_u8,
     vreinterpretq_u8_u32, vreinterpretq_u16_u32, vreinterpretq_u32_u8, vreinterpretq_u32_u16,
@@ -88,7 +88,7 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     // SAFETY: NEON is part of the aarch64 baseline; `vld1q_*` read 16 bytes from arrays of
     // exactly that size.
     let (input, t8, lanes) = unsafe {

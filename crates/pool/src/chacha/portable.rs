@@ -6,7 +6,7 @@
 //! general registers, so the compiler spills some of them to this function's frame, which
 //! the dispatcher wipes after every call (`erasure.rs`).
 
-use super::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, state_words};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, state_words};
 
 /// One quarter round of RFC 8439 §2.1 on words `(a, b, c, d)`.
 #[inline(always)]

@@ -17,7 +17,7 @@
 //! SSE2 has no vector rotate: rotations by 16 swap 16-bit halves with `pshuflw`/`pshufhw`,
 //! the others are two shifts and an OR.
 
-use super::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
     __m128i, _mm_add_epi32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_shuffle_epi32,
     _mm_shufflehi_epi16, _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_unpackhi_epi32,
@@ -147,7 +147,7 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     let input: [__m128i; 16] = core::array::from_fn(|i| _mm_set1_epi32(words[i].cast_signed()));
     let mut ctr = counter;
     for pass in dest.chunks_mut(LANES * BLOCK_LEN) {

@@ -2,6 +2,8 @@
 //! the `chacha20` crate, an independent scalar ChaCha (RFC 8439 §2.1–2.3) and the Python
 //! reference's ChaCha8/12/20 vectors; and the derivation helpers against the block function.
 
+use super::block::chacha_block;
+use super::vocab::{DoubleRounds, Nonce, R8, R12, R20};
 use super::*;
 use alloc::vec;
 use alloc::vec::Vec;
