@@ -37,8 +37,8 @@ use core::cmp::Reverse;
 use rand_core::Rng;
 
 use crate::Error;
+use crate::draw::{uniform, unit};
 use crate::kernel::watermarks;
-use crate::shuffle::bounded;
 use crate::zone::{MigrateType, Zone};
 
 /// `SWAP_CLUSTER_MAX`: pages per reclaim batch.
@@ -192,17 +192,6 @@ pub struct ServerAging {
     files_evicted: u64,
     rounds: u64,
     stats: ServerStats,
-}
-
-#[inline]
-fn uniform<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    let mut w = 0;
-    bounded(rng, n, &mut w)
-}
-
-#[inline]
-fn unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    ((rng.next_u64() >> 11) as f64 + 1.0) * (1.0 / (1u64 << 53) as f64)
 }
 
 fn log_uniform<R: Rng + ?Sized>(rng: &mut R, (lo, hi): (u64, u64)) -> u64 {
@@ -539,7 +528,7 @@ impl ServerAging {
         spec: &ServerSpec,
     ) -> Result<u64, Error> {
         let cpu = uniform(rng, u64::from(spec.cpus)) as u32;
-        if !self.live_files.is_empty() && unit(rng) < spec.reread_prob {
+        if !self.live_files.is_empty() && unit(rng) <= spec.reread_prob {
             let id = self.live_files[uniform(rng, self.live_files.len() as u64) as usize];
             // Re-read: evicted pages come back, the file moves to the young end of the LRU.
             let evicted = self.files[id as usize].evicted as u64;

@@ -14,19 +14,8 @@ use rand_core::Rng;
 
 use crate::Error;
 use crate::cache::{CacheStats, MemSideCache};
-use crate::shuffle::bounded;
+use crate::draw::{uniform, unit};
 use crate::zone::{MAX_ORDER, MigrateType, PAGE_SIZE, Zone};
-
-#[inline]
-fn uniform<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    let mut w = 0;
-    bounded(rng, n, &mut w)
-}
-
-#[inline]
-fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
 
 /// A Zipf(s) sampler over ranks `0 .. n` (rank 0 the most popular), by inverse CDF.
 #[derive(Clone, Debug)]
@@ -61,7 +50,7 @@ impl Zipf {
     /// One rank.
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
-        let u = unit_f64(rng);
+        let u = unit(rng);
         self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1)
     }
 }
@@ -251,7 +240,7 @@ pub fn run_heap_with<R: Rng, W: Rng>(
         }
     }
     let one = |rng: &mut W, cache: &mut MemSideCache| {
-        let v = if unit_f64(rng) < spec.hot_prob {
+        let v = if unit(rng) <= spec.hot_prob {
             hot_map[zipf.sample(rng).min(hot - 1)] as usize
         } else {
             uniform(rng, spec.heap_pages) as usize
@@ -566,7 +555,7 @@ impl Aging {
                     break;
                 }
             }
-            let mt = if unit_f64(rng) < spec.unmovable_prob {
+            let mt = if unit(rng) <= spec.unmovable_prob {
                 MigrateType::Unmovable
             } else {
                 MigrateType::Movable
@@ -574,7 +563,7 @@ impl Aging {
             let Some(pfn) = zone.alloc_pages(order, mt)? else {
                 continue;
             };
-            let long = unit_f64(rng) < spec.long_prob;
+            let long = unit(rng) <= spec.long_prob;
             // Saturating: absurd lifetimes must not overflow (n >= 2 here, never 0).
             let span = if long {
                 spec.long_rounds.saturating_mul(spec.ops).saturating_mul(2)
