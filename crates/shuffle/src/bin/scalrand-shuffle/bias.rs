@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::CliError;
 use crate::args::{BiasArgs, ModeArg};
 use crate::estimate::Estimate;
-use crate::simulate::mode_name;
+use crate::report::mode_name;
 
 /// Cost of one shuffle step (one block of one trial, its count included): 23 ns at 8 blocks,
 /// 62 at 64, 220 at 4096 (the count matrix outgrows the caches), measured in release.
