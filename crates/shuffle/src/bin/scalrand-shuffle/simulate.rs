@@ -198,8 +198,8 @@ pub(crate) fn check_outputs(paths: &[(&str, &Option<std::path::PathBuf>)]) -> Re
     Ok(())
 }
 
-/// Cost of one work unit (see [`estimate`]), measured in release: 1.1 s for `--preset
-/// server-small --seeds 1 --rounds 2`, 1.5 s for `--preset tiny --accesses 4000000`.
+/// Cost of one work unit (see [`estimate`]), nanoseconds of one core in a release build (the
+/// runs it comes from are in BENCHMARKS.md).
 const NS_PER_UNIT: f64 = 30.0;
 
 /// The most work units `simulate` runs without `--force`: 80 × the default `server`
