@@ -8,60 +8,32 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use scalrand_testkit::fork::{in_child, libc_fork};
+
 /// Forks; the child reads 32 bytes with `read` and writes them to a pipe. Returns the child's
-/// bytes. The parent gives the child 20 s before declaring a deadlock.
+/// bytes. The child has 20 s (its alarm) before it counts as deadlocked.
 fn fork_and_read(read: fn(&mut [u8])) -> [u8; 32] {
     fork_and_read_then(read, || {})
 }
 
 /// [`fork_and_read`], running `forked` in the parent as soon as `fork` has returned there.
 fn fork_and_read_then(read: fn(&mut [u8]), forked: impl FnOnce()) -> [u8; 32] {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe(2).
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: the child calls only `read` (which neither allocates nor waits on a lock another
-    // thread may hold: the generators are lock-free or try-lock, and take over a slot a dead
-    // parent thread held), `write` and `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let mut b = [0u8; 32];
-        read(&mut b);
-        // SAFETY: `b` is 32 valid bytes; `_exit` never returns.
-        unsafe {
-            libc::write(fds[1], b.as_ptr().cast(), 32);
-            libc::_exit(0);
-        }
-    }
-    forked();
-    // SAFETY: closing our copy of the write end so a dead child gives EOF.
-    unsafe { libc::close(fds[1]) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut status = 0;
-    loop {
-        // SAFETY: `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid {
-            break;
-        }
-        if Instant::now() > deadline {
-            // SAFETY: killing our own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("child {pid} deadlocked after fork");
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed"
+    // The child calls only `read` (which neither allocates nor waits on a lock another thread
+    // may hold: the generators are lock-free or try-lock, and take over a slot a dead parent
+    // thread held), `write` and `_exit`; its alarm ends it if it deadlocks.
+    let ((), child) = in_child(
+        libc_fork,
+        || {
+            let mut b = [0u8; 32];
+            read(&mut b);
+            b
+        },
+        forked,
     );
-    let mut child = [0u8; 32];
-    // SAFETY: `child` is 32 writable bytes.
-    let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), 32) };
-    // SAFETY: closing our read end.
-    unsafe { libc::close(fds[0]) };
-    assert_eq!(n, 32);
     child
+        .expect("the child deadlocked or died after fork")
+        .try_into()
+        .unwrap()
 }
 
 fn crypto(b: &mut [u8]) {

@@ -11,6 +11,8 @@
 #[cfg(getrandom_backend = "custom")]
 use scalrand::getrandom_backend::POOLS_FAILED;
 use scalrand::getrandom_backend::{ACTIVE, served};
+#[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
+use scalrand_testkit::fork::{in_child, libc_fork};
 
 /// `n` requests through getrandom 0.4 and `n` through 0.3, 32 bytes each.
 fn both_versions(n: usize) -> Vec<[u8; 32]> {
@@ -115,64 +117,35 @@ enum Failure {
 
 /// Forks; the child (with its OS entropy denied first when `deny`) fills 32 bytes with
 /// `getrandom::fill` and writes the outcome, then how many requests its own pools took
-/// meanwhile, to a pipe. The parent gives it 20 s.
+/// meanwhile, to a pipe. The child has 20 s (its alarm).
 #[cfg(all(getrandom_backend = "custom", unix, not(miri)))]
 fn fork_and_fill(deny: bool) -> (Result<[u8; 32], Failure>, u64) {
-    use std::time::{Duration, Instant};
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe(2).
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: the child calls only `getrandom::fill` (the pools: lock-free or try-lock paths
-    // that never wait on a lock another parent thread may hold, rekeyed from the OS's own
-    // call), an atomic load, `write` and `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        if deny {
-            #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-            scalrand_testkit::seccomp::deny_entropy();
-        }
-        let before = served();
-        let mut msg = [0u8; 41];
-        msg[0] = match getrandom::fill(&mut msg[1..33]) {
-            Ok(()) => 0,
-            Err(e) if e == getrandom::Error::new_custom(POOLS_FAILED) => 1,
-            Err(_) => 2,
-        };
-        msg[33..].copy_from_slice(&(served() - before).to_le_bytes());
-        // SAFETY: `msg` is 41 valid bytes; `_exit` never returns.
-        unsafe {
-            libc::write(fds[1], msg.as_ptr().cast(), 41);
-            libc::_exit(0);
-        }
-    }
-    // SAFETY: closing our copy of the write end so a dead child gives EOF.
-    unsafe { libc::close(fds[1]) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut status = 0;
-    loop {
-        // SAFETY: `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid {
-            break;
-        }
-        if Instant::now() > deadline {
-            // SAFETY: killing our own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("child {pid} hung in getrandom::fill");
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the child died"
+    // The child calls only `getrandom::fill` (the pools: lock-free or try-lock paths that never
+    // wait on a lock another parent thread may hold, rekeyed from the OS's own call), an
+    // atomic load, `write` and `_exit`; its alarm ends it if it hangs in `getrandom::fill`.
+    let ((), msg) = in_child(
+        libc_fork,
+        || {
+            if deny {
+                #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+                scalrand_testkit::seccomp::deny_entropy();
+            }
+            let before = served();
+            let mut msg = [0u8; 41];
+            msg[0] = match getrandom::fill(&mut msg[1..33]) {
+                Ok(()) => 0,
+                Err(e) if e == getrandom::Error::new_custom(POOLS_FAILED) => 1,
+                Err(_) => 2,
+            };
+            msg[33..].copy_from_slice(&(served() - before).to_le_bytes());
+            msg
+        },
+        || (),
     );
-    let mut msg = [0u8; 41];
-    // SAFETY: `msg` is 41 writable bytes.
-    let n = unsafe { libc::read(fds[0], msg.as_mut_ptr().cast(), 41) };
-    // SAFETY: closing our read end.
-    unsafe { libc::close(fds[0]) };
-    assert_eq!(n, 41);
+    let msg: [u8; 41] = msg
+        .expect("the child hung in getrandom::fill or died")
+        .try_into()
+        .unwrap();
     let served = u64::from_le_bytes(msg[33..].try_into().unwrap());
     let outcome = match msg[0] {
         0 => Ok(msg[1..33].try_into().unwrap()),

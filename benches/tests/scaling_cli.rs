@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use scalrand_testkit::cli;
+
 use scalrand_benches::report::Report;
 
 fn scaling() -> Command {
@@ -18,27 +20,25 @@ fn out_dir(name: &str) -> PathBuf {
 
 #[test]
 fn help_lists_the_flags_and_examples() {
-    let out = scaling().arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
-    for flag in [
-        "--threads",
-        "--duration-ms",
-        "--repeat",
-        "--filter",
-        "--out",
-        "--list",
-        "--json",
-        "--from",
-        "--quiet",
-        "--svg",
-        "--png",
-        "--pin",
-        "--version",
-        "Examples:",
-    ] {
-        assert!(help.contains(flag), "{flag} missing from:\n{help}");
-    }
+    cli::assert_help_lists(
+        scaling().arg("--help"),
+        &[
+            "--threads",
+            "--duration-ms",
+            "--repeat",
+            "--filter",
+            "--out",
+            "--list",
+            "--json",
+            "--from",
+            "--quiet",
+            "--svg",
+            "--png",
+            "--pin",
+            "--version",
+            "Examples:",
+        ],
+    );
     let out = scaling().arg("--version").output().unwrap();
     assert!(out.status.success());
     assert!(
@@ -129,14 +129,9 @@ fn a_short_run_writes_tables_json_and_both_plots() {
 
 #[test]
 fn a_bad_value_exits_2_naming_the_flag() {
-    let out = scaling().args(["--threads", "1,x"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("--threads"), "{err}");
+    cli::assert_exits(scaling().args(["--threads", "1,x"]), 2, "--threads");
 
-    let out = scaling().arg("--thread").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr).unwrap().contains("--thread"));
+    cli::assert_exits(scaling().arg("--thread"), 2, "--thread");
 }
 
 /// Each bad input of the harness is refused before anything is measured, with its message.

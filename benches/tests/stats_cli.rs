@@ -3,26 +3,26 @@
 
 use std::process::Command;
 
+use scalrand_testkit::cli;
+
 fn stats() -> Command {
     Command::new(env!("CARGO_BIN_EXE_stats"))
 }
 
 #[test]
 fn help_lists_the_flags_and_examples() {
-    let out = stats().arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
-    for flag in [
-        "--list",
-        "--bytes",
-        "--seed",
-        "--smoke",
-        "--json",
-        "--version",
-        "Examples:",
-    ] {
-        assert!(help.contains(flag), "{flag} missing from:\n{help}");
-    }
+    cli::assert_help_lists(
+        stats().arg("--help"),
+        &[
+            "--list",
+            "--bytes",
+            "--seed",
+            "--smoke",
+            "--json",
+            "--version",
+            "Examples:",
+        ],
+    );
 }
 
 #[test]
@@ -66,12 +66,11 @@ fn smoke_json_parses() {
 
 #[test]
 fn bad_input_exits_2_naming_the_flag() {
-    let out = stats()
-        .args(["percpu", "--bytes", "8 parsecs"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr).unwrap().contains("--bytes"));
+    cli::assert_exits(
+        stats().args(["percpu", "--bytes", "8 parsecs"]),
+        2,
+        "--bytes",
+    );
 
     let out = stats().arg("no-such-generator").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -108,14 +107,16 @@ fn raw_output_to_a_terminal_is_refused() {
 
 #[test]
 fn negative_sizes_and_seeds_are_named() {
-    let out = stats().args(["percpu", "--bytes", "-1"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("-1 is negative: a size"), "{err}");
-    let out = stats().args(["percpu", "--seed", "-7"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("-7 is negative: a seed"), "{err}");
+    cli::assert_exits(
+        stats().args(["percpu", "--bytes", "-1"]),
+        2,
+        "-1 is negative: a size",
+    );
+    cli::assert_exits(
+        stats().args(["percpu", "--seed", "-7"]),
+        2,
+        "-7 is negative: a seed",
+    );
 }
 
 /// The names `cargo xtask stats` checks before building (`args::GENERATORS`) are the

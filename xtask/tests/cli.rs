@@ -3,26 +3,30 @@
 
 use std::process::Command;
 
+// scalrand-testkit's command-line harness, included as a file: xtask keeps its dependencies
+// few, and the file needs only std.
+#[allow(dead_code)]
+#[path = "../../crates/testkit/src/cli.rs"]
+mod cli;
+
 fn xtask() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
 }
 
 #[test]
 fn help_lists_every_command() {
-    let out = xtask().arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
-    for cmd in [
-        "ci",
-        "scaling",
-        "no-std",
-        "loom",
-        "fuzz",
-        "stats",
-        "Examples:",
-    ] {
-        assert!(help.contains(cmd), "{cmd} missing from:\n{help}");
-    }
+    cli::assert_help_lists(
+        xtask().arg("--help"),
+        &[
+            "ci",
+            "scaling",
+            "no-std",
+            "loom",
+            "fuzz",
+            "stats",
+            "Examples:",
+        ],
+    );
     let out = xtask().args(["ci", "--help"]).output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
@@ -75,12 +79,7 @@ fn a_bad_step_exits_2_naming_the_flag() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("--only") && err.contains("clipy"), "{err}");
 
-    let out = xtask()
-        .args(["fuzz", "--seconds", "soon"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr).unwrap().contains("--seconds"));
+    cli::assert_exits(xtask().args(["fuzz", "--seconds", "soon"]), 2, "--seconds");
 
     let out = xtask().arg("no-such-command").output().unwrap();
     assert_eq!(out.status.code(), Some(2));

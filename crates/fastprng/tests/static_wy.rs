@@ -18,6 +18,8 @@ mod common;
 use std::collections::HashSet;
 
 use scalrand_fastprng::{StaticWyRand, WyRand};
+use scalrand_testkit::fork::{in_child, libc_fork, raw_fork};
+use scalrand_testkit::rseq::unregister_rseq;
 
 /// Whether this process can run the restartable sequence at all (glibc ≥ 2.35 registers rseq
 /// for every thread unless the `glibc.pthread.rseq=0` tunable says otherwise).
@@ -60,7 +62,7 @@ fn a_thread_without_rseq_gets_none() {
     assert!(RNG.try_next_u64().is_some());
     let served = std::thread::scope(|s| {
         s.spawn(|| {
-            if !common::unregister_rseq() {
+            if !unregister_rseq() {
                 eprintln!("the kernel refused to unregister rseq: nothing to check");
                 return None;
             }
@@ -117,46 +119,23 @@ fn signal_storm_loses_and_repeats_nothing() {
 }
 
 /// Forks with `fork()` or with a raw `SYS_fork` (no atfork handler runs); the child reads
-/// four outputs and sends them through a pipe. The child allocates nothing.
+/// four outputs and sends them through a pipe. The child only steps the generator (seeding it
+/// calls getrandom; no allocation, no lock).
 fn fork_and_read(raw: bool) -> [u64; 4] {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe(2).
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: the child only steps the generator (seeding it calls getrandom; no allocation,
-    // no lock), writes to the pipe and leaves with `_exit`. SYS_fork takes no arguments.
-    let pid = unsafe {
-        if raw {
-            libc::syscall(libc::SYS_fork) as libc::pid_t
-        } else {
-            libc::fork()
-        }
-    };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let mut out = [0u64; 4];
-        for x in &mut out {
-            *x = FORKED.try_next_u64().unwrap_or(0);
-        }
-        // SAFETY: `out` is 32 valid bytes; `_exit` never returns.
-        unsafe {
-            libc::write(fds[1], out.as_ptr().cast(), 32);
-            libc::_exit(0);
-        }
-    }
-    // SAFETY: closing our copy of the write end; waiting for our own child.
-    unsafe {
-        libc::close(fds[1]);
-        let mut status = 0;
-        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    }
-    let mut out = [0u64; 4];
-    // SAFETY: `out` is 32 writable bytes; closing our read end.
-    unsafe {
-        assert_eq!(libc::read(fds[0], out.as_mut_ptr().cast(), 32), 32);
-        libc::close(fds[0]);
-    }
-    out
+    let how = if raw { raw_fork } else { libc_fork };
+    let ((), child) = in_child(
+        how,
+        || {
+            let mut out = [0u8; 32];
+            for x in out.chunks_exact_mut(8) {
+                x.copy_from_slice(&FORKED.try_next_u64().unwrap_or(0).to_ne_bytes());
+            }
+            out
+        },
+        || (),
+    );
+    let child = child.expect("the child answered");
+    core::array::from_fn(|i| u64::from_ne_bytes(child[i * 8..][..8].try_into().unwrap()))
 }
 
 static FORKED: StaticWyRand = StaticWyRand::new();

@@ -54,6 +54,42 @@ macro_rules! cfg_rseq {
     };
 }
 
+/// The shared opening of scalrand's x86_64 restartable sequences, as one `asm!` template
+/// string (not API: `scalrand-fastprng` and `scalrand-pool` use it).
+///
+/// It emits the section's descriptor (label `3`: `start_ip` = label `4`, length up to label
+/// `5`, `abort_ip` = label `6`) into `__rseq_cs`; the abort handler into `__rseq_failure`,
+/// after glibc's x86 signature `0x53053053` as the operand of a `ud1` (the kernel checks the
+/// four bytes before `abort_ip`), running the given instructions and jumping back to label
+/// `7`; then at `7` it arms the section by storing the descriptor's address into the area's
+/// `rseq_cs` field, and opens the section at `4`. The `asm!` block must name the rseq offset
+/// `off` and a scratch register `t`, and end the section with label `5`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __rseq_prologue {
+    ($($abort:literal),* $(,)?) => {
+        concat!(
+            ".pushsection __rseq_cs, \"aw\"\n",
+            ".balign 32\n",
+            "3:\n",
+            ".long 0, 0\n",
+            ".quad 4f, (5f - 4f), 6f\n",
+            ".popsection\n",
+            ".pushsection __rseq_failure, \"ax\"\n",
+            ".byte 0x0f, 0xb9, 0x3d\n",
+            ".long 0x53053053\n",
+            "6:\n",
+            $($abort, "\n",)*
+            "jmp 7f\n",
+            ".popsection\n",
+            "7:\n",
+            "lea {t}, [rip + 3b]\n",
+            "mov qword ptr fs:[{off} + 8], {t}\n",
+            "4:",
+        )
+    };
+}
+
 /// One x86_64 restartable section on the calling CPU's slot, as one `asm!` template string
 /// (not API: `scalrand-fastprng` and `scalrand-pool` use it).
 ///

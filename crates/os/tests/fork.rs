@@ -7,59 +7,14 @@
 use scalrand_os::fork;
 #[cfg(target_os = "linux")]
 use scalrand_os::{fork::Detection, wipe::WipeOnFork};
-
-/// Runs `child` in a forked child made by `how`, returns the 8 bytes it wrote.
-fn in_child(how: fn() -> libc::pid_t, child: impl FnOnce() -> u64) -> u64 {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe(2).
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let pid = how();
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let v = child().to_ne_bytes();
-        // SAFETY: 8 valid bytes to a pipe we own; `_exit` never returns.
-        unsafe {
-            libc::write(fds[1], v.as_ptr().cast(), 8);
-            libc::_exit(0);
-        }
-    }
-    let mut buf = [0u8; 8];
-    // SAFETY: 8 writable bytes; `status` is a valid out-pointer.
-    unsafe {
-        assert_eq!(libc::read(fds[0], buf.as_mut_ptr().cast(), 8), 8);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0);
-        libc::close(fds[0]);
-        libc::close(fds[1]);
-    }
-    u64::from_ne_bytes(buf)
-}
-
-fn libc_fork() -> libc::pid_t {
-    // SAFETY: the children below only read memory and call async-signal-safe functions.
-    unsafe { libc::fork() }
-}
-
-/// A fork that runs no `pthread_atfork` handler at all.
 #[cfg(target_os = "linux")]
-fn raw_fork() -> libc::pid_t {
-    // SAFETY: SYS_fork has no arguments; the child only reads memory, calls getpid/mmap-free
-    // code and async-signal-safe functions before `_exit`.
-    #[cfg(target_arch = "x86_64")]
-    return unsafe { libc::syscall(libc::SYS_fork) } as libc::pid_t;
-    // Architectures without SYS_fork: clone with SIGCHLD and nothing shared, as fork does.
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as above.
-    return unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
-        )
-    } as libc::pid_t;
+use scalrand_testkit::fork::raw_fork;
+use scalrand_testkit::fork::{ForkFn, in_child as fork_in_child, libc_fork};
+
+/// Runs `child` in a child forked by `how`; returns the word it reported.
+fn in_child(how: ForkFn, child: impl FnOnce() -> u64) -> u64 {
+    let ((), bytes) = fork_in_child(how, || child().to_ne_bytes(), || ());
+    u64::from_ne_bytes(bytes.expect("the child answered").try_into().unwrap())
 }
 
 #[test]

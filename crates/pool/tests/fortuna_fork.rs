@@ -7,7 +7,7 @@
 //! `syscall(SYS_fork)`, which runs no atfork handler; (3) a child that never reads still must
 //! not carry the parent's key; (4) a fork while another thread holds the generator lock; (5) a
 //! signal handler that reads before anything else in a raw-fork child.
-//! Children report through a pipe and leave with `_exit`; each arms `alarm(10)` so a hang
+//! Children report through a pipe and leave with `_exit`; each arms an alarm so a hang
 //! kills it (and fails the test) instead of the test run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![cfg(all(unix, feature = "std", not(miri)))]
@@ -20,104 +20,14 @@ use aes::Aes256Dec;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockCipherDecrypt, KeyInit};
 use scalrand_pool::fortuna::{ChaCha20Prf, Fortuna, ReadMode};
+#[cfg(target_os = "linux")]
+use scalrand_testkit::fork::raw_fork;
+use scalrand_testkit::fork::{ForkFn, in_child, libc_fork, write_all};
 
 const N: usize = 64;
 
 fn zero() -> Duration {
     Duration::ZERO
-}
-
-/// How a test forks.
-type ForkFn = fn() -> libc::pid_t;
-
-fn libc_fork() -> libc::pid_t {
-    // SAFETY: fork(2) has no memory-safety preconditions; every child below only reads the
-    // generator or memory, writes to a pipe and calls `_exit`.
-    unsafe { libc::fork() }
-}
-
-/// A fork that runs no `pthread_atfork` handler at all.
-#[cfg(target_os = "linux")]
-fn raw_fork() -> libc::pid_t {
-    // SAFETY: as `libc_fork`; SYS_fork takes no arguments.
-    #[cfg(target_arch = "x86_64")]
-    return unsafe { libc::syscall(libc::SYS_fork) } as libc::pid_t;
-    // Architectures without SYS_fork: clone with SIGCHLD and nothing shared, as fork does.
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as above.
-    return unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
-        )
-    } as libc::pid_t;
-}
-
-/// Writes all of `b` to `fd` (child side: async-signal-safe calls only).
-fn write_all(fd: libc::c_int, mut b: &[u8]) {
-    while !b.is_empty() {
-        // SAFETY: `b` is `b.len()` readable bytes.
-        let r = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
-        if r <= 0 {
-            return;
-        }
-        b = &b[r as usize..];
-    }
-}
-
-/// Forks with `how`; the child arms a 10 s alarm, runs `child`, sends what it returns
-/// through a pipe and `_exit`s. The parent runs `parent` right after the fork (before it
-/// reads the pipe), then collects the child's bytes. `None` when the child died before
-/// writing them all (a hang killed by the alarm, a crash).
-fn in_child<R>(
-    how: ForkFn,
-    child: impl FnOnce() -> Vec<u8>,
-    parent: impl FnOnce() -> R,
-) -> (R, Option<Vec<u8>>) {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let pid = how();
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        // SAFETY: alarm has no preconditions; SIGALRM's default action ends the child.
-        unsafe { libc::alarm(10) };
-        let out = child();
-        write_all(fds[1], &(out.len() as u64).to_le_bytes());
-        write_all(fds[1], &out);
-        // SAFETY: `_exit` never returns and skips atexit handlers and the test harness,
-        // which belong to the parent.
-        unsafe { libc::_exit(0) };
-    }
-    // SAFETY: our copy of the write end; closing it lets a dead child show as EOF.
-    unsafe { libc::close(fds[1]) };
-    let r = parent();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        // SAFETY: `buf` is 4096 writable bytes.
-        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        got.extend_from_slice(&buf[..n as usize]);
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer; the fd is ours.
-    unsafe {
-        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
-        libc::close(fds[0]);
-    }
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && got.len() >= 8;
-    if !ok {
-        return (r, None);
-    }
-    let len = u64::from_le_bytes(got[..8].try_into().unwrap()) as usize;
-    (r, (got.len() == 8 + len).then(|| got[8..].to_vec()))
 }
 
 fn read(fill: &dyn Fn(&mut [u8])) -> Vec<u8> {

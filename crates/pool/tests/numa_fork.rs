@@ -3,6 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
 use scalrand_pool::numa::{NodePools, Topology};
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+use scalrand_testkit::fork::raw_fork;
+use scalrand_testkit::fork::{ForkFn, in_child, libc_fork};
 use std::collections::HashSet;
 
 const FORKS: usize = 1000;
@@ -10,36 +13,18 @@ const FORKS: usize = 1000;
 /// Forks, lets the child read 32 bytes from `pools` and send them through a pipe, and reads
 /// 32 bytes in the parent too. Returns (parent's bytes, child's bytes).
 fn fork_once(pools: &NodePools) -> ([u8; 32], [u8; 32]) {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: this test binary runs this one test only, so no other thread holds a lock the
-    // child needs; the child reads from the pools (no allocation on that path), writes to a
-    // pipe and leaves with `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
+    // This test binary runs this one test only, so no other thread holds a lock the child
+    // needs; the child reads from the pools (no allocation on that path).
+    let read = || {
         let mut b = [0u8; 32];
         pools.fill_bytes(&mut b);
-        // SAFETY: `b` is 32 valid bytes; `_exit` never returns.
-        unsafe {
-            libc::write(fds[1], b.as_ptr().cast(), 32);
-            libc::_exit(0);
-        }
-    }
-    let mut parent = [0u8; 32];
-    pools.fill_bytes(&mut parent);
-    let mut child = [0u8; 32];
-    // SAFETY: `child` is 32 writable bytes, `status` a valid out-pointer.
-    unsafe {
-        assert_eq!(libc::read(fds[0], child.as_mut_ptr().cast(), 32), 32);
-        let mut status = 0;
-        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-        libc::close(fds[0]);
-        libc::close(fds[1]);
-    }
-    (parent, child)
+        b
+    };
+    let (parent, child) = in_child(libc_fork, read, read);
+    (
+        parent,
+        child.expect("the child answered").try_into().unwrap(),
+    )
 }
 
 #[test]
@@ -89,47 +74,16 @@ fn no_child_repeats(pools: &NodePools) {
 /// Forks with `how`; the child runs `child` and sends its 32 bytes; the parent then reads 32
 /// bytes on CPU 0. Returns (parent, child).
 fn fork_with(
-    how: fn() -> libc::pid_t,
+    how: ForkFn,
     pools: &NodePools,
     child: impl FnOnce() -> [u8; 32],
 ) -> ([u8; 32], [u8; 32]) {
-    let mut fds = [0; 2];
-    // SAFETY: a valid two-element array for pipe(2).
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let pid = how();
-    assert!(pid >= 0);
-    if pid == 0 {
-        let b = child();
-        // SAFETY: 32 valid bytes; `_exit` never returns.
-        unsafe {
-            libc::write(fds[1], b.as_ptr().cast(), 32);
-            libc::_exit(0);
-        }
-    }
-    let mut parent = [0u8; 32];
-    pools.fill_bytes_on_cpu(0, &mut parent);
-    let mut c = [0u8; 32];
-    // SAFETY: 32 writable bytes; a valid status pointer.
-    unsafe {
-        assert_eq!(libc::read(fds[0], c.as_mut_ptr().cast(), 32), 32);
-        let mut status = 0;
-        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
-        libc::close(fds[0]);
-        libc::close(fds[1]);
-    }
-    (parent, c)
-}
-
-fn libc_fork() -> libc::pid_t {
-    // SAFETY: the children below read from the pools (no allocation), write to a pipe, _exit.
-    unsafe { libc::fork() }
-}
-
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn raw_fork() -> libc::pid_t {
-    // SAFETY: SYS_fork takes no arguments; as `libc_fork` for the child. No atfork handler
-    // runs, and glibc's own bookkeeping is not updated: the child only reads and _exits.
-    unsafe { libc::syscall(libc::SYS_fork) as libc::pid_t }
+    let (parent, c) = in_child(how, child, || {
+        let mut parent = [0u8; 32];
+        pools.fill_bytes_on_cpu(0, &mut parent);
+        parent
+    });
+    (parent, c.expect("the child answered").try_into().unwrap())
 }
 
 fn seeded_pools() -> NodePools {

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
+use scalrand_testkit::rseq::unregister_rseq;
 
 fn pin_to(cpu: usize) -> bool {
     // SAFETY: `set` is a zeroed cpu_set_t filled by CPU_SET; pid 0 is the calling thread.
@@ -208,27 +209,6 @@ fn signals_preemption_and_migration_never_repeat_a_word() {
         counted <= total && counted >= via_rseq,
         "{counted} counted of {total}"
     );
-}
-
-/// Unregisters the calling thread's rseq area (glibc registered it with 32 bytes and its x86
-/// signature); afterwards the kernel leaves `cpu_id` at -1. `false` if the kernel refused.
-fn unregister_rseq() -> bool {
-    // SAFETY: dlsym with NUL-terminated names; glibc defines both symbols as constants.
-    let off = unsafe {
-        let p = libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr());
-        if p.is_null() {
-            return false;
-        }
-        *p.cast::<isize>()
-    };
-    let tp: usize;
-    // SAFETY: reads the thread pointer (the TCB's self pointer at fs:0 on x86_64 glibc).
-    unsafe { std::arch::asm!("mov {}, qword ptr fs:0", out(reg) tp, options(nostack, readonly)) };
-    let area = tp.wrapping_add_signed(off) as *mut libc::c_void;
-    // SAFETY: unregisters this thread's own area with the parameters glibc registered it with
-    // (the kernel checks them); nothing here uses rseq critical sections afterwards except
-    // through `cpu_id`, which now reads -1.
-    unsafe { libc::syscall(libc::SYS_rseq, area, 32u32, 1i32, 0x5305_3053u32) == 0 }
 }
 
 /// A thread without an rseq registration reads through the locked slots: every read works

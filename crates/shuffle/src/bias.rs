@@ -1,4 +1,4 @@
-//! How random is the shuffle? Runs `shuffle_zone` many times on a zone of `n` free blocks of
+//! The shuffle's quality, measured: runs `shuffle_zone` many times on a zone of `n` free blocks of
 //! the shuffle order, counts which list position each block ends in, and tests that matrix
 //! against the uniform one with Pearson's chi-square — the quality measurement the seed
 //! (commit e900a918b098, Linux 5.2) leaves out ("does not attempt to correct for sources of bias").

@@ -49,6 +49,7 @@ use rand_core::Rng;
 
 use crate::Error;
 use crate::cache::{CacheStats, MemSideCache};
+use crate::draw::{uniform, unit};
 use crate::free_area::PAGEBLOCK_ORDER;
 use crate::zone::{PAGE_SIZE, Zone};
 
@@ -257,8 +258,8 @@ pub fn run_jvm<R: Rng, W: Rng>(
     let (mut cursor, mut active, mut floor) = (0u64, 0usize, 0u64);
     cache.flush();
     let mut one = |rng: &mut W, cache: &mut MemSideCache, counted: bool| {
-        let u = unit_f64(rng);
-        let v = if u < cum[0] {
+        let u = unit(rng);
+        let v = if u <= cum[0] {
             let v = cursor;
             cursor += 1;
             if cursor == eden {
@@ -266,13 +267,13 @@ pub fn run_jvm<R: Rng, W: Rng>(
                 active ^= 1;
             }
             v
-        } else if u < cum[1] {
+        } else if u <= cum[1] {
             surv[active] + uniform(rng, spec.survivor_pages)
-        } else if u < cum[2] || (u < cum[3] && cold == 0) {
+        } else if u <= cum[2] || (u <= cum[3] && cold == 0) {
             // A hot part as large as the old generation leaves no cold bulk: the old
             // generation is all hot.
             old + uniform(rng, spec.hot_old_pages)
-        } else if u < cum[3] {
+        } else if u <= cum[3] {
             old + spec.hot_old_pages + uniform(rng, cold)
         } else {
             floor += u64::from(counted);
@@ -353,15 +354,4 @@ fn fault_in<R: Rng>(
         }
     }
     Ok((phys, blocks))
-}
-
-#[inline]
-fn uniform<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    let mut w = 0;
-    crate::shuffle::bounded(rng, n, &mut w)
-}
-
-#[inline]
-fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }

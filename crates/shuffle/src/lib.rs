@@ -10,6 +10,7 @@ pub mod bandwidth;
 pub mod bias;
 pub mod cache;
 pub mod calibrate;
+mod draw;
 mod error;
 pub mod experiment;
 pub mod free_area;

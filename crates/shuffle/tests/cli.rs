@@ -6,6 +6,8 @@
 
 use std::process::Command;
 
+use scalrand_testkit::cli;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_scalrand-shuffle"))
 }
@@ -25,33 +27,11 @@ fn assert_refused(args: &[&str], want: &str) {
 /// Runs the tool with `args`; one still running after `secs` seconds is killed and the test
 /// fails (a refusal that does the work instead never finishes otherwise).
 fn output_within(args: &[&str], secs: u64) -> std::process::Output {
-    use std::process::Stdio;
-    let mut child = bin()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("{args:?} did work first: still running after {secs} s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    cli::output_within(bin().args(args), secs)
 }
 
 fn run_json(args: &[&str]) -> serde_json::Value {
-    let out = bin().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&cli::stdout_of(bin().args(args))).unwrap()
 }
 
 fn frac(v: &serde_json::Value) -> f64 {
@@ -380,27 +360,24 @@ fn calibrate_json_shape() {
 /// run whose JSON parses and round-trips, and a bad flag named in a status-2 error.
 #[test]
 fn help_version_good_run_and_bad_flag() {
-    let out = bin().arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
-    for want in [
-        "simulate",
-        "bias",
-        "Examples:",
-        "--preset server --kernel 5.4",
-    ] {
-        assert!(help.contains(want), "{want} missing from:\n{help}");
-    }
-    let out = bin().args(["simulate", "--help"]).output().unwrap();
-    let help = String::from_utf8(out.stdout).unwrap();
-    for want in [
-        "--zone-mib <SIZE>",
-        "--kernel <VERSION>",
-        "--no-pcp",
-        "--png <PATH>",
-    ] {
-        assert!(help.contains(want), "{want} missing from:\n{help}");
-    }
+    cli::assert_help_lists(
+        bin().arg("--help"),
+        &[
+            "simulate",
+            "bias",
+            "Examples:",
+            "--preset server --kernel 5.4",
+        ],
+    );
+    cli::assert_help_lists(
+        bin().args(["simulate", "--help"]),
+        &[
+            "--zone-mib <SIZE>",
+            "--kernel <VERSION>",
+            "--no-pcp",
+            "--png <PATH>",
+        ],
+    );
     let out = bin().arg("--version").output().unwrap();
     assert!(out.status.success());
     assert_eq!(

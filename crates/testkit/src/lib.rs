@@ -1,13 +1,21 @@
-//! Test support shared by the scalrand crates' tests (not published): forks in the middle of
-//! reads with a scan of the child's memory ([`midread`]), the process's writable mappings read
-//! without allocating ([`maps`]), and the vector registers as they are now ([`regs`]).
+//! Test support shared by the scalrand crates' tests (not published): command-line tools run
+//! from their tests ([`cli`]), real forks with a child that reports through a pipe
+//! ([`fork`]), forks in the middle of reads with a scan of the child's memory ([`midread`]),
+//! the process's writable mappings read without allocating ([`maps`]), the vector registers
+//! as they are now ([`regs`]), a thread's rseq registration taken away ([`rseq`]), and
+//! entropy denied by a seccomp filter ([`seccomp`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support fails loudly
 
+pub mod cli;
+#[cfg(unix)]
+pub mod fork;
 #[cfg(target_os = "linux")]
 pub mod maps;
 #[cfg(target_os = "linux")]
 pub mod midread;
 pub mod regs;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub mod rseq;
 #[cfg(target_os = "linux")]
 pub mod seccomp;

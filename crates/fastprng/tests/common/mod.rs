@@ -150,26 +150,3 @@ pub fn signal_storm(
     });
     (got, restarts() - before)
 }
-
-/// Unregisters the calling thread's rseq area (glibc registered it with 32 bytes and its x86
-/// signature); afterwards the kernel leaves `cpu_id` at -1. `false` if the kernel refused or
-/// glibc has no rseq. (The same helper as `scalrand-pool`'s `tests/numa_rseq.rs`.)
-#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
-pub fn unregister_rseq() -> bool {
-    // SAFETY: dlsym with NUL-terminated names; glibc defines the symbol as a constant.
-    let off = unsafe {
-        let p = libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr());
-        if p.is_null() {
-            return false;
-        }
-        *p.cast::<isize>()
-    };
-    let tp: usize;
-    // SAFETY: reads the thread pointer (the TCB's self pointer at fs:0 on x86_64 glibc).
-    unsafe { std::arch::asm!("mov {}, qword ptr fs:0", out(reg) tp, options(nostack, readonly)) };
-    let area = tp.wrapping_add_signed(off) as *mut libc::c_void;
-    // SAFETY: unregisters this thread's own area with the parameters glibc registered it with
-    // (the kernel checks them); the thread runs no critical section afterwards (`cpu_id` now
-    // reads -1, which every step rejects before starting one).
-    unsafe { libc::syscall(libc::SYS_rseq, area, 32u32, 1i32, 0x5305_3053u32) == 0 }
-}

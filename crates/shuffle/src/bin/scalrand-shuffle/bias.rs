@@ -13,10 +13,11 @@ use serde::Serialize;
 use crate::CliError;
 use crate::args::{BiasArgs, ModeArg};
 use crate::estimate::Estimate;
-use crate::simulate::mode_name;
+use crate::report::mode_name;
 
-/// Cost of one shuffle step (one block of one trial, its count included): 23 ns at 8 blocks,
-/// 62 at 64, 220 at 4096 (the count matrix outgrows the caches), measured in release.
+/// Cost of one shuffle step (one block of one trial, its count included), nanoseconds of one
+/// core in a release build: it grows with `--blocks` as the count matrix outgrows the caches
+/// (the runs it comes from are in BENCHMARKS.md).
 const NS_PER_STEP: f64 = 60.0;
 
 /// The most shuffle steps (`--trials` × `--blocks`) `bias` runs without `--force`: about 10

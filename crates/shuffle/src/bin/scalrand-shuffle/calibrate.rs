@@ -13,8 +13,8 @@ use crate::args::CalibrateArgs;
 use crate::estimate::Estimate;
 use crate::jobs::run_seeds;
 
-/// Cost of one work unit (see [`estimate`]), measured in release: 1.2 s for `--scale 64
-/// --seeds 1`, 2.1 s with `--rounds 8`.
+/// Cost of one work unit (see [`estimate`]), nanoseconds of one core in a release build (the
+/// runs it comes from are in BENCHMARKS.md).
 const NS_PER_UNIT: f64 = 590.0;
 
 /// The most work units `calibrate` runs without `--force`: 4 × the full-size run (`--scale

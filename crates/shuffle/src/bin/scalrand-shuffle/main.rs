@@ -8,6 +8,7 @@ mod calibrate;
 mod estimate;
 mod jobs;
 mod plots;
+mod report;
 mod simulate;
 
 use std::process::ExitCode;

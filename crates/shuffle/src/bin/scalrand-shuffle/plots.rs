@@ -9,7 +9,7 @@ use scalrand_shuffle::{Curve, ExperimentResult};
 
 use crate::CliError;
 use crate::args::PlotArgs;
-use crate::simulate::SimulateReport;
+use crate::report::SimulateReport;
 
 pub(crate) fn plot_title(r: &SimulateReport) -> String {
     format!(

@@ -1,7 +1,6 @@
 //! `simulate`: the experiment configuration from flags and presets, the run, its `--json` report and table.
 
 use std::string::{String, ToString};
-use std::vec::Vec;
 use std::{format, println};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -10,31 +9,16 @@ use scalrand_shuffle::presets::{self, default_aging, heap_for};
 use scalrand_shuffle::server::ServerSpec;
 use scalrand_shuffle::workload::{StreamSpec, TwoInstanceSpec};
 use scalrand_shuffle::{
-    CacheMode, Curve, ExperimentConfig, ExperimentResult, KernelVersion, PAGE_SIZE, ShuffleMode,
-    Workload, run_experiment, run_experiment_parallel,
+    CacheMode, Curve, ExperimentConfig, ExperimentResult, PAGE_SIZE, ShuffleMode, Workload,
+    run_experiment, run_experiment_parallel,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::CliError;
 use crate::args::{AgingArg, CacheModeArg, ModeArg, SimulateArgs, WorkloadArg};
 use crate::estimate::Estimate;
 use crate::jobs::run_seeds;
 use crate::plots::write_plots;
-
-pub(crate) fn mode_name(m: ShuffleMode) -> &'static str {
-    match m {
-        ShuffleMode::Kernel => "kernel",
-        ShuffleMode::FisherYates => "fisher-yates",
-    }
-}
-
-pub(crate) fn workload_name(w: &Workload) -> &'static str {
-    match w {
-        Workload::Heap(_) => "heap",
-        Workload::Stream(_) => "stream",
-        Workload::TwoInstance(_) => "two-instance",
-    }
-}
+use crate::report::{mode_name, report, workload_name};
 
 pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliError> {
     let mut cfg = match &a.config {
@@ -140,94 +124,6 @@ pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliErro
     }
     Ok(cfg)
 }
-
-/// The `--json` report of `simulate` (the field names the README documents).
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-pub(crate) struct SimulateReport {
-    pub(crate) preset: String,
-    pub(crate) kernel: KernelVersion,
-    pub(crate) aging: String,
-    pub(crate) pcp: bool,
-    pub(crate) workload: String,
-    pub(crate) zone_pages: u64,
-    pub(crate) cache_bytes: u64,
-    pub(crate) cache_mode: String,
-    pub(crate) shuffle_order: u8,
-    pub(crate) shuffle_mode: String,
-    pub(crate) pick_tail: bool,
-    pub(crate) aging_rounds: u32,
-    pub(crate) seeds: usize,
-    #[serde(default)]
-    pub(crate) page_ops: u64,
-    pub(crate) first_run: Pair,
-    pub(crate) aged: Pair,
-    pub(crate) curve: CurveReport,
-}
-
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-pub(crate) struct Pair {
-    pub(crate) in_order: f64,
-    pub(crate) shuffled: f64,
-}
-
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-pub(crate) struct CurveReport {
-    pub(crate) in_order: Vec<f64>,
-    pub(crate) shuffled: Vec<f64>,
-    pub(crate) in_order_min: Vec<f64>,
-    pub(crate) in_order_max: Vec<f64>,
-    pub(crate) shuffled_min: Vec<f64>,
-    pub(crate) shuffled_max: Vec<f64>,
-    pub(crate) in_order_sd: Vec<f64>,
-    pub(crate) shuffled_sd: Vec<f64>,
-}
-
-pub(crate) fn report(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) -> SimulateReport {
-    SimulateReport {
-        preset: preset.to_string(),
-        kernel: cfg.kernel,
-        aging: if cfg.server.is_some() {
-            "server"
-        } else {
-            "synthetic"
-        }
-        .to_string(),
-        pcp: cfg.pcp,
-        workload: workload_name(&cfg.workload).to_string(),
-        zone_pages: cfg.zone_pages,
-        cache_bytes: cfg.cache_bytes,
-        cache_mode: match cfg.cache_mode {
-            CacheMode::Line => "line",
-            CacheMode::PageColour => "page",
-        }
-        .to_string(),
-        shuffle_order: cfg.shuffle_order,
-        shuffle_mode: mode_name(cfg.shuffle_mode).to_string(),
-        pick_tail: cfg.pick_tail,
-        aging_rounds: cfg.aging_rounds,
-        seeds: r.seeds,
-        page_ops: r.page_ops,
-        first_run: Pair {
-            in_order: r.in_order.first_run(),
-            shuffled: r.shuffled.first_run(),
-        },
-        aged: Pair {
-            in_order: r.in_order.aged(),
-            shuffled: r.shuffled.aged(),
-        },
-        curve: CurveReport {
-            in_order: r.in_order.mean.clone(),
-            shuffled: r.shuffled.mean.clone(),
-            in_order_min: r.in_order.min.clone(),
-            in_order_max: r.in_order.max.clone(),
-            shuffled_min: r.shuffled.min.clone(),
-            shuffled_max: r.shuffled.max.clone(),
-            in_order_sd: r.in_order.sd.clone(),
-            shuffled_sd: r.shuffled.sd.clone(),
-        },
-    }
-}
-
 pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
     let cfg = build_config(&a)?;
     if a.dump_config {
@@ -302,8 +198,8 @@ pub(crate) fn check_outputs(paths: &[(&str, &Option<std::path::PathBuf>)]) -> Re
     Ok(())
 }
 
-/// Cost of one work unit (see [`estimate`]), measured in release: 1.1 s for `--preset
-/// server-small --seeds 1 --rounds 2`, 1.5 s for `--preset tiny --accesses 4000000`.
+/// Cost of one work unit (see [`estimate`]), nanoseconds of one core in a release build (the
+/// runs it comes from are in BENCHMARKS.md).
 const NS_PER_UNIT: f64 = 30.0;
 
 /// The most work units `simulate` runs without `--force`: 80 × the default `server`

@@ -1,0 +1,64 @@
+//! Command-line tools run from their own tests: a run that must succeed (its stdout back as
+//! text), a `--help` that must list given flags, a run that must be refused (its exit status
+//! and message), and a run with a time limit.
+//!
+//! Standard library only, so a package that cannot depend on this crate can include the file
+//! with `#[path]`.
+
+// Test support fails loudly (repeated here for the packages that include the file).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `cmd` and checks that it succeeded (its stderr in the failure message); returns its
+/// stdout as text.
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `cmd` (a `--help`), checks that it succeeded and that its stdout holds each of
+/// `wants`; returns the text.
+pub fn assert_help_lists(cmd: &mut Command, wants: &[&str]) -> String {
+    let help = stdout_of(cmd);
+    for want in wants {
+        assert!(help.contains(want), "{want} missing from:\n{help}");
+    }
+    help
+}
+
+/// Runs `cmd` and checks that it exited with status `code` and that its stderr holds `want`;
+/// returns the whole output.
+pub fn assert_exits(cmd: &mut Command, code: i32, want: &str) -> Output {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{cmd:?}: {err}");
+    assert!(err.contains(want), "{cmd:?}: {err}");
+    out
+}
+
+/// Runs `cmd` with stdout and stderr captured; one still running after `secs` seconds is
+/// killed and the test fails (a refusal that does the work instead would otherwise run on).
+pub fn output_within(cmd: &mut Command, secs: u64) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{cmd:?} did work first: still running after {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}

@@ -1,0 +1,24 @@
+//! The calling thread's rseq registration taken away, for tests of the paths a thread without
+//! one takes.
+
+/// Unregisters the calling thread's rseq area (glibc registered it with 32 bytes and its x86
+/// signature); afterwards the kernel leaves `cpu_id` at -1. `false` if the kernel refused or
+/// glibc has no rseq.
+pub fn unregister_rseq() -> bool {
+    // SAFETY: dlsym with a NUL-terminated name; glibc defines the symbol as a constant.
+    let off = unsafe {
+        let p = libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr());
+        if p.is_null() {
+            return false;
+        }
+        *p.cast::<isize>()
+    };
+    let tp: usize;
+    // SAFETY: reads the thread pointer (the TCB's self pointer at fs:0 on x86_64 glibc).
+    unsafe { std::arch::asm!("mov {}, qword ptr fs:0", out(reg) tp, options(nostack, readonly)) };
+    let area = tp.wrapping_add_signed(off) as *mut libc::c_void;
+    // SAFETY: unregisters this thread's own area with the parameters glibc registered it with
+    // (the kernel checks them). Code that runs restartable sequences checks `cpu_id`, which
+    // now reads -1, before starting one.
+    unsafe { libc::syscall(libc::SYS_rseq, area, 32u32, 1i32, 0x5305_3053u32) == 0 }
+}

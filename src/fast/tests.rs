@@ -1,0 +1,209 @@
+//! The one-liners on the calling CPU's stream: outputs, ranges, panics, the slots they use.
+
+use std::vec::Vec;
+
+#[test]
+fn outputs_vary_and_fill_is_complete() {
+    let a = super::u64(..);
+    let b = super::u64(..);
+    assert_ne!(a, b);
+    for len in [1000, 64, 63, 9] {
+        let mut buf = [0u8; 1000];
+        super::fill(&mut buf[..len]);
+        // n random bytes hold about n/256 zeros; n/20 or more would mean a broken fill.
+        let zeros = buf[..len].iter().filter(|&&x| x == 0).count();
+        assert!(zeros < len / 20 + 2, "{len}: {zeros} zeros");
+        assert!(
+            buf[len..].iter().all(|&x| x == 0),
+            "{len}: wrote past the slice"
+        );
+    }
+}
+
+scalrand_os::cfg_rseq! {
+    if {
+        /// Where glibc registers rseq (and the kernel wipes on fork), the one-liners run
+        /// on the static per-CPU slots, not on the global.
+        #[test]
+        fn one_liners_use_the_static_slots_where_rseq_runs() {
+            let _ = super::u64(..);
+            if scalrand_os::cpu::rseq_cpu().is_some() {
+                assert!(super::__static_slots_mapped());
+            }
+        }
+    }
+}
+
+#[test]
+fn threads_get_distinct_outputs() {
+    let v: Vec<u64> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| (0..1000).map(|_| super::u64(..)).collect::<Vec<_>>()))
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut sorted = v.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), v.len());
+}
+
+/// Pearson's chi-square statistic of observed counts against equal expected counts.
+fn chi_square(counts: &[u64]) -> f64 {
+    let n: u64 = counts.iter().sum();
+    let e = n as f64 / counts.len() as f64;
+    counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+}
+
+#[test]
+fn die_rolls_pass_chi_square() {
+    let mut counts = [0u64; 6];
+    for _ in 0..600_000 {
+        let d = super::u32(1..=6);
+        counts[d as usize - 1] += 1;
+    }
+    // 5 degrees of freedom: P(chi2 > 40) is about 1e-7.
+    let x = chi_square(&counts);
+    assert!(x < 40.0, "chi2 = {x}, counts {counts:?}");
+}
+
+#[test]
+fn ranges_reach_both_ends_and_refuse_empty_ones() {
+    let mut seen = [false; 256];
+    for _ in 0..100_000 {
+        seen[(super::i8(..) as u8) as usize] = true;
+    }
+    assert!(seen.iter().all(|&s| s), "some i8 never drawn");
+    let mut top = [false; 6];
+    for _ in 0..10_000 {
+        top[usize::from(super::u8(250..=255) - 250)] = true;
+    }
+    assert_eq!(top, [true; 6]);
+    for _ in 0..1000 {
+        let v = super::i64(-3..2);
+        assert!((-3..2).contains(&v), "{v}");
+        let w = super::isize(isize::MIN..isize::MIN + 2);
+        assert!(w == isize::MIN || w == isize::MIN + 1);
+        let x = super::i128(i128::MAX - 1..);
+        assert!(x >= i128::MAX - 1);
+        let c = super::char('\u{d7ff}'..='\u{e000}');
+        assert!(c == '\u{d7ff}' || c == '\u{e000}', "{c:?}");
+    }
+    assert_eq!(super::u64(5..6), 5);
+    assert_eq!(super::u64(u64::MAX..), u64::MAX);
+    let _ = super::u64(..);
+    assert_eq!(super::usize(..=0), 0);
+    assert_eq!(super::try_u32(5..5), None);
+    assert_eq!(super::try_u32(5..=5), Some(5));
+    #[allow(clippy::reversed_empty_ranges)]
+    let reversed = super::try_i32(3..=2);
+    assert_eq!(reversed, None);
+    assert_eq!(
+        super::try_u8((core::ops::Bound::Excluded(255), core::ops::Bound::Unbounded)),
+        None
+    );
+    assert_eq!(super::try_i16(..i16::MIN), None);
+    assert_eq!(super::try_char(..'\0'), None);
+    assert_eq!(super::try_char('\u{d7ff}'..'\u{e000}'), Some('\u{d7ff}'));
+}
+
+#[test]
+#[should_panic(expected = "empty range: Included(5)..Excluded(5)")]
+fn an_empty_range_panics_as_fastrands_does() {
+    let _ = super::u32(5..5);
+}
+
+#[test]
+#[should_panic(expected = "base cannot be larger than 36")]
+fn a_base_above_36_panics_as_fastrands_does() {
+    let _ = super::digit(37);
+}
+
+#[test]
+fn characters_come_from_their_sets() {
+    for _ in 0..1000 {
+        assert!(super::alphabetic().is_ascii_alphabetic());
+        assert!(super::alphanumeric().is_ascii_alphanumeric());
+        assert!(super::lowercase().is_ascii_lowercase());
+        assert!(super::uppercase().is_ascii_uppercase());
+        assert!(super::digit(10).is_ascii_digit());
+        assert!(matches!(super::digit(36), '0'..='9' | 'a'..='z'));
+        assert_eq!(super::digit(1), '0');
+    }
+}
+
+#[test]
+fn floats_and_bools_are_in_range_and_centred() {
+    let n = 100_000;
+    let mut sum = 0.0;
+    let mut ones = 0u32;
+    for _ in 0..n {
+        let x = super::f64();
+        assert!((0.0..1.0).contains(&x));
+        let y = super::f32();
+        assert!((0.0..1.0).contains(&y));
+        assert!((0.0..=1.0).contains(&super::f64_inclusive()));
+        assert!((0.0..=1.0).contains(&super::f32_inclusive()));
+        sum += x;
+        ones += u32::from(super::bool());
+    }
+    // Both means have sd below 0.002 here: 0.01 is 5 sd.
+    assert!((sum / f64::from(n) - 0.5).abs() < 0.01, "{sum}");
+    assert!(
+        (f64::from(ones) / f64::from(n) - 0.5).abs() < 0.01,
+        "{ones}"
+    );
+}
+
+#[test]
+fn shuffle_gives_every_order_equally_often() {
+    // The 6 orders of 3 items, counted over 60,000 shuffles.
+    let mut counts = [0u64; 6];
+    for _ in 0..60_000 {
+        let mut v = [0u8, 1, 2];
+        super::shuffle(&mut v);
+        let k = match v {
+            [0, 1, 2] => 0,
+            [0, 2, 1] => 1,
+            [1, 0, 2] => 2,
+            [1, 2, 0] => 3,
+            [2, 0, 1] => 4,
+            [2, 1, 0] => 5,
+            other => panic!("not a permutation: {other:?}"),
+        };
+        counts[k] += 1;
+    }
+    let x = chi_square(&counts);
+    assert!(x < 40.0, "chi2 = {x}, counts {counts:?}");
+    let mut empty: [u8; 0] = [];
+    super::shuffle(&mut empty);
+    let mut one = [7];
+    super::shuffle(&mut one);
+    assert_eq!(one, [7]);
+}
+
+#[test]
+fn choice_picks_every_item_and_none_from_nothing() {
+    let mut counts = [0u64; 4];
+    for _ in 0..40_000 {
+        counts[*super::choice(&[0usize, 1, 2, 3]).unwrap()] += 1;
+    }
+    let x = chi_square(&counts);
+    assert!(x < 35.0, "chi2 = {x}, counts {counts:?}");
+    // Every item equally often in a sample of 2 of 4, drawn 40,000 times.
+    let mut counts = [0u64; 4];
+    for _ in 0..40_000 {
+        let pair = super::choose_multiple(0..4usize, 2);
+        assert_eq!(pair.len(), 2);
+        assert_ne!(pair[0], pair[1]);
+        for i in pair {
+            counts[i] += 1;
+        }
+    }
+    let x = chi_square(&counts);
+    assert!(x < 35.0, "chi2 = {x}, counts {counts:?}");
+    assert_eq!(super::choice(core::iter::empty::<u8>()), None);
+    let mut buf = [0u8; 100];
+    super::fill(&mut buf);
+    assert!(buf.iter().any(|&b| b != 0));
+}
