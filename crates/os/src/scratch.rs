@@ -163,13 +163,23 @@ impl<T: ZeroValid> Scratch<T> {
                 }
             }
         }
-        // Every level busy: a frame on this thread's stack, zeroed before it is left.
-        let mut v = zeroed::<T>();
-        let r = f(&mut v);
-        // SAFETY: `v` is a live local; all-zero is a valid `T`.
-        unsafe { core::ptr::write_volatile(&mut v, zeroed::<T>()) };
-        r
+        on_stack(f)
     }
+}
+
+/// Every level busy: `f` on a frame on this thread's stack, zeroed before it is left. Out of
+/// line, so that the frame of [`Scratch::with`] (and of every caller it is inlined into) does
+/// not reserve room for a `T` it almost never uses: that room would push every call made
+/// under it deeper, and the stack wipe after a secret-handling call would have to reach
+/// further.
+#[cold]
+#[inline(never)]
+fn on_stack<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
+    let mut v = zeroed::<T>();
+    let r = f(&mut v);
+    // SAFETY: `v` is a live local; all-zero is a valid `T`.
+    unsafe { core::ptr::write_volatile(&mut v, zeroed::<T>()) };
+    r
 }
 
 impl<T: ZeroValid> Scratch<T> {

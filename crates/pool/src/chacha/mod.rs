@@ -92,7 +92,7 @@ mod tests;
 mod vocab;
 
 pub use block::{__keystream_unwiped, chacha20_block, keystream};
-pub use erasure::{__FORTUNA_WIPE_DEPTH, __WIPE_DEPTH};
+pub use erasure::{__WIPE_DEPTH, __fortuna_wipe_depth};
 pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;
@@ -101,5 +101,6 @@ pub(crate) use dispatch::keystream as keystream_with_nonce;
 pub use dispatch::{Backend, backend};
 pub use erasure::__observe_keys;
 pub(crate) use erasure::{
-    FORTUNA_WIPE_DEPTH, clear_vector_registers, observe_key, wipe_stack, wipe_stack_bytes,
+    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, clear_vector_registers, observe_key, wipe_stack,
+    wipe_stack_bytes,
 };

@@ -135,8 +135,7 @@ impl<P: Prf> Generator<P> {
     pub fn reseed(&mut self, seed: &[u8]) {
         self.reseed_in_frame(seed);
         // The hash of K ran in the frame below (see `reseed_in_frame`): wipe it.
-        crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
-        crate::chacha::clear_vector_registers();
+        super::prf::wipe_below();
     }
 
     /// [`reseed`](Self::reseed) without the stack wipe. Never inlined: `finalize` moves the
@@ -183,8 +182,7 @@ impl<P: Prf> Generator<P> {
         self.generate_in_frame(out);
         // The keyed K and the blocks lay in the frames below, and the new K's copy passed
         // through the vector registers: wipe both, as `reseed` does.
-        crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
-        crate::chacha::clear_vector_registers();
+        super::prf::wipe_below();
         Ok(())
     }
 

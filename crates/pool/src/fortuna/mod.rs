@@ -196,6 +196,7 @@ mod accumulator;
 mod aes_ni;
 mod generator;
 pub mod prf;
+pub(crate) use prf::wipe_depth;
 mod rng;
 
 use core::fmt;

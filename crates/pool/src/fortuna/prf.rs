@@ -127,6 +127,29 @@ impl Drop for Aes256Keyed {
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 cpufeatures::new!(aesni_cpuid, "aes", "sse2");
 
+/// Zeroes the stack below the caller to the depth a Fortuna operation reaches on this CPU,
+/// then the vector registers (AES-NI and VAES keep round keys in them). Where every cipher is
+/// this crate's own code (AES-NI here), that depth is `chacha::FORTUNA_WIPE_DEPTH_OWN`;
+/// elsewhere the larger `chacha::FORTUNA_WIPE_DEPTH`.
+#[inline]
+pub(crate) fn wipe_below() {
+    if have_aesni() {
+        crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH_OWN }>();
+    } else {
+        crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
+    }
+    crate::chacha::clear_vector_registers();
+}
+
+/// The depth [`wipe_below`] wipes on this CPU.
+pub(crate) fn wipe_depth() -> usize {
+    if have_aesni() {
+        crate::chacha::FORTUNA_WIPE_DEPTH_OWN
+    } else {
+        crate::chacha::FORTUNA_WIPE_DEPTH
+    }
+}
+
 /// Whether this CPU runs the AES-NI path.
 #[inline]
 fn have_aesni() -> bool {

@@ -535,14 +535,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     }
 }
 
-/// Zeroes the stack below the caller to the depth a Fortuna operation reaches (see
-/// `chacha::FORTUNA_WIPE_DEPTH`), then the vector registers (AES-NI and VAES keep
-/// round keys in them).
-#[inline]
-fn wipe_below() {
-    crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
-    crate::chacha::clear_vector_registers();
-}
+use super::prf::wipe_below;
 
 /// Domain label of the fork path's reseed.
 const FORK_LABEL: &[u8] = b"scalrand fortuna fork";
