@@ -64,8 +64,15 @@ pub(crate) const SHIFT: u32 = 7;
 
 pub(crate) use crate::layout::{BUF_A, BUF_B, HOT, RESTARTS, STATE};
 
-/// The assembly runs on this target, so the slot layout must match `SHIFT`.
-pub(crate) const ACTIVE: bool = true;
+// The sections index slots by `cpu << SHIFT` and need the layout's hot words inside a slot.
+const _: () = {
+    use core::mem::{align_of, size_of};
+    use crossbeam_utils::CachePadded;
+    type Slot = CachePadded<crate::layout::RseqSlot>;
+    assert!(size_of::<Slot>() == 1 << SHIFT);
+    assert!(align_of::<Slot>().is_multiple_of(32));
+    assert!(BUF_B + 16 <= 1 << SHIFT && (1usize << SHIFT).is_multiple_of(32));
+};
 
 /// glibc's `__rseq_offset` when this process's threads have a registered rseq area.
 #[inline(always)]

@@ -6,10 +6,6 @@
 #[allow(dead_code)]
 pub(crate) const SHIFT: u32 = 7;
 
-/// No assembly here: slot sizes (`CachePadded` is 32 bytes on some targets) need not match.
-#[allow(dead_code)]
-pub(crate) const ACTIVE: bool = false;
-
 /// Never available here.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]

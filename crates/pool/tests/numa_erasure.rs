@@ -27,9 +27,7 @@
 #![cfg(all(target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
-use scalrand_pool::chacha::{
-    __WIPE_DEPTH, __fortuna_wipe_depth, __keystream_unwiped, __observe_keys, backend,
-};
+use scalrand_pool::chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
 use std::fs::File;
@@ -534,7 +532,7 @@ fn fortuna_stack_use_is_within_the_wipe() {
     let mut deepest = 0;
     check::<Aes256Prf>(&mut deepest);
     check::<ChaCha20Prf>(&mut deepest);
-    let wiped = __fortuna_wipe_depth();
+    let wiped = scalrand_pool::fortuna::__wipe_depth();
     eprintln!("Fortuna: deepest write {deepest} bytes, wiped {wiped}");
     // The wipe itself writes down to about its depth below the entry point's frame, which
     // lies a few frames below the measuring one (large frames in unoptimised builds).

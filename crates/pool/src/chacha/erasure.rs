@@ -224,10 +224,3 @@ pub(crate) fn observe_key(key: &[u8; KEY_LEN]) {
 /// Test hook (`doc(hidden)`, not API): the stack depth wiped after every backend call.
 #[doc(hidden)]
 pub const __WIPE_DEPTH: usize = WIPE_DEPTH;
-
-/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every Fortuna read,
-/// reseed and construction on this CPU.
-#[doc(hidden)]
-pub fn __fortuna_wipe_depth() -> usize {
-    crate::fortuna::wipe_depth()
-}

@@ -92,7 +92,7 @@ mod tests;
 mod vocab;
 
 pub use block::{__keystream_unwiped, chacha20_block, keystream};
-pub use erasure::{__WIPE_DEPTH, __fortuna_wipe_depth};
+pub use erasure::__WIPE_DEPTH;
 pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;

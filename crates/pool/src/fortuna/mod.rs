@@ -196,7 +196,8 @@ mod accumulator;
 mod aes_ni;
 mod generator;
 pub mod prf;
-pub(crate) use prf::wipe_depth;
+#[doc(hidden)]
+pub use prf::__wipe_depth;
 mod rng;
 
 use core::fmt;

@@ -141,8 +141,10 @@ pub(crate) fn wipe_below() {
     crate::chacha::clear_vector_registers();
 }
 
-/// The depth [`wipe_below`] wipes on this CPU.
-pub(crate) fn wipe_depth() -> usize {
+/// Test hook (`doc(hidden)`, not API): the stack depth [`wipe_below`] wipes after every
+/// Fortuna read, reseed and construction on this CPU.
+#[doc(hidden)]
+pub fn __wipe_depth() -> usize {
     if have_aesni() {
         crate::chacha::FORTUNA_WIPE_DEPTH_OWN
     } else {
