@@ -1,6 +1,6 @@
-//! The process's readable or writable mappings from `/proc/self/maps`, read without allocating: usable in
-//! the child of a `fork()` from a multi-threaded process, where another thread may have held
-//! the allocator's lock at the fork.
+//! The process's readable or writable mappings from `/proc/self/maps`, read without
+//! allocating: usable in the child of a `fork()` from a multi-threaded process, where another
+//! thread may have held the allocator's lock at the fork.
 
 /// One mapping: `[start, end)` and the first bytes of its name (`[stack]`, a path, or empty).
 #[derive(Clone, Copy, Debug)]
