@@ -1,7 +1,7 @@
-//! Fast, **non-cryptographic** random numbers shared by every thread, with fastrand 2's API:
-//! a lazily seeded global [`PerCpuWyRand`], one [wyrand](scalrand_fastprng::WyRand) state per
-//! CPU (the `fastrand` crate's generator), updated in a restartable sequence that commits with
-//! one store.
+//! Fast, **non-cryptographic** random numbers with fastrand 2's API: one
+//! [wyrand](scalrand_fastprng::WyRand) stream per thread (the `fastrand` crate's generator), a
+//! thread-local load and store per word, which a `fork()`ed child never continues; and a
+//! per-CPU generator shared by every thread ([`global`], [`with`], [`fill_u64`]).
 //!
 //! # fastrand, renamed
 //! A program moving from fastrand 2 renames `fastrand::` to `scalrand::fast::` and nothing
@@ -13,18 +13,17 @@
 //! `fastrand::Rng`: the same constructors and methods, and for a seed the same outputs, bit
 //! for bit, method by method. A range one-liner panics on an empty range as fastrand's does,
 //! with its message; each has a `try_` form that returns `None` instead ([`try_u32`] …).
+//! As in fastrand, [`seed`] sets the calling thread's stream: the one-liners that follow on
+//! that thread are [`Rng::with_seed`]'s outputs.
 //!
-//! What differs is where the one-liners' state lives: one per CPU, not one per thread. Which
-//! CPU answers a call is the scheduler's choice, so the one-liners' outputs cannot be replayed
-//! from a seed as a fastrand thread's can (see [`seed`]); [`Rng::with_seed`] is the
-//! reproducible stream.
+//! What differs is the fork: fastrand's thread-local is copied into a `fork()`ed child, which
+//! then repeats the parent's numbers; here it is not (see "Fork" below).
 //!
 //! # Engine
-//! wyrand rather than xoroshiro128++ because its state is one word: the per-CPU step is
-//! "read CPU, load, add, store" with the store as the commit, where a two-word xoroshiro state
-//! needs a scratch buffer and a third store (`PerCpu`). Both pass the usual batteries
-//! (QUALITY.md). Use [`scalrand_fastprng::PerCpu`] when you need xoroshiro128's jump-apart
-//! streams or bit-exactness with the reference C code.
+//! wyrand, fastrand's generator: a one-word state, advanced by a constant and mixed by one
+//! 128-bit multiply. It passes the usual batteries (QUALITY.md). Use
+//! [`scalrand_fastprng::PerCpu`] when you need xoroshiro128's jump-apart streams or
+//! bit-exactness with the reference C code.
 //!
 //! # Not for secrets
 //! Anyone who sees a few outputs can compute every later one. Linux's `prandom_u32` was used
@@ -41,30 +40,36 @@
 //! `fastrand`'s thread-local or a copied `SmallRng` do), however the child was forked:
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
-//! - The one-liners, and [`fill`] of up to 64 bytes, draw their words from a
-//!   [`StaticWyRand`]: per-CPU states in wipe-on-fork memory, which the kernel hands every
-//!   child zeroed; a zero state is seeded on first use from a master state that is wiped the
-//!   same way. No check runs per call.
-//! - Where that cannot serve (no glibc rseq registration, a kernel before 4.14, another OS),
-//!   for [`with`], [`fill_u64`] and longer fills, and in a process that called [`seed`] or
-//!   [`get_seed`], the calls use the [`global`] [`PerCpuWyRand`], a per-process
-//!   [`scalrand_os::global::Global`]: it records the
-//!   [fork generation](scalrand_os::fork::generation) it was built in, and a child sees a
-//!   different one and builds its own. Calls reach it through one word of wipe-on-fork memory
-//!   where the OS has it, and compare the generation otherwise. A `&'static` handle from
-//!   [`global`] taken *before* the fork keeps pointing at the pre-fork generator, which stays
-//!   valid (it is never freed); take a new one in the child. Nothing is locked while either
-//!   is built, so a fork in the middle of the first call leaves a child that simply builds it
-//!   again.
+//! - Each thread's state records the [fork generation](scalrand_os::fork::generation) it was
+//!   seeded in, and every draw compares it first (on Linux, a word of wipe-on-fork memory: two
+//!   loads). In a child the generation differs, and the first draw seeds the thread's state
+//!   afresh from the child's own [`global`] generator. A [`seed`]ed stream is not continued in
+//!   a child either.
+//! - The [`global`] [`PerCpuWyRand`] (which seeds each thread's state, and which [`with`] and
+//!   [`fill_u64`] use) is a per-process [`scalrand_os::global::Global`]: it records the fork
+//!   generation it was built in, and a child sees a different one and builds its own, from the
+//!   OS. A `&'static` handle from [`global`] taken *before* the fork keeps pointing at the
+//!   pre-fork generator, which stays valid (it is never freed); take a new one in the child.
+//!   Nothing is locked while either is built, so a fork in the middle of the first call leaves
+//!   a child that simply builds it again.
 //!
 //! A [`Rng`] is a value like any other: a child continues its parent's copy.
 //!
+//! **Children that share memory.** A `vfork()` child runs on its parent thread's stack and
+//! thread-locals while that thread waits, so it continues the thread's stream and the parent
+//! thread resumes after what the child drew: nothing repeats. A child made with the raw
+//! `clone(CLONE_VM)` system call *without* `CLONE_SETTLS` (not `vfork`), which runs beside
+//! its parent thread on the same thread-locals, shares that thread's stream as it shares
+//! `errno`: both may draw the same word. The per-CPU [`global`] generator (and the
+//! cryptographic root functions) keep every word distinct there too (`tests/memory_sharing_children.rs`).
+//!
 //! # Cost
-//! On Linux x86_64 with glibc ≥ 2.35 each output word is a restartable sequence on the current
-//! CPU's slot: no lock, no atomic read-modify-write, no pointer to follow. Elsewhere, and
-//! after [`seed`] or [`get_seed`], it is one uncontended compare-exchange on a cache-padded
-//! per-CPU slot. For many numbers at once, [`with`] and [`fill_u64`] take the current CPU's
-//! slot once, and an owned [`Rng`] takes none. `BENCHMARKS.md` has the measured ratios.
+//! A one-liner is a thread-local load and store, the fork-generation check (two loads on
+//! Linux) and wyrand's multiply: the same work as fastrand's, with the check added. The
+//! per-CPU [`global`] generator costs a restartable sequence per word (Linux x86_64 with
+//! glibc ≥ 2.35; one uncontended compare-exchange elsewhere) and shares one state per CPU
+//! among any number of threads; [`with`] and [`fill_u64`] take its current CPU's slot once for
+//! many numbers. `BENCHMARKS.md` has the measured ratios.
 //!
 //! ```
 //! use scalrand::fast;
@@ -90,7 +95,6 @@
 //! ```
 //!
 //! [`PerCpuWyRand`]: scalrand_fastprng::PerCpuWyRand
-//! [`StaticWyRand`]: scalrand_fastprng::StaticWyRand
 
 mod draw;
 mod free;
@@ -103,4 +107,4 @@ mod tests;
 pub use free::*;
 pub use rng::Rng;
 pub(crate) use source::next_word;
-pub use source::{__static_slots_mapped, fill_u64, get_seed, global, seed, with};
+pub use source::{fill_u64, get_seed, global, seed, with};

@@ -1,44 +1,36 @@
-//! `scalrand::fast::seed` and `get_seed`: per CPU, they set and read the state of the calling
-//! CPU's stream, and the one-liners then continue from it with fastrand's methods, output for
-//! output as `fast::Rng::with_seed` (itself checked against fastrand in
-//! `tests/fastrand_compat.rs`).
-//!
-//! Its own test binary with one test, pinned to one CPU: no other thread of this process draws
-//! from that CPU's stream, and the thread does not move to another CPU's, between a `seed` and
-//! the draws that check it. Linux only, for the pinning (`sched_setaffinity`).
-#![cfg(target_os = "linux")]
+//! `scalrand::fast::seed` and `get_seed`: as fastrand's, they set and read the state of the
+//! calling thread's stream, and the one-liners then continue from it with fastrand's methods,
+//! output for output as `fast::Rng::with_seed` (itself checked against fastrand in
+//! `tests/fastrand_compat.rs`), whatever other threads draw meanwhile.
 
 use scalrand::fast;
-
-/// Pins the calling thread to the CPU it runs on now.
-fn pin_here() {
-    // SAFETY: sched_getcpu takes nothing; `set` is plain data, cleared by CPU_ZERO before use,
-    // and sched_setaffinity reads it.
-    unsafe {
-        let cpu = libc::sched_getcpu();
-        assert!(cpu >= 0, "sched_getcpu failed");
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu as usize, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set),
-            0,
-            "sched_setaffinity failed"
-        );
-    }
-}
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[test]
-fn seed_sets_the_calling_cpus_stream() {
-    pin_here();
+fn seed_sets_the_calling_threads_stream() {
+    // Other threads draw all along, on every CPU this process may use: they must not move
+    // this thread's stream.
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x.wrapping_add(fast::u64(..));
+                    fast::fill(&mut [0u8; 100]);
+                }
+                std::hint::black_box(x);
+            });
+        }
+        check_seeded_streams();
+        stop.store(true, Ordering::Relaxed);
+    });
+}
+
+fn check_seeded_streams() {
     for seed in [0, 1, 7, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
         fast::seed(seed);
         assert_eq!(fast::get_seed(), seed);
-        assert_eq!(
-            fast::with(|w| w.state()),
-            seed,
-            "`with` sees the seeded slot"
-        );
 
         let mut owned = fast::Rng::with_seed(seed);
         assert_eq!(fast::u32(1..=6), owned.u32(1..=6));
@@ -65,7 +57,7 @@ fn seed_sets_the_calling_cpus_stream() {
         fast::shuffle(&mut a);
         owned.shuffle(&mut b);
         assert_eq!(a, b);
-        // Both fill paths: word by word (up to 64 bytes) and the slot taken once (longer).
+        // Short and long fills, each one word per 8 bytes.
         for len in [13, 64, 200] {
             let (mut x, mut y) = (vec![0u8; len], vec![0u8; len]);
             fast::fill(&mut x);
@@ -74,8 +66,7 @@ fn seed_sets_the_calling_cpus_stream() {
         }
         assert_eq!(fast::get_seed(), owned.get_seed());
 
-        // A generator made by `Rng::new` on this CPU forks the stream, as fastrand's `new`
-        // forks its thread's.
+        // A generator made by `Rng::new` forks the thread's stream, as fastrand's `new` does.
         let mut made = fast::Rng::new();
         let mut expected = owned.fork();
         assert_eq!(made.u64(..), expected.u64(..));

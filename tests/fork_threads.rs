@@ -278,3 +278,41 @@ fn fork_during_first_initialisation_never_hangs() {
         "trials whose child hung or failed: {hung:?}"
     );
 }
+
+/// Four words of the calling thread's one-liner stream.
+fn one_liner_words() -> [u8; 32] {
+    let mut b = [0u8; 32];
+    for c in b.chunks_mut(8) {
+        c.copy_from_slice(&scalrand::fast::u64(..).to_le_bytes());
+    }
+    b
+}
+
+/// The one-liners' thread stream is not continued in a forked child, by libc's `fork()` or a
+/// raw `SYS_fork`, seeded or not: the child's first words differ from the parent's next ones,
+/// and two children's from each other. (A copied thread-local, as fastrand's, would give the
+/// child exactly the parent's next words.)
+#[cfg(target_os = "linux")]
+#[test]
+fn one_liners_are_not_continued_in_a_forked_child() {
+    for how in [
+        scalrand_testkit::fork::libc_fork as scalrand_testkit::fork::ForkFn,
+        scalrand_testkit::fork::raw_fork,
+    ] {
+        for seeded in [false, true] {
+            let _ = scalrand::fast::u64(..); // the thread's stream exists before the fork
+            if seeded {
+                scalrand::fast::seed(42);
+            }
+            let (parent, a) = in_child(how, one_liner_words, one_liner_words);
+            let a = a.expect("the child died");
+            let (_, b) = in_child(how, one_liner_words, || ());
+            let b = b.expect("the child died");
+            assert_ne!(
+                a, parent,
+                "a child continued its parent's stream (seeded: {seeded})"
+            );
+            assert_ne!(a, b, "two children drew the same words (seeded: {seeded})");
+        }
+    }
+}

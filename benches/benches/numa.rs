@@ -29,7 +29,8 @@ use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherCore};
 use chacha20::{ChaCha20, ChaChaCore, R8, R12, R20, variants::Ietf};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use rand_core::{Rng, SeedableRng};
-use scalrand_pool::numa::{NodePools, Rounds, Topology, keystream};
+use scalrand_pool::chacha::keystream;
+use scalrand_pool::numa::{NodePools, Rounds, Topology};
 
 /// A generator the multi-threaded groups can share: `fill(thread, buf)`.
 type Shared = Box<dyn Fn(usize, &mut [u8]) + Send + Sync>;

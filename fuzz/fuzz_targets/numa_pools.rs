@@ -5,10 +5,8 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use scalrand_fuzz::with_buf;
-use scalrand_pool::numa::{
-    CHECK_EVERY_BYTES, CHUNK_LEN, INIT_BITS, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology,
-    Unseeded,
-};
+use scalrand_pool::numa::{CHECK_EVERY_BYTES, INIT_BITS, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology, Unseeded};
+use scalrand_pool::chacha::{CHUNK_LEN};
 
 #[derive(Arbitrary, Debug)]
 enum Op {

@@ -5,18 +5,18 @@ use core::ops::RangeBounds;
 use std::vec::Vec;
 
 use super::draw::{self, Draw};
-use super::source::{CallingCpu, with};
+use super::source::{CallingThread, with_thread};
 
 /// A uniformly distributed `bool`. Not cryptographic.
 #[inline]
 pub fn bool() -> bool {
-    CallingCpu.bool()
+    CallingThread.bool()
 }
 
 /// A letter, `A-Z` or `a-z`, each equally likely. Not cryptographic.
 #[inline]
 pub fn alphabetic() -> char {
-    CallingCpu.alphabetic()
+    CallingThread.alphabetic()
 }
 
 /// A letter or digit, `A-Z`, `a-z` or `0-9`, each equally likely. Not cryptographic.
@@ -27,19 +27,19 @@ pub fn alphabetic() -> char {
 /// ```
 #[inline]
 pub fn alphanumeric() -> char {
-    CallingCpu.alphanumeric()
+    CallingThread.alphanumeric()
 }
 
 /// A lowercase letter, `a-z`, each equally likely. Not cryptographic.
 #[inline]
 pub fn lowercase() -> char {
-    CallingCpu.lowercase()
+    CallingThread.lowercase()
 }
 
 /// An uppercase letter, `A-Z`, each equally likely. Not cryptographic.
 #[inline]
 pub fn uppercase() -> char {
-    CallingCpu.uppercase()
+    CallingThread.uppercase()
 }
 
 /// A digit of `base`, each equally likely: `0-9`, then `a-z` for bases above 10. Not
@@ -55,35 +55,35 @@ pub fn uppercase() -> char {
 /// than 36").
 #[inline]
 pub fn digit(base: u32) -> char {
-    CallingCpu.digit(base)
+    CallingThread.digit(base)
 }
 
 /// A uniformly distributed `f32` in `[0, 1)` (63 random bits scaled, as fastrand 2.4 on). Not
 /// cryptographic.
 #[inline]
 pub fn f32() -> f32 {
-    CallingCpu.f32()
+    CallingThread.f32()
 }
 
 /// A uniformly distributed `f32` in `[0, 1]`: [`f32()`] without its redraw of 1. Not
 /// cryptographic.
 #[inline]
 pub fn f32_inclusive() -> f32 {
-    CallingCpu.f32_inclusive()
+    CallingThread.f32_inclusive()
 }
 
 /// A uniformly distributed `f64` in `[0, 1)` (63 random bits scaled, as fastrand 2.4 on). Not
 /// cryptographic.
 #[inline]
 pub fn f64() -> f64 {
-    CallingCpu.f64()
+    CallingThread.f64()
 }
 
 /// A uniformly distributed `f64` in `[0, 1]`: [`f64()`] without its redraw of 1. Not
 /// cryptographic.
 #[inline]
 pub fn f64_inclusive() -> f64 {
-    CallingCpu.f64_inclusive()
+    CallingThread.f64_inclusive()
 }
 
 /// One item of `iter`, each equally likely; `None` when it is empty. Not cryptographic.
@@ -102,7 +102,7 @@ where
     I: IntoIterator,
     I::IntoIter: ExactSizeIterator,
 {
-    CallingCpu.choice(iter)
+    CallingThread.choice(iter)
 }
 
 /// `amount` items of `source` drawn without replacement (all of them when it has fewer), in
@@ -114,7 +114,7 @@ where
 /// assert_eq!(scalrand::fast::choose_multiple([1, 2], 5), [1, 2]);
 /// ```
 pub fn choose_multiple<I: IntoIterator>(source: I, amount: usize) -> Vec<I::Item> {
-    CallingCpu.choose_multiple(source, amount)
+    CallingThread.choose_multiple(source, amount)
 }
 
 /// Shuffles `slice` in place (Fisher-Yates, each swap index drawn without modulo bias): every
@@ -128,21 +128,16 @@ pub fn choose_multiple<I: IntoIterator>(source: I, amount: usize) -> Vec<I::Item
 /// ```
 #[inline]
 pub fn shuffle<T>(slice: &mut [T]) {
-    CallingCpu.shuffle(slice)
+    CallingThread.shuffle(slice)
 }
 
 /// Fills `slice` with random bytes: fastrand's `fill`. Not cryptographic: for keys and
 /// nonces, [`crate::fill_bytes`] or rand's [`crate::fill`], its namesake at the crate root.
 ///
-/// Up to 64 bytes take one word per 8 bytes from the calling CPU's stream; longer slices take
-/// the CPU's slot once for the whole slice ([`with`]).
+/// One word per 8 bytes from the calling thread's stream, as fastrand's `fill` takes them.
 #[inline]
 pub fn fill(slice: &mut [u8]) {
-    if slice.len() <= 64 {
-        Draw::fill(&mut CallingCpu, slice)
-    } else {
-        with(|w| Draw::fill(w, slice))
-    }
+    with_thread(|w| Draw::fill(w, slice));
 }
 
 /// The range one-liners and their `try_` forms, each with its own summary.
@@ -161,7 +156,7 @@ macro_rules! ranges {
         #[doc = concat!("[`", stringify!($try_name), "`] returns `None` instead.")]
         #[inline]
         pub fn $name(range: impl RangeBounds<$t>) -> $t {
-            draw::range(&mut CallingCpu, range)
+            draw::range(&mut CallingThread, range)
         }
 
         #[doc = concat!("[`", stringify!($name), "()`], but `None` for an empty range instead of the panic. Not")]
@@ -173,7 +168,7 @@ macro_rules! ranges {
         /// ```
         #[inline]
         pub fn $try_name(range: impl RangeBounds<$t>) -> Option<$t> {
-            draw::try_range(&mut CallingCpu, range)
+            draw::try_range(&mut CallingThread, range)
         }
     )*};
 }
@@ -206,7 +201,7 @@ ranges! {
 /// [`try_char`] returns `None` instead.
 #[inline]
 pub fn char(range: impl RangeBounds<char>) -> char {
-    draw::range(&mut CallingCpu, range)
+    draw::range(&mut CallingThread, range)
 }
 
 /// [`char()`], but `None` for a range that holds no `char` instead of the panic. Not
@@ -218,5 +213,5 @@ pub fn char(range: impl RangeBounds<char>) -> char {
 /// ```
 #[inline]
 pub fn try_char(range: impl RangeBounds<char>) -> Option<char> {
-    draw::try_range(&mut CallingCpu, range)
+    draw::try_range(&mut CallingThread, range)
 }

@@ -70,8 +70,8 @@ macro_rules! range_methods {
 }
 
 impl Rng {
-    /// A generator seeded from the calling CPU's stream of [`fast`](super) (fastrand's `new`
-    /// forks its thread-local generator the same way). Use [`with_seed`](Self::with_seed)
+    /// A generator seeded from the calling thread's stream of [`fast`](super), as fastrand's
+    /// `new` forks its thread-local generator. Use [`with_seed`](Self::with_seed)
     /// for a reproducible stream.
     #[inline]
     #[must_use]
@@ -82,7 +82,7 @@ impl Rng {
     /// The generator whose state is `seed`: `fastrand::Rng::with_seed(seed)`'s stream. Every
     /// value is a valid seed.
     #[inline]
-    #[must_use = "this creates a new `Rng`; `scalrand::fast::seed` seeds the calling CPU's stream"]
+    #[must_use = "this creates a new `Rng`; `scalrand::fast::seed` seeds the calling thread's stream"]
     pub const fn with_seed(seed: u64) -> Self {
         Self(WyRand::from_state(seed))
     }

@@ -1,13 +1,12 @@
-//! Where the words come from: the lazily built [`global`] generator, the wipe-on-fork
-//! per-CPU slots the one-liners draw from, and the calls that act on the calling CPU's slot
-//! ([`with`], [`fill_u64`], [`seed`], [`get_seed`]).
+//! Where the words come from: the calling thread's wyrand state that the one-liners draw from
+//! (and [`seed`] and [`get_seed`] act on), checked against the fork generation on every word;
+//! and the lazily built per-CPU [`global`] generator, which seeds each thread's state and
+//! which [`with`] and [`fill_u64`] use.
 
-// A `static` flag: loom's atomics have no `const` constructor, and the facade is not
-// loom-modelled (its atomics-bearing paths are, in scalrand-fastprng and scalrand-os).
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::cell::Cell;
 
 use rand_core::SeedableRng;
-use scalrand_fastprng::{PerCpuWyRand, StaticWyRand, WyRand};
+use scalrand_fastprng::{PerCpuWyRand, WyRand};
 use scalrand_os::global::Global;
 
 use super::draw::Draw;
@@ -61,53 +60,71 @@ fn weak_seed() -> u64 {
     t ^ (core::ptr::from_ref(&local) as u64).rotate_left(32) ^ u64::from(std::process::id())
 }
 
-/// The per-word generator of the one-liners (see "Fork" in the module docs).
-static FAST: StaticWyRand = StaticWyRand::new();
+/// The calling thread's one-liner stream: a wyrand state and the fork generation it was
+/// seeded in. `const`-initialised with no destructor, so a draw is a thread-local load and
+/// store, and works during and after the thread's other thread-locals are destroyed.
+struct Local {
+    state: Cell<u64>,
+    /// [`scalrand_os::fork::generation`] when `state` was seeded; `usize::MAX` (which the
+    /// generation never reaches in practice) until the thread's first draw.
+    generation: Cell<usize>,
+}
 
-/// Set by the first [`seed`] or [`get_seed`]: from then on the one-liners draw from the
-/// [`global`] generator's try-lock slots, the ones those two act on, instead of [`FAST`]'s
-/// (whose states only a restartable sequence may write).
-static SEEDED: AtomicBool = AtomicBool::new(false);
+std::thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            state: Cell::new(0),
+            generation: Cell::new(usize::MAX),
+        }
+    };
+}
 
-/// The next output word of the calling CPU's stream: what every one-liner draws from.
+/// The next output word of the calling thread's stream: what every one-liner draws from. A
+/// state seeded in another process image (a fork child's first draw, however it was forked)
+/// or never seeded is seeded from the [`global`] generator first.
 #[inline]
 pub(crate) fn next_word() -> u64 {
-    if SEEDED.load(Ordering::Relaxed) {
-        return seeded_word();
-    }
-    FAST.next_u64_or(global_word)
+    with_thread(WyRand::next_raw)
 }
 
-/// [`next_word`] where [`FAST`] cannot serve: out of line, so the hot path stays small enough
-/// to inline into a caller's loop.
+/// Runs `f` on a copy of the calling thread's stream and keeps where it left off: a loop of
+/// draws at an owned generator's speed. `f` must not draw from the thread's stream itself
+/// (its draws would be overwritten and repeated); only this module's callers pass one.
+#[inline]
+pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
+    let generation = scalrand_os::fork::generation();
+    LOCAL.with(|l| {
+        let state = if l.generation.get() == generation {
+            l.state.get()
+        } else {
+            seed_thread(l, generation)
+        };
+        let mut w = WyRand::from_state(state);
+        let out = f(&mut w);
+        l.state.set(w.state());
+        out
+    })
+}
+
+/// Seeds the calling thread's state for fork generation `generation` from the [`global`]
+/// generator (per process image: a fork child's is new, seeded from the OS) and returns it.
 #[cold]
 #[inline(never)]
-fn global_word() -> u64 {
-    global().next_u64()
+fn seed_thread(l: &Local, generation: usize) -> u64 {
+    let state = global().next_u64();
+    l.state.set(state);
+    l.generation.set(generation);
+    state
 }
 
-/// [`next_word`] after [`seed`] or [`get_seed`]: the calling CPU's try-lock slot.
-#[cold]
-#[inline(never)]
-fn seeded_word() -> u64 {
-    global().with_current(WyRand::next_raw)
-}
+/// The calling thread's stream, as a source of words for fastrand's methods.
+pub(super) struct CallingThread;
 
-/// The calling CPU's stream, as a source of words for fastrand's methods.
-pub(super) struct CallingCpu;
-
-impl Draw for CallingCpu {
+impl Draw for CallingThread {
     #[inline]
     fn gen_u64(&mut self) -> u64 {
         next_word()
     }
-}
-
-/// Whether the one-liners run on the wipe-on-fork per-CPU slots in this process (after a
-/// first call). For tests.
-#[doc(hidden)]
-pub fn __static_slots_mapped() -> bool {
-    FAST.is_mapped()
 }
 
 /// Runs `f` with the calling CPU's generator: a loop inside `f` runs at an owned generator's
@@ -136,47 +153,45 @@ pub fn fill_u64(dest: &mut [u64]) {
     global().fill_u64(dest)
 }
 
-/// Sets the state of the calling CPU's stream to `seed`: fastrand's `seed`, per CPU. Not
+/// Sets the state of the calling thread's stream to `seed`: fastrand's `seed`. Not
 /// cryptographic.
 ///
-/// fastrand's `seed(s)` makes the calling thread's next draws those of
-/// `Rng::with_seed(s)`. Here the state belongs to a CPU, not to the thread: `seed(s)` sets
-/// the state of the [`global`] generator's slot for the CPU the caller runs on (or, if
-/// another thread holds that slot at that instant, of the next free one), and the next draw
-/// made on that CPU, by any thread, continues from it. So `seed(7)` then `u32(..)` gives
-/// `Rng::with_seed(7).u32(..)` only if the thread stays on that CPU and no other thread draws
-/// there in between; the streams of other CPUs are untouched. For a stream that replays, own
-/// a [`Rng::with_seed`](super::Rng::with_seed).
-///
-/// From the first `seed` or [`get_seed`] in a process on, the one-liners draw from the slots
-/// these two act on (the ones [`with`] uses: one uncontended compare-exchange per word)
-/// rather than from the restartable-sequence slots, whose states cannot be set from outside
-/// their sequence.
+/// As with fastrand, the calling thread's next one-liner draws are those of
+/// [`Rng::with_seed(seed)`](super::Rng::with_seed), method for method; other threads' streams
+/// are untouched. The per-CPU generator of [`with`] and [`fill_u64`] is not affected. A fork
+/// child does not continue a seeded stream: its first draw seeds its own (see "Fork" in the
+/// module docs).
 ///
 /// ```
 /// scalrand::fast::seed(7);
-/// let x = scalrand::fast::u32(..); // on this CPU's stream, from state 7 if undisturbed
-/// # let _ = x;
+/// let x = scalrand::fast::u32(..);
+/// assert_eq!(x, scalrand::fast::Rng::with_seed(7).u32(..));
 /// ```
 pub fn seed(seed: u64) {
-    SEEDED.store(true, Ordering::Relaxed);
-    with(|w| *w = WyRand::from_state(seed));
+    let generation = scalrand_os::fork::generation();
+    LOCAL.with(|l| {
+        l.state.set(seed);
+        l.generation.set(generation);
+    });
 }
 
-/// The current state of the calling CPU's stream: fastrand's `get_seed`, per CPU. Not
-/// cryptographic.
-///
-/// The state of the [`global`] generator's slot for the CPU the caller runs on (or the next
-/// free one, if another thread holds it at that instant); [`seed`] with it, on the same CPU,
-/// sets the stream back to this point. Like [`seed`], it moves the one-liners of this process
-/// onto those slots.
+/// The current state of the calling thread's stream: fastrand's `get_seed`. Not
+/// cryptographic. [`seed`] with it sets the thread's stream back to this point.
 ///
 /// ```
 /// let state = scalrand::fast::get_seed();
-/// # let _ = state;
+/// let a = scalrand::fast::u64(..);
+/// scalrand::fast::seed(state);
+/// assert_eq!(scalrand::fast::u64(..), a);
 /// ```
 #[must_use]
 pub fn get_seed() -> u64 {
-    SEEDED.store(true, Ordering::Relaxed);
-    with(|w| w.state())
+    let generation = scalrand_os::fork::generation();
+    LOCAL.with(|l| {
+        if l.generation.get() == generation {
+            l.state.get()
+        } else {
+            seed_thread(l, generation)
+        }
+    })
 }

@@ -20,20 +20,6 @@ fn outputs_vary_and_fill_is_complete() {
     }
 }
 
-scalrand_os::cfg_rseq! {
-    if {
-        /// Where glibc registers rseq (and the kernel wipes on fork), the one-liners run
-        /// on the static per-CPU slots, not on the global.
-        #[test]
-        fn one_liners_use_the_static_slots_where_rseq_runs() {
-            let _ = super::u64(..);
-            if scalrand_os::cpu::rseq_cpu().is_some() {
-                assert!(super::__static_slots_mapped());
-            }
-        }
-    }
-}
-
 #[test]
 fn threads_get_distinct_outputs() {
     let v: Vec<u64> = std::thread::scope(|s| {

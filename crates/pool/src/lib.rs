@@ -12,5 +12,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod chacha;
+mod fork_seed;
 pub mod fortuna;
 pub mod numa;
+mod secret;

@@ -18,8 +18,9 @@
 #![cfg(all(target_os = "linux", feature = "std", not(miri), not(debug_assertions)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
+use scalrand_pool::chacha::backend;
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
-use scalrand_pool::numa::{NodePools, Topology, backend};
+use scalrand_pool::numa::{NodePools, Topology};
 use scalrand_testkit::midread::{
     Cipher, Outcome, Reads, fork_during_reads, fortuna_block_at, node_block_at,
 };

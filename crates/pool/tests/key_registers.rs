@@ -21,11 +21,9 @@
 ))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
+use scalrand_pool::chacha::{__observe_keys, backend, chacha20_block, fast_key_erasure, keystream};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Generator, Prf, ReadMode};
-use scalrand_pool::numa::{
-    __observe_keys, NodePools, Rounds, Topology, backend, chacha20_block, fast_key_erasure,
-    keystream,
-};
+use scalrand_pool::numa::{NodePools, Rounds, Topology};
 use scalrand_testkit::regs::{MAX_LANES, dump};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

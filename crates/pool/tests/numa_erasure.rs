@@ -27,11 +27,11 @@
 #![cfg(all(target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
-use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
-use scalrand_pool::numa::{
-    __FORTUNA_WIPE_DEPTH, __WIPE_DEPTH, __keystream_unwiped, __observe_keys, NodePools, Rounds,
-    Topology, backend,
+use scalrand_pool::chacha::{
+    __FORTUNA_WIPE_DEPTH, __WIPE_DEPTH, __keystream_unwiped, __observe_keys, backend,
 };
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
+use scalrand_pool::numa::{NodePools, Rounds, Topology};
 use scalrand_testkit::maps::{self, Mapping};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -565,7 +565,7 @@ fn no_key_word_is_left_in_a_vector_register() {
                 .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
                 .collect();
             let mut out = vec![0u8; len];
-            scalrand_pool::numa::keystream(&key, 0, &mut out, rounds);
+            scalrand_pool::chacha::keystream(&key, 0, &mut out, rounds);
             let lanes = register_words();
             let left = lanes.iter().filter(|w| words.contains(w)).count();
             if left != 0 {

@@ -10,9 +10,8 @@
 //! draft-strombergson-chacha-test-vectors-01 for 8 and 12 rounds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
-use scalrand_pool::numa::{
-    NodePools, Rounds, Topology, chacha20_block, fast_key_erasure, keystream,
-};
+use scalrand_pool::chacha::{chacha20_block, fast_key_erasure, keystream};
+use scalrand_pool::numa::{NodePools, Rounds, Topology};
 use sha2::{Digest, Sha256};
 
 const VECTORS: &str = include_str!("reference/numa_vectors.txt");

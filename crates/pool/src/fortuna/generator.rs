@@ -135,8 +135,8 @@ impl<P: Prf> Generator<P> {
     pub fn reseed(&mut self, seed: &[u8]) {
         self.reseed_in_frame(seed);
         // The hash of K ran in the frame below (see `reseed_in_frame`): wipe it.
-        crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
-        crate::numa::backends::clear_vector_registers();
+        crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
+        crate::chacha::clear_vector_registers();
     }
 
     /// [`reseed`](Self::reseed) without the stack wipe. Never inlined: `finalize` moves the
@@ -152,7 +152,7 @@ impl<P: Prf> Generator<P> {
         self.key.copy_from_slice(h2.as_slice());
         h1.as_mut_slice().zeroize();
         h2.as_mut_slice().zeroize();
-        crate::numa::chacha::observe_key(&self.key);
+        crate::chacha::observe_key(&self.key);
         self.counter = self.counter.wrapping_add(1);
         self.seeded = true;
     }
@@ -183,8 +183,8 @@ impl<P: Prf> Generator<P> {
         self.generate_in_frame(out);
         // The keyed K and the blocks lay in the frames below, and the new K's copy passed
         // through the vector registers: wipe both, as `reseed` does.
-        crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
-        crate::numa::backends::clear_vector_registers();
+        crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
+        crate::chacha::clear_vector_registers();
         Ok(())
     }
 
@@ -218,7 +218,7 @@ impl<P: Prf> Generator<P> {
     ) {
         debug_assert!(self.seeded && out.len() <= MAX_REQUEST);
         keyed_in_frame::<P>(&self.key, keyed);
-        crate::numa::backends::wipe_stack();
+        crate::chacha::wipe_stack();
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
         // A short read and the new key in one keystream call (one AES batch, one ChaCha
@@ -235,7 +235,7 @@ impl<P: Prf> Generator<P> {
             let c = P::keystream(k, self.counter, out);
             self.counter = P::keystream(k, c, &mut self.key);
         }
-        crate::numa::chacha::observe_key(&self.key);
+        crate::chacha::observe_key(&self.key);
         // SAFETY: written above, dropped once (the expanded K wipes itself as it drops).
         unsafe { keyed.assume_init_drop() };
     }
@@ -269,7 +269,7 @@ impl<P: Prf> Generator<P> {
     ) {
         debug_assert!(self.seeded);
         keyed_in_frame::<P>(&self.key, keyed);
-        crate::numa::backends::wipe_stack();
+        crate::chacha::wipe_stack();
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
         let kb_bytes = P::KEY_BLOCKS * P::BLOCK_LEN;
@@ -284,8 +284,8 @@ impl<P: Prf> Generator<P> {
             let c = P::keystream(k, self.counter, reader_key);
             self.counter = P::keystream(k, c, &mut self.key);
         }
-        crate::numa::chacha::observe_key(reader_key);
-        crate::numa::chacha::observe_key(&self.key);
+        crate::chacha::observe_key(reader_key);
+        crate::chacha::observe_key(&self.key);
         // SAFETY: written above, dropped once (the expanded old K wipes itself as it drops).
         unsafe { keyed.assume_init_drop() };
     }

@@ -73,7 +73,7 @@
 //!   output and nothing later. (FreeBSD r349154 hands the reader K itself and derives the next
 //!   global key from K at a later counter; the test
 //!   `concurrent_reader_key_reaches_no_later_reader_*` fails on that schedule.)
-//! * Readers never share a (key, block): each has its own key. The loom model (`rng.rs`: two
+//! * Readers never share a (key, block): each has its own key. The loom model (`rng/loom_model.rs`: two
 //!   readers and a reseed, in each mode) checks that, that no reader key is a global key,
 //!   and that no key change is lost or replayed:
 //!   `RUSTFLAGS="--cfg scalrand_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p scalrand-pool
@@ -189,7 +189,7 @@
 //! entropy source fails (nothing to test deterministically on Linux, where `getrandom` does
 //! not fail after boot). In a fork child a failing `getrandom` does not fail the read: the
 //! fork path keys the child from the fork secret, pid, generation and clock (see "Fork
-//! safety"); `a_wiped_state_is_rekeyed_before_answering` (`rng.rs`) drives that path.
+//! safety"); `a_wiped_state_is_rekeyed_before_answering` (`rng/tests.rs`) drives that path.
 
 mod accumulator;
 #[cfg(all(target_arch = "x86_64", not(miri)))]

@@ -247,12 +247,12 @@ impl Prf for ChaCha20Prf {
                 .map_or(rest.len(), |b| b.min(rest.len()));
             let (now, later) = rest.split_at_mut(bytes);
             let nonce = [(c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
-            crate::numa::backends::keystream(
+            crate::chacha::keystream_with_nonce(
                 &keyed.0,
                 &nonce,
                 c as u32,
                 now,
-                crate::numa::Rounds::ChaCha20,
+                crate::chacha::Rounds::ChaCha20,
             );
             c = c.wrapping_add(now.len().div_ceil(64) as u128);
             rest = later;

@@ -5,14 +5,11 @@
 //! after unlocking. The schedule is specified in the module docs ("Concurrent key schedule");
 //! fork safety and the memory the state lives in in "Fork safety".
 
-use core::convert::Infallible;
 use core::fmt;
-use core::mem::MaybeUninit;
 use core::ops::Range;
 use core::time::Duration;
 
 use crossbeam_utils::CachePadded;
-use rand_core::{TryCryptoRng, TryRng};
 use scalrand_os::Lock;
 use scalrand_os::fork;
 use scalrand_os::primitive::{AtomicBool, Ordering};
@@ -21,9 +18,12 @@ use scalrand_os::wipe::ZeroValid;
 use zeroize::Zeroize;
 
 use super::accumulator::{Accumulator, Clock, Seed};
-use super::generator::{Generator, MAX_REQUEST, READER_FIRST_BLOCK, WORK_BUF, keyed_in_frame};
+use super::generator::Generator;
 use super::prf::{Aes256Prf, Prf};
 use super::{FortunaError, ReadMode};
+use crate::fork_seed::{FORK_SEED_LEN, fork_seed};
+use crate::secret::{Secret, secret};
+use frame::{ReaderFrame, generate_with_reader_key};
 
 /// Bytes a Locked read generates per lock hold (FreeBSD: `PAGE_SIZE`).
 pub const LOCKED_STEP: usize = 4096;
@@ -59,59 +59,12 @@ impl<P: Prf> Shared<P> {
     }
 }
 
-/// The memory the generator state lives in: one element of wipe-on-fork memory. Under loom
-/// (whose atomics are handles, never zero-valid, and which never forks) a plain boxed slice.
-#[cfg(not(scalrand_loom))]
-type StateMemory<T> = scalrand_os::wipe::WipeOnFork<T>;
-#[cfg(scalrand_loom)]
-type StateMemory<T> = alloc::boxed::Box<[T]>;
-
 /// The fork secret S (see "Fork safety" in the module docs); wiped on drop.
 struct ForkSecret([u8; 32]);
 
 impl Drop for ForkSecret {
     fn drop(&mut self) {
         self.0.zeroize();
-    }
-}
-
-/// A Concurrent reader's secrets while it generates outside the lock: its private key `k_r`
-/// and the PRF's keyed form of it (an expanded AES key schedule, or the ChaCha key). Held in a
-/// [`Scratch`] frame (wipe-on-fork memory), never on the stack: a child forked from another
-/// thread during the read finds zeros. `keyed` is initialised only between
-/// [`ReaderFrame::expand`] and [`ReaderFrame::drop_keyed`].
-#[repr(C)]
-struct ReaderFrame<P: Prf> {
-    key: [u8; 32],
-    keyed: MaybeUninit<P::Keyed>,
-    /// The locked half's blocks (the reader key and the next K; a locked read's blocks).
-    work: [u8; WORK_BUF],
-}
-
-// SAFETY: a byte array and a `MaybeUninit`, both valid at all zero; a zero frame has no
-// keyed form (`keyed` is treated as uninitialised until `expand` writes it).
-unsafe impl<P: Prf> ZeroValid for ReaderFrame<P> {}
-
-impl<P: Prf> ReaderFrame<P> {
-    /// Expands `key` into `keyed` (which must not hold a keyed form), wipes `key` and the
-    /// stack the expansion used, and returns the keyed form.
-    #[inline]
-    fn expand(&mut self) -> &P::Keyed {
-        keyed_in_frame::<P>(&self.key, &mut self.keyed);
-        self.key.zeroize();
-        // The expansion's temporaries lay below this frame: gone before the long generation.
-        crate::numa::backends::wipe_stack();
-        // SAFETY: `expand_in_frame` just initialised it.
-        unsafe { self.keyed.assume_init_ref() }
-    }
-
-    /// Drops the keyed form (each wipes itself on drop).
-    ///
-    /// # Safety
-    /// `keyed` holds a value written by [`expand`](Self::expand) and not dropped since.
-    unsafe fn drop_keyed(&mut self) {
-        // SAFETY: the caller's promise.
-        unsafe { self.keyed.assume_init_drop() };
     }
 }
 
@@ -141,7 +94,7 @@ impl<P: Prf> ReaderFrame<P> {
 /// read-mostly `reseed_ready` flag and the accumulator lock that event producers write.
 pub struct Fortuna<P: Prf = Aes256Prf, C: Clock = fn() -> Duration> {
     mode: ReadMode,
-    state: StateMemory<CachePadded<Lock<Shared<P>>>>,
+    state: Secret<CachePadded<Lock<Shared<P>>>>,
     /// Ordinary memory, copied into children: taken only while holding the state lock.
     fork_secret: Lock<ForkSecret>,
     accumulator: Lock<Accumulator<C>>,
@@ -255,10 +208,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
                 epoch: 0,
             }))
         };
-        #[cfg(not(scalrand_loom))]
-        let state = StateMemory::new(1, init);
-        #[cfg(scalrand_loom)]
-        let state = (0..1).map(init).collect();
+        let state = secret(1, false, init);
         let f = Self {
             mode,
             state,
@@ -418,7 +368,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// The generator lock and state.
     #[inline]
     fn state(&self) -> &Lock<Shared<P>> {
-        // `StateMemory` holds exactly one element (made in `from_seed_and_accumulator`).
+        // `Secret` holds exactly one element (made in `from_seed_and_accumulator`).
         &self.state[0]
     }
 
@@ -465,39 +415,18 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     #[inline(never)]
     fn rekey_after_fork(&self, s: &mut Shared<P>, generation: usize) -> Result<(), FortunaError> {
         s.generator.wipe();
-        // label ‖ S ‖ OS bytes ‖ pid ‖ generation ‖ wall clock (ns)
-        let mut seed = [0u8; FORK_LABEL.len() + 32 + 32 + 8 + 8 + 16];
+        // label ‖ S ‖ fork seed (OS bytes ‖ pid ‖ generation ‖ wall clock: `fork_seed.rs`)
+        let mut seed = [0u8; FORK_LABEL.len() + 32 + FORK_SEED_LEN];
         let (label, rest) = seed.split_at_mut(FORK_LABEL.len());
         label.copy_from_slice(FORK_LABEL);
-        let (secret, rest) = rest.split_at_mut(32);
-        let (os, rest) = rest.split_at_mut(32);
-        let (pid, rest) = rest.split_at_mut(8);
-        let (gen_, now) = rest.split_at_mut(8);
+        let (secret, fresh) = rest.split_at_mut(32);
         self.fork_secret
             .lock()
             .with(|sec| secret.copy_from_slice(&sec.0));
-        gen_.copy_from_slice(&(generation as u64).to_le_bytes());
-        #[cfg(feature = "std")]
-        {
-            if let Err(e) = scalrand_os::entropy::fill(os) {
-                seed.zeroize();
-                return Err(FortunaError::Entropy(e));
-            }
-            pid.copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
-            // The wall clock: a vDSO call, no lock or lazy initialiser a parent thread could
-            // have held at the fork. (Miri's isolation has no wall clock: zeros there.)
-            #[cfg(not(miri))]
-            now.copy_from_slice(
-                &std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos())
-                    .to_le_bytes(),
-            );
-            #[cfg(miri)]
-            let _ = now;
+        if let Err(e) = fork_seed(generation, fresh) {
+            seed.zeroize();
+            return Err(FortunaError::Entropy(e));
         }
-        #[cfg(not(feature = "std"))]
-        let _ = (os, pid, now);
         s.generator.reseed_in_frame(&seed);
         seed.zeroize();
         self.note_keying(&s.generator);
@@ -607,12 +536,12 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
 }
 
 /// Zeroes the stack below the caller to the depth a Fortuna operation reaches (see
-/// `numa::backends::FORTUNA_WIPE_DEPTH`), then the vector registers (AES-NI and VAES keep
+/// `chacha::FORTUNA_WIPE_DEPTH`), then the vector registers (AES-NI and VAES keep
 /// round keys in them).
 #[inline]
 fn wipe_below() {
-    crate::numa::backends::wipe_stack_bytes::<{ crate::numa::backends::FORTUNA_WIPE_DEPTH }>();
-    crate::numa::backends::clear_vector_registers();
+    crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
+    crate::chacha::clear_vector_registers();
 }
 
 /// Domain label of the fork path's reseed.
@@ -621,366 +550,13 @@ const FORK_LABEL: &[u8] = b"scalrand fortuna fork";
 /// Reader frames mapped up front; more are mapped when as many reads are in flight at once.
 const READER_FRAMES: usize = 8;
 
-/// The unlocked half of a concurrent read ("Concurrent key schedule", step 2): ≤ 1 MiB
-/// pieces under the reader's key from counter [`READER_FIRST_BLOCK`], the key replaced by
-/// its own next blocks between pieces. The key is wiped as soon as it is expanded, and
-/// reused in place for each private rekey; the keyed form is dropped (and wipes itself)
-/// before each new expansion and at the end.
-fn generate_with_reader_key<P: Prf>(frame: &mut ReaderFrame<P>, dest: &mut [u8]) {
-    let mut c = READER_FIRST_BLOCK;
-    let mut pieces = dest.chunks_mut(MAX_REQUEST).peekable();
-    frame.expand();
-    while let Some(piece) = pieces.next() {
-        // SAFETY: expanded above or at the end of the previous piece, not dropped since.
-        let keyed = unsafe { frame.keyed.assume_init_ref() };
-        c = P::keystream(keyed, c, piece);
-        if pieces.peek().is_some() {
-            c = P::keystream(keyed, c, &mut frame.key);
-            crate::numa::chacha::observe_key(&frame.key);
-            // SAFETY: expanded, and not dropped since; expanded again right after.
-            unsafe { frame.drop_keyed() };
-            frame.expand();
-        }
-    }
-    // SAFETY: the last expansion, not dropped since.
-    unsafe { frame.drop_keyed() };
-}
-
-impl<P: Prf, C: Clock> TryRng for &Fortuna<P, C> {
-    type Error = Infallible;
-
-    #[inline]
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        let mut b = [0u8; 4];
-        self.fill_bytes(&mut b);
-        Ok(u32::from_le_bytes(b))
-    }
-
-    #[inline]
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        let mut b = [0u8; 8];
-        self.fill_bytes(&mut b);
-        Ok(u64::from_le_bytes(b))
-    }
-
-    #[inline]
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        Fortuna::fill_bytes(self, dst);
-        Ok(())
-    }
-}
-
-impl<P: Prf, C: Clock> TryCryptoRng for &Fortuna<P, C> {}
-
-impl<P: Prf, C: Clock> TryRng for Fortuna<P, C> {
-    type Error = Infallible;
-
-    #[inline]
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        (&*self).try_next_u32()
-    }
-
-    #[inline]
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        (&*self).try_next_u64()
-    }
-
-    #[inline]
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        Fortuna::fill_bytes(self, dst);
-        Ok(())
-    }
-}
-
-impl<P: Prf, C: Clock> TryCryptoRng for Fortuna<P, C> {}
+mod frame;
+mod traits;
 
 #[cfg(test)]
 #[cfg(all(feature = "std", not(scalrand_loom)))]
-mod tests {
-    use super::*;
-    use crate::fortuna::ChaCha20Prf;
-    use crate::fortuna::prf::TaggingPrf;
-    use std::collections::HashSet;
-    use std::vec;
-
-    fn zero() -> Duration {
-        Duration::ZERO
-    }
-
-    /// Forward secrecy at the Fortuna level, both modes: after a read, the global state's key
-    /// regenerates none of the output for any counter up to C + 256, while the key the read
-    /// started from does, through the mode's schedule (so the check can see a match when
-    /// there is one).
-    #[test]
-    fn forward_secrecy_after_a_read() {
-        for mode in [ReadMode::Locked, ReadMode::Concurrent] {
-            let f: Fortuna = Fortuna::from_seed(mode, &[3; 32], zero as fn() -> Duration).unwrap();
-            let (k0, c0, _) = f.raw_state();
-            let mut out = [0u8; 3000];
-            f.fill_bytes(&mut out);
-            let (k1, c1, _) = f.raw_state();
-            assert_ne!(k0, k1);
-            let span = c1 as usize + 256;
-            let mut ks = vec![0u8; span * 16];
-            Aes256Prf::keystream(&Aes256Prf::keyed(&k1), 0, &mut ks);
-            for blk in ks.chunks_exact(16) {
-                assert!(out.chunks_exact(16).all(|o| o != blk), "{mode:?}");
-            }
-            let mut again = [0u8; 16];
-            match mode {
-                ReadMode::Locked => {
-                    Aes256Prf::keystream(&Aes256Prf::keyed(&k0), c0, &mut again);
-                }
-                ReadMode::Concurrent => {
-                    let mut kr = [0u8; 32];
-                    Aes256Prf::keystream(&Aes256Prf::keyed(&k0), c0, &mut kr);
-                    Aes256Prf::keystream(&Aes256Prf::keyed(&kr), READER_FIRST_BLOCK, &mut again);
-                }
-            }
-            assert_eq!(again, out[..16], "{mode:?}");
-        }
-    }
-
-    /// The Concurrent schedule's forward secrecy between readers: the private key a reader
-    /// holds after unlocking reaches neither the new global key nor any later reader's
-    /// output. Reader 1's key is taken from the locked half; then reader 2 reads. Checked:
-    /// no block of reader 2 is in reader 1's keystream for counters 0 .. C' + 4096 (C' the
-    /// global counter after reader 1, far past every counter used), and no key the schedule
-    /// derives from reader 1's key at any of those counters is the global K' or produces
-    /// reader 2's first blocks. (The pre-2026 schedule, where the reader held the global K
-    /// itself and K' = E(K, C + R ..), fails both.)
-    fn reader_key_reaches_no_later_reader<P: Prf>() {
-        let f: Fortuna<P> =
-            Fortuna::from_seed(ReadMode::Concurrent, &[7; 32], zero as fn() -> Duration).unwrap();
-        let mut warm = [0u8; 100];
-        f.fill_bytes(&mut warm);
-        let k1 = f.reserve_for_tests();
-        let (k_global, c_global, _) = f.raw_state();
-        let mut out2 = vec![0u8; 4096];
-        f.fill_bytes(&mut out2);
-        let blocks2: HashSet<&[u8]> = out2.chunks_exact(P::BLOCK_LEN).collect();
-        let window = c_global as usize + 4096;
-        let keyed1 = P::keyed(&k1);
-        let mut ks = vec![0u8; window * P::BLOCK_LEN];
-        P::keystream(&keyed1, 0, &mut ks);
-        for blk in ks.chunks_exact(P::BLOCK_LEN) {
-            assert!(
-                !blocks2.contains(blk),
-                "reader 2's block in reader 1's keystream"
-            );
-        }
-        let mut first2 = vec![0u8; 2 * P::BLOCK_LEN];
-        first2.copy_from_slice(&out2[..2 * P::BLOCK_LEN]);
-        for c in 0..window as u128 {
-            let mut derived = [0u8; 32];
-            P::keystream(&keyed1, c, &mut derived);
-            assert_ne!(derived, k_global, "K' derivable from reader 1's key at {c}");
-            let mut guess = vec![0u8; 2 * P::BLOCK_LEN];
-            P::keystream(&P::keyed(&derived), READER_FIRST_BLOCK, &mut guess);
-            assert_ne!(
-                guess, first2,
-                "reader 2's key derivable from reader 1's at {c}"
-            );
-        }
-        // The control: reader 1's key does regenerate reader 1's own output.
-        let mut own = vec![0u8; P::BLOCK_LEN];
-        P::keystream(&keyed1, READER_FIRST_BLOCK, &mut own);
-        assert_eq!(own, ks[P::BLOCK_LEN..2 * P::BLOCK_LEN]);
-    }
-
-    #[test]
-    fn concurrent_reader_key_reaches_no_later_reader_aes() {
-        reader_key_reaches_no_later_reader::<Aes256Prf>();
-    }
-
-    #[test]
-    fn concurrent_reader_key_reaches_no_later_reader_chacha() {
-        reader_key_reaches_no_later_reader::<ChaCha20Prf>();
-    }
-
-    /// The fork path, driven by hand (what a child does on its first read): K and C are
-    /// replaced, the new key is not the old one, and the fork secret changes with it.
-    #[test]
-    fn a_wiped_state_is_rekeyed_before_answering() {
-        let f: Fortuna =
-            Fortuna::from_seed(ReadMode::Locked, &[2; 32], zero as fn() -> Duration).unwrap();
-        let twin: Fortuna =
-            Fortuna::from_seed(ReadMode::Locked, &[2; 32], zero as fn() -> Duration).unwrap();
-        let (k0, _, _) = f.raw_state();
-        let s0 = f.fork_secret.lock().with(|s| s.0);
-        // What the kernel does to wipe-on-fork memory, done by hand.
-        f.state().lock().with(|s| s.generator.wipe());
-        let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
-        f.fill_bytes(&mut a);
-        twin.fill_bytes(&mut b);
-        assert_ne!(a, b);
-        let (k1, _, _) = f.raw_state();
-        assert_ne!(k1, k0);
-        assert_ne!(f.fork_secret.lock().with(|s| s.0), s0);
-        assert_ne!(s0, k0);
-    }
-
-    #[test]
-    fn reseed_from_os_changes_the_stream() {
-        let f: Fortuna =
-            Fortuna::from_seed(ReadMode::Concurrent, &[3; 32], zero as fn() -> Duration).unwrap();
-        let twin: Fortuna =
-            Fortuna::from_seed(ReadMode::Concurrent, &[3; 32], zero as fn() -> Duration).unwrap();
-        f.reseed_from_os().unwrap();
-        let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
-        f.fill_bytes(&mut a);
-        twin.fill_bytes(&mut b);
-        assert_ne!(a, b);
-    }
-
-    /// Every block a concurrent reader emits is tagged with (key, counter) by the tagging
-    /// PRF: readers' blocks never repeat, and the epoch counts every key change.
-    #[test]
-    fn concurrent_readers_never_share_a_block() {
-        let f: Fortuna<TaggingPrf> =
-            Fortuna::from_seed(ReadMode::Concurrent, &[9; 32], zero as fn() -> Duration).unwrap();
-        let mut seen = HashSet::new();
-        let reads = 200;
-        std::thread::scope(|s| {
-            let hs: std::vec::Vec<_> = (0..4)
-                .map(|t| {
-                    let f = &f;
-                    s.spawn(move || {
-                        let mut all = std::vec::Vec::new();
-                        for i in 0..reads / 4 {
-                            let mut buf = vec![0u8; 16 * (1 + (i + t) % 7)];
-                            f.fill_bytes(&mut buf);
-                            all.extend_from_slice(&buf);
-                        }
-                        all
-                    })
-                })
-                .collect();
-            for h in hs {
-                for b in h.join().unwrap().chunks(16) {
-                    assert!(seen.insert(b.to_vec()), "block reused");
-                }
-            }
-        });
-        let (_, _, epoch) = f.raw_state();
-        assert_eq!(epoch, reads as u64);
-    }
-}
+mod tests;
 
 #[cfg(test)]
 #[cfg(scalrand_loom)]
-mod loom_model {
-    //! Two readers and one reseed, under every interleaving loom finds with the preemption
-    //! bound: no two readers use the same (key, counter) block, no reader holds a global key
-    //! (Concurrent: each reader's key is derived, never the shared K), and no key change is
-    //! lost or replayed.
-    use super::*;
-    use crate::fortuna::prf::TaggingPrf;
-    use loom::sync::Arc;
-    extern crate std;
-    use std::vec::Vec;
-
-    fn zero() -> Duration {
-        Duration::ZERO
-    }
-
-    /// (key tag, counter) of each 16-byte block.
-    fn blocks(buf: &[u8]) -> Vec<(u64, u64)> {
-        buf.chunks(16)
-            .map(|b| {
-                let mut t = [0u8; 8];
-                let mut c = [0u8; 8];
-                t.copy_from_slice(&b[..8]);
-                c.copy_from_slice(&b[8..]);
-                (u64::from_le_bytes(t), u64::from_le_bytes(c))
-            })
-            .collect()
-    }
-
-    #[test]
-    fn two_concurrent_readers_and_a_reseed() {
-        two_readers_and_a_reseed(ReadMode::Concurrent);
-    }
-
-    #[test]
-    fn two_locked_readers_and_a_reseed() {
-        two_readers_and_a_reseed(ReadMode::Locked);
-    }
-
-    fn two_readers_and_a_reseed(mode: ReadMode) {
-        // `scalrand_os::Lock` spins (a loom `yield_now` per attempt): each wait is a branch,
-        // so the default bound of 1,000 branches per execution is too small.
-        let mut builder = loom::model::Builder::new();
-        builder.max_branches = builder.max_branches.max(100_000);
-        // Executions explored (plain std atomic: counts across loom's runs), printed at the end.
-        static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        EXECUTIONS.store(0, std::sync::atomic::Ordering::Relaxed);
-        builder.check(move || {
-            EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let f: Arc<Fortuna<TaggingPrf>> =
-                Arc::new(Fortuna::from_seed(mode, &[1; 32], zero as fn() -> Duration).unwrap());
-            let (k0, c0, e0) = f.raw_state();
-            let readers: Vec<_> = [3usize, 5]
-                .into_iter()
-                .map(|nblocks| {
-                    let f = Arc::clone(&f);
-                    loom::thread::spawn(move || {
-                        let mut buf = std::vec![0u8; 16 * nblocks];
-                        f.fill_bytes(&mut buf);
-                        blocks(&buf)
-                    })
-                })
-                .collect();
-            let g = Arc::clone(&f);
-            let reseeder = loom::thread::spawn(move || g.reseed(b"event"));
-            let outs: Vec<Vec<(u64, u64)>> =
-                readers.into_iter().map(|h| h.join().unwrap()).collect();
-            reseeder.join().unwrap();
-            let (k1, c1, e1) = f.raw_state();
-
-            // Each reader used one key, consecutive counters.
-            for o in &outs {
-                assert!(
-                    o.windows(2)
-                        .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1)
-                );
-            }
-            // No (K, C) block is shared between the readers.
-            for a in &outs[0] {
-                assert!(!outs[1].contains(a), "readers shared block {a:?}");
-            }
-            // The readers used different keys, neither of them the final global one.
-            let (ta, tb) = (outs[0][0].0, outs[1][0].0);
-            assert_ne!(ta, tb);
-            let t1 = TaggingPrf::tag(&k1);
-            assert_ne!(t1, ta);
-            assert_ne!(t1, tb);
-            assert_ne!(k1, k0);
-            // Three key changes, none lost.
-            assert_eq!(e1, e0 + 3);
-            let kb = <TaggingPrf as Prf>::KEY_BLOCKS as u128;
-            match mode {
-                ReadMode::Concurrent => {
-                    // Readers start at block 1 of their private keys, which are never a
-                    // global key (the initial one included); the global counter moved by
-                    // exactly 2·KB per reader, +1 for the reseed.
-                    for o in &outs {
-                        assert_eq!(o[0].1, READER_FIRST_BLOCK as u64);
-                    }
-                    let t0 = TaggingPrf::tag(&k0);
-                    assert_ne!(ta, t0);
-                    assert_ne!(tb, t0);
-                    assert_eq!(c1, c0 + 2 * (2 * kb) + 1);
-                }
-                ReadMode::Locked => {
-                    // 3 + 5 output blocks, a KB-block rekey after each read, +1 for the reseed.
-                    assert_eq!(c1, c0 + 3 + 5 + 2 * kb + 1);
-                }
-            }
-        });
-        std::eprintln!(
-            "loom {mode:?}: {} executions",
-            EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed)
-        );
-    }
-}
+mod loom_model;

@@ -67,37 +67,36 @@
 //!   bytes and under a storm of signals, preemption and migration. Elsewhere (and for a CPU
 //!   outside the topology) every read takes the locked slots.
 //! - **Cipher**: ChaCha20, except the output keystream when a host chooses reduced rounds with
-//!   [`NodePools::with_rounds`] (key derivations stay ChaCha20). Bulk keystream ([`keystream`]: slot batches, large reads) runs
+//!   [`NodePools::with_rounds`] (key derivations stay ChaCha20). Bulk keystream ([`keystream`](crate::chacha::keystream): slot batches, large reads) runs
 //!   on this crate's own backends, the widest the CPU has (detected once, at run time): 16
-//!   blocks per pass on AVX-512F, 8 on AVX2, 4 on SSE2, one elsewhere ([`backend`] says which;
+//!   blocks per pass on AVX-512F, 8 on AVX2, 4 on SSE2, one elsewhere ([`backend`](crate::chacha::backend) says which;
 //!   `--cfg scalrand_chacha_soft`, `scalrand_chacha_sse2` and `scalrand_chacha_portable` force a
 //!   narrower one). No backend leaves a copy of a key or of unread keystream behind: each call
 //!   is followed by a wipe of the stack it used and of the vector registers.
 //!
 //! # Source layout
 //!
-//! Each row imports only rows below it (`chacha.rs` and `backends/` share one: the backends
-//! take the key and block sizes and [`Rounds`] from `chacha.rs`), and only `pools.rs` names
+//! Each row imports only rows below it and the cipher ([`crate::chacha`]), and only `pools.rs` (with `pools/read.rs`) names
 //! [`NodePools`]: the parts take what they need (nodes, a generation word, a source of fresh
 //! node keys, the rounds) as arguments.
 //!
 //! | file | holds |
 //! |---|---|
-//! | `pools.rs` | [`NodePools`], every `impl` of it, and [`Unseeded`]: construction, the input side's calls, the reseed schedule's check, the fork check and rekey, the read path's routing (rseq slot, home slot, probing, the node fallback, a key from the OS) |
+//! | `pools.rs`, `pools/read.rs` | [`NodePools`] and [`Unseeded`]: construction, the input side's calls, the reseed schedule's check, the fork check and rekey; the read path's routing (rseq slot, home slot, probing, the node fallback, a key from the OS) |
 //! | `rseq.rs` | the rseq slot container: one slot per CPU number, its read (take, skip, refill) and refill policy; `rseq_none.rs` where the path does not exist |
 //! | `rseq/protocol.rs` | the restartable sequences (take, skip, publish) and the slot layout they assume |
 //! | `slot.rs` | one CPU's locked slot: key, batch and the slot's own read |
+//! | `policy.rs` | the read policy both kinds of slot follow: when a key is stale, when a reader looks at the reseed schedule |
 //! | `input.rs` | the input pool: mixing, extraction, feeding the node pools it is handed |
 //! | `node.rs` | one node pool: key, generation, reseed, key derivation |
 //! | `schedule.rs` | the reseed policy and its schedule |
-//! | `chacha.rs`, `backends/` | the cipher: block function, fast key erasure, the batch refill, keystream, and the backends that run it |
 //! | `topology.rs` | CPUs and nodes, [`NumaError`] |
 //!
 //! # Key schedule
 //!
 //! `B(k, c)` is the ChaCha20 block (RFC 8439) under key `k`, counter `c`, zero nonce;
 //! `FKE(k)` is one fast-key-erasure step: `b = B(k, 0)`, the key becomes `b[0..32]`, the output
-//! is `b[32..64]` ([`fast_key_erasure`]).
+//! is `b[32..64]` ([`fast_key_erasure`](crate::chacha::fast_key_erasure)).
 //!
 //! | step | computation |
 //! |---|---|
@@ -189,10 +188,9 @@
 //! scheduled reseed whose OS read fails still rotates every node key (the pools' own state is
 //! secret; the next reseed asks the OS again).
 
-pub(crate) mod backends;
-pub(crate) mod chacha;
 mod input;
 mod node;
+mod policy;
 mod pools;
 scalrand_os::cfg_rseq! {
     if {
@@ -206,12 +204,8 @@ mod schedule;
 mod slot;
 mod topology;
 
-#[doc(hidden)]
-pub use chacha::{__FORTUNA_WIPE_DEPTH, __WIPE_DEPTH, __keystream_unwiped, __observe_keys};
-pub use chacha::{
-    BLOCK_LEN, Backend, CHUNK_LEN, KEY_LEN, Rounds, backend, chacha20_block, fast_key_erasure,
-    keystream,
-};
+#[doc(no_inline)]
+pub use crate::chacha::Rounds;
 pub use input::{INIT_BITS, PUSH_BITS};
 pub use pools::{NodePools, NodeStats, Unseeded};
 pub use schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, ReseedPolicy};

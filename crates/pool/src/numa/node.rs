@@ -6,7 +6,7 @@
 //! cannot be recomputed from the node key that is left. Each reseed bumps the generation; a
 //! per-CPU slot whose key came from an older generation takes a new one before it answers.
 
-use super::chacha::{BLOCK_LEN, KEY_LEN, Rounds, fast_key_erasure_in};
+use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, fast_key_erasure_in};
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use scalrand_os::{Lock, LockGuard};
 use sha2::{Digest, Sha256};
@@ -75,8 +75,8 @@ impl NodePool {
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        super::backends::wipe_stack();
-        super::backends::clear_vector_registers();
+        crate::chacha::wipe_stack();
+        crate::chacha::clear_vector_registers();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -92,7 +92,7 @@ impl NodePool {
         h.update(input);
         // Straight into the key: no copy of the new key is left on the stack.
         h.finalize_into((&mut nk.key).into());
-        super::chacha::observe_key(&nk.key);
+        crate::chacha::observe_key(&nk.key);
         nk.generation = nk.generation.wrapping_add(1).max(1);
         mirror.store(nk.generation, Ordering::Release);
     }
@@ -106,8 +106,8 @@ impl NodePool {
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        super::backends::wipe_stack();
-        super::backends::clear_vector_registers();
+        crate::chacha::wipe_stack();
+        crate::chacha::clear_vector_registers();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
         true
     }

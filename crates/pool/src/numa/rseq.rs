@@ -23,16 +23,14 @@ use crossbeam_utils::CachePadded;
 use scalrand_os::wipe::WipeOnFork;
 use zeroize::Zeroize;
 
-use super::chacha::{KEY_LEN, Rounds, refill_batch};
+use crate::chacha::{KEY_LEN, Rounds, refill_batch};
 use super::node::NodePool;
+use super::policy::is_stale;
 use super::slot::{BATCH_LEN, WIPED_SLOT_TAG};
-use protocol::{RseqSlot, Taken, epoch, publish, reads, skip, take};
+use protocol::{RseqSlot, Taken, skip, take};
 
 /// Reads up to this many bytes take the rseq path (8 words).
 pub(crate) const MAX_LEN: usize = 64;
-
-/// Refills between two looks at the reseed schedule (about 16 KiB of output per slot).
-const REFILLS_PER_CHECK: u32 = 16;
 
 /// The per-CPU rseq slots of one set of node pools, indexed by CPU number.
 pub(crate) struct RseqSlots {
@@ -81,7 +79,7 @@ impl RseqSlots {
         self.mem
             .iter()
             .zip(self.node_of_cpu.iter())
-            .map(|(s, &node)| (node, s.reads.load(Ordering::Relaxed) + reads(s.word())))
+            .map(|(s, &node)| (node, s.reads()))
     }
 
     /// Fills `dest` (1 to [`MAX_LEN`] bytes) from the calling CPU's slot; `false` when the
@@ -156,8 +154,9 @@ impl RseqSlots {
     /// The slot's node is one of `nodes`; a slot keyed from an older generation of it (or
     /// never keyed: what a fork child finds) first takes a key from `fresh_key(node, key)`,
     /// which writes a key from that node and returns its generation. The batch is keystream
-    /// with `rounds`. Every [`REFILLS_PER_CHECK`] refills of a slot, once its lock is dropped,
-    /// `check_schedule` is given the bytes they made.
+    /// with `rounds`. Each refill counts the reads the old batch served and its bytes against
+    /// the slot's schedule count (the policy of the locked slots, `policy.rs`); when that is
+    /// due, `check_schedule` is given the bytes, once the slot's lock is dropped.
     ///
     /// # Safety
     /// `nodes` outlive these slots: a slot keeps a pointer to its node's generation word,
@@ -179,78 +178,34 @@ impl RseqSlots {
         let (Some(slot), Some(&node_idx)) = (self.mem.get(cpu), self.node_of_cpu.get(cpu)) else {
             return false;
         };
-        let Some(guard) = slot.lock.try_lock_tagged(WIPED_SLOT_TAG) else {
+        let Some(mut refill) = slot.try_refill(WIPED_SLOT_TAG) else {
             return false;
         };
         let node = &nodes[node_idx as usize];
-        let from = epoch(slot.word());
-        // SAFETY: the key, the refill counter and the scratch buffer (index `to & 1`, which
-        // no reader reads while the epoch is `from`) are only touched with the lock held.
-        let key = unsafe { &mut *slot.key.get() };
-        if from == 0
-            || slot.src_gen.load(Ordering::Relaxed) != node.generation.load(Ordering::Acquire)
-        {
+        let current = node.generation.load(Ordering::Acquire);
+        if refill.epoch() == 0 || is_stale(refill.source(), node_idx as usize, node_idx as usize, current) {
             // A fork child's slots are zero (epoch 0): `fresh_key` rekeys the nodes before
             // deriving from one. It fails (a child whose rekey failed: the locked path
             // reports the error; or a node lock held through a bounded wait, whose holder may
             // be this thread, interrupted by the signal handler that reads now): the locked
             // path keys the read elsewhere.
-            let Some(generation) = fresh_key(node_idx as usize, key) else {
+            let Some(generation) = fresh_key(node_idx as usize, refill.key_and_scratch().0) else {
                 return false;
             };
-            slot.node_gen.store(
-                core::ptr::from_ref(&node.generation).cast_mut(),
-                Ordering::Relaxed,
-            );
-            slot.src_gen.store(generation, Ordering::Relaxed);
+            refill.set_source(&node.generation, generation);
         }
-        // Epoch 0 is reserved for "never keyed"; the parity (the active buffer) alternates.
-        let to = if from == u32::MAX { 2 } else { from + 1 };
-        let bufs = slot.bufs.get().cast::<[u8; BATCH_LEN]>();
-        // SAFETY: as above.
-        let scratch = unsafe { &mut *bufs.add((to & 1) as usize) };
+        let (key, scratch) = refill.key_and_scratch();
         refill_batch(key, scratch, rounds);
-        let new = (u64::from(to) << 32) | KEY_LEN as u64;
-        let slot_ptr = core::ptr::from_ref(slot).cast_mut().cast::<u8>();
-        // SAFETY: `slot` is one of these slots, its lock is held, its scratch buffer and key
-        // are written.
-        match unsafe {
-            publish(
-                self.off,
-                self.base(),
-                self.n(),
-                slot_ptr,
-                u64::from(from),
-                new,
-            )
-        } {
-            Some(old) => {
-                slot.reads.fetch_add(reads(old), Ordering::Relaxed);
-                // SAFETY: the old active buffer: after the commit no reader reads it, and the
-                // next writer of it is the next refill, which needs the lock we hold. Plain
-                // stores (`zeroize`'s byte-wise volatile ones cost as much as the keystream):
-                // the buffer is shared memory that is read again, so they are not dead.
-                unsafe { core::ptr::write_bytes(bufs.add((from & 1) as usize), 0, 1) };
-                // SAFETY: lock held.
-                let refills = unsafe { &mut *slot.refills.get() };
-                *refills += 1;
-                let due = *refills >= REFILLS_PER_CHECK;
-                if due {
-                    *refills = 0;
-                }
-                drop(guard);
-                if due {
-                    check_schedule(REFILLS_PER_CHECK as usize * (BATCH_LEN - KEY_LEN));
-                }
-                true
-            }
-            None => {
-                // Left the CPU before the commit: drop the batch; a zero generation makes
-                // the next reader on that CPU refill (its batch may be of an older key).
-                scratch.zeroize();
-                slot.src_gen.store(0, Ordering::Relaxed);
-                false
-            }
+        // SAFETY: `off`, `base` and `n` describe these slots, `slot` is one of them, and the
+        // key and the scratch buffer were just written.
+        let Some(served) = (unsafe { refill.publish(self.off, self.base(), self.n()) }) else {
+            return false;
+        };
+        let due = refill.schedule().count(served, BATCH_LEN - KEY_LEN);
+        drop(refill);
+        if let Some(bytes) = due {
+            check_schedule(bytes);
         }
+        true
     }
 }

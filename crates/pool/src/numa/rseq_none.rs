@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 
 use crossbeam_utils::CachePadded;
 
-use super::chacha::{KEY_LEN, Rounds};
+use crate::chacha::{KEY_LEN, Rounds};
 use super::node::NodePool;
 
 /// Reads up to this many bytes would take the rseq path.

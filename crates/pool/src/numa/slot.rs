@@ -14,9 +14,9 @@
 //! slot never sees the pools that own it: its read takes its node's generation word, a source
 //! of fresh node keys (where the pools make their fork check) and the rounds as arguments.
 
-use super::chacha::{KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in, fill_erasing, refill_batch};
-use super::schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS};
+use super::policy::{ScheduleCount, is_stale};
 use super::topology::NumaError;
+use crate::chacha::{KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in, fill_erasing, refill_batch};
 use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
@@ -49,8 +49,7 @@ pub(crate) struct SlotState {
     /// Unread bytes at the end of `batch`; 0 when empty.
     pub(crate) left: u32,
     /// Reads and bytes since this slot last looked at the reseed schedule.
-    pub(crate) calls: u32,
-    pub(crate) bytes: u32,
+    pub(crate) schedule: ScheduleCount,
     pub(crate) batch: [u8; BATCH_LEN],
 }
 
@@ -61,8 +60,7 @@ impl SlotState {
             src_gen: 0,
             src_node: 0,
             left: 0,
-            calls: 0,
-            bytes: 0,
+            schedule: ScheduleCount::new(),
             batch: [0; BATCH_LEN],
         }
     }
@@ -99,7 +97,7 @@ impl SlotState {
         fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
     ) -> Result<(usize, usize), NumaError> {
         let current = generation.load(Ordering::Acquire);
-        if self.src_gen == 0 || self.src_node as usize != node || self.src_gen != current {
+        if is_stale(self.src_gen, self.src_node as usize, node, current) {
             let generation = match fresh_key(&mut self.key) {
                 Ok(g) => g,
                 Err(e) => {
@@ -210,8 +208,8 @@ impl Drop for SlotState {
 pub(crate) struct Served {
     /// The (node, generation) of the node key the output descends from.
     pub(crate) src: (usize, usize),
-    /// Set every [`CHECK_EVERY_CALLS`] reads or [`CHECK_EVERY_BYTES`] bytes of the slot: the
-    /// bytes since it last did, for the reader to count against the reseed schedule.
+    /// Set when [`ScheduleCount::count`] says the slot is due: the bytes since it last was,
+    /// for the reader to count against the reseed schedule.
     pub(crate) check_schedule: Option<usize>,
 }
 
@@ -295,18 +293,7 @@ impl Slot {
                 }
                 None => s.take(dest, rounds),
             }
-            s.calls += 1;
-            s.bytes = s
-                .bytes
-                .saturating_add(u32::try_from(dest.len()).unwrap_or(u32::MAX));
-            let due = (s.calls >= CHECK_EVERY_CALLS || s.bytes as usize >= CHECK_EVERY_BYTES).then(
-                || {
-                    let b = s.bytes as usize;
-                    s.calls = 0;
-                    s.bytes = 0;
-                    b
-                },
-            );
+            let due = s.schedule.count(1, dest.len());
             Ok::<_, NumaError>((src, due))
         })?;
         self.count_read();
@@ -325,7 +312,7 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::numa::chacha::keystream;
+    use crate::chacha::keystream;
 
     #[test]
     fn take_zeroes_what_it_hands_out_and_rotates_the_key() {

@@ -48,8 +48,10 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+use crate::chacha::KEY_LEN;
+use crate::numa::policy::ScheduleCount;
 use crate::numa::slot::BATCH_LEN;
-use scalrand_os::Lock;
+use scalrand_os::{Lock, LockGuard};
 use zeroize::Zeroize;
 
 /// Bytes of one slot: a 128-byte header and two batches.
@@ -60,27 +62,28 @@ const SRC_GEN: usize = 8;
 const NODE_GEN: usize = 16;
 const BUFS: usize = 128;
 
-/// One CPU's rseq slot (see the module docs).
+/// One CPU's rseq slot (see the module docs). Its fields are this file's alone: readers go
+/// through the sections, a refiller through [`RseqSlot::try_refill`].
 #[repr(C, align(64))]
 pub(crate) struct RseqSlot {
     /// `[epoch:32 | reads:16 | pos:16]`; written only by commits inside sections on this
     /// slot's CPU.
-    pub(crate) word: UnsafeCell<u64>,
+    word: UnsafeCell<u64>,
     /// The node generation the key came from (0: none).
-    pub(crate) src_gen: AtomicUsize,
+    src_gen: AtomicUsize,
     /// The node's generation word (null until the first refill).
-    pub(crate) node_gen: AtomicPtr<AtomicUsize>,
+    node_gen: AtomicPtr<AtomicUsize>,
     /// Held by refills.
-    pub(crate) lock: Lock<()>,
+    lock: Lock<()>,
     /// Reads of earlier epochs, added at each refill (the current epoch's are in `word`).
-    pub(crate) reads: AtomicUsize,
-    /// Refills since the reseed schedule was last checked (lock held).
-    pub(crate) refills: UnsafeCell<u32>,
-    _pad: [u8; 64 - 44],
+    reads: AtomicUsize,
+    /// Reads and bytes since the reseed schedule was last checked (lock held).
+    schedule: UnsafeCell<ScheduleCount>,
+    _pad: [u8; 64 - 48],
     /// The slot key (lock held).
-    pub(crate) key: UnsafeCell<[u8; 32]>,
+    key: UnsafeCell<[u8; KEY_LEN]>,
     _pad2: [u8; 32],
-    pub(crate) bufs: UnsafeCell<[[u8; BATCH_LEN]; 2]>,
+    bufs: UnsafeCell<[[u8; BATCH_LEN]; 2]>,
 }
 
 const _: () = {
@@ -88,7 +91,7 @@ const _: () = {
     assert!(core::mem::offset_of!(RseqSlot, word) == WORD);
     assert!(core::mem::offset_of!(RseqSlot, src_gen) == SRC_GEN);
     assert!(core::mem::offset_of!(RseqSlot, node_gen) == NODE_GEN);
-    assert!(core::mem::offset_of!(RseqSlot, refills) == 40);
+    assert!(core::mem::offset_of!(RseqSlot, schedule) == 40);
     assert!(core::mem::offset_of!(RseqSlot, key) == 64);
     assert!(core::mem::offset_of!(RseqSlot, bufs) == BUFS);
 };
@@ -99,7 +102,7 @@ unsafe impl scalrand_os::wipe::ZeroValid for RseqSlot {}
 
 // SAFETY: `word` is written only by the commit stores of the sections (on the slot's CPU, one
 // thread at a time: the rseq protocol) and read by sections and by `AtomicU64` loads; `key`,
-// `refills` and the scratch buffer are touched only with `lock` held; the active buffer is
+// `schedule` and the scratch buffer are touched only with `lock` held (through `Refill`); the active buffer is
 // read and zeroed by `take` (on the slot's CPU, before the commit that hands the words out)
 // and read by `skip` (module docs).
 unsafe impl Sync for RseqSlot {}
@@ -113,9 +116,9 @@ impl RseqSlot {
             node_gen: AtomicPtr::new(core::ptr::null_mut()),
             lock: Lock::new(()),
             reads: AtomicUsize::new(0),
-            refills: UnsafeCell::new(0),
-            _pad: [0; 64 - 44],
-            key: UnsafeCell::new([0; 32]),
+            schedule: UnsafeCell::new(ScheduleCount::new()),
+            _pad: [0; 64 - 48],
+            key: UnsafeCell::new([0; KEY_LEN]),
             _pad2: [0; 32],
             bufs: UnsafeCell::new([[0; BATCH_LEN]; 2]),
         }
@@ -126,6 +129,121 @@ impl RseqSlot {
         // SAFETY: `word` is an aligned u64 that is only written by single 8-byte stores;
         // reading it through an atomic view is a relaxed atomic load.
         unsafe { AtomicU64::from_ptr(self.word.get()) }.load(Ordering::Relaxed)
+    }
+
+    /// Reads served so far: earlier epochs' and the current one's.
+    pub(crate) fn reads(&self) -> usize {
+        self.reads.load(Ordering::Relaxed) + reads(self.word())
+    }
+
+    /// Takes the slot's lock (with holder tag `tag`) for a refill, or `None` if another
+    /// thread is refilling it.
+    pub(crate) fn try_refill(&self, tag: usize) -> Option<Refill<'_>> {
+        let guard = self.lock.try_lock_tagged(tag)?;
+        Some(Refill {
+            slot: self,
+            from: epoch(self.word()),
+            _guard: guard,
+        })
+    }
+}
+
+/// A refiller's hold on one slot: its lock, and with it the key, the schedule count and the
+/// scratch buffer of the next epoch. The control word cannot move from [`Refill::epoch`]
+/// while it is held, except by [`Refill::publish`]: every other commit either needs the lock
+/// or (a take, a skip) leaves the epoch as it is.
+pub(crate) struct Refill<'a> {
+    slot: &'a RseqSlot,
+    from: u32,
+    _guard: LockGuard<'a, ()>,
+}
+
+impl Refill<'_> {
+    /// The epoch the refill starts from (0: never keyed, what a fork child finds).
+    pub(crate) fn epoch(&self) -> u32 {
+        self.from
+    }
+
+    /// The node generation the slot key was taken under (0: none).
+    pub(crate) fn source(&self) -> usize {
+        self.slot.src_gen.load(Ordering::Relaxed)
+    }
+
+    /// The epoch the refill publishes: epoch 0 is reserved for "never keyed", and the
+    /// parity (the active buffer) alternates.
+    fn to(&self) -> u32 {
+        if self.from == u32::MAX {
+            2
+        } else {
+            self.from + 1
+        }
+    }
+
+    /// The slot key, for the caller to replace or to refill from, and the scratch buffer the
+    /// refill writes (the buffer of the next epoch, which no reader reads before the commit).
+    pub(crate) fn key_and_scratch(&mut self) -> (&mut [u8; KEY_LEN], &mut [u8; BATCH_LEN]) {
+        let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
+        // SAFETY: the lock is held (`_guard`), and the key and the scratch buffer (index
+        // `to & 1`, which no reader reads while the epoch is `from`) are only touched with it
+        // held; `&mut self` keeps these two borrows the only ones.
+        unsafe {
+            (
+                &mut *self.slot.key.get(),
+                &mut *bufs.add((self.to() & 1) as usize),
+            )
+        }
+    }
+
+    /// Records that the key now comes from generation `generation` of the node whose
+    /// generation word is `node_gen` (which the take section compares with it).
+    pub(crate) fn set_source(&mut self, node_gen: &AtomicUsize, generation: usize) {
+        self.slot.node_gen.store(
+            core::ptr::from_ref(node_gen).cast_mut(),
+            Ordering::Relaxed,
+        );
+        self.slot.src_gen.store(generation, Ordering::Relaxed);
+    }
+
+    /// The schedule count (lock held).
+    pub(crate) fn schedule(&mut self) -> &mut ScheduleCount {
+        // SAFETY: lock held; `&mut self` keeps this borrow the only one.
+        unsafe { &mut *self.slot.schedule.get() }
+    }
+
+    /// Commits the refill on the calling CPU (**commit a refill**): the scratch buffer becomes
+    /// the active one, handed out from its first word after the key. Returns the reads the
+    /// old epoch served, after zeroing its buffer; `None` when the thread is no longer on the
+    /// slot's CPU: the new batch is zeroed and the slot's source cleared, so the next reader
+    /// on that CPU refills (its key may be of an older generation).
+    ///
+    /// # Safety
+    /// `off`, `base` and `n` are as [`take`]'s, and `base` holds this slot; the caller wrote
+    /// the scratch buffer and the key.
+    pub(crate) unsafe fn publish(&mut self, off: isize, base: *mut u8, n: u32) -> Option<usize> {
+        let to = self.to();
+        let new = (u64::from(to) << 32) | KEY_LEN as u64;
+        let slot_ptr = core::ptr::from_ref(self.slot).cast_mut().cast::<u8>();
+        // SAFETY: the caller's contract; the lock is held and the scratch buffer and key are
+        // written.
+        match unsafe { publish(off, base, n, slot_ptr, u64::from(self.from), new) } {
+            Some(old) => {
+                let served = reads(old);
+                self.slot.reads.fetch_add(served, Ordering::Relaxed);
+                let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
+                // SAFETY: the old active buffer: after the commit no reader reads it, and the
+                // next writer of it is the next refill, which needs the lock held here. Plain
+                // stores (`zeroize`'s byte-wise volatile ones cost as much as the keystream):
+                // the buffer is shared memory that is read again, so they are not dead.
+                unsafe { core::ptr::write_bytes(bufs.add((self.from & 1) as usize), 0, 1) };
+                self.from = to;
+                Some(served)
+            }
+            None => {
+                self.key_and_scratch().1.zeroize();
+                self.slot.src_gen.store(0, Ordering::Relaxed);
+                None
+            }
+        }
     }
 }
 
@@ -396,7 +514,7 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
 /// As [`take`]; `slot` is one of the `n` slots at `base`, whose lock the caller holds, with
 /// the scratch buffer of epoch `from + 1` and the key written.
 #[inline(always)]
-pub(crate) unsafe fn publish(
+unsafe fn publish(
     off: isize,
     base: *mut u8,
     n: u32,

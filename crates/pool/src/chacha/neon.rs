@@ -10,13 +10,12 @@
 //!
 //! aarch64 has 32 vector registers: the sixteen state words, the rotation table and the
 //! temporaries fit, so little or nothing is spilled; the dispatcher still wipes the stack
-//! after every call and clears every vector register (`super::clear_neon`), including the
+//! after every call and clears every vector register (`erasure.rs`), including the
 //! upper halves of `v8`–`v15`, which the procedure-call standard does not restore.
 //!
 //! NEON (Advanced SIMD) is part of the aarch64 baseline, so no run-time detection is needed.
 
-use super::super::chacha::{BLOCK_LEN, KEY_LEN};
-use super::Nonce;
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::aarch64::{
     uint32x4_t, vaddq_u32, vdupq_n_u32, veorq_u32, vld1q_u8, vld1q_u32, vqtbl1q_u8,
     vreinterpretq_u8_u32, vreinterpretq_u16_u32, vreinterpretq_u32_u8, vreinterpretq_u32_u16,
@@ -83,28 +82,13 @@ macro_rules! quarter_rounds {
 /// Whole blocks from `counter` into `dest` (a multiple of 64 bytes), four per pass; a last
 /// pass stores only the blocks `dest` has room for. Returns the counter after the last block.
 #[inline(never)]
-pub(super) fn blocks(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    double_rounds: u32,
-    dest: &mut [u8],
-) -> u32 {
-    match double_rounds {
-        4 => blocks_dr::<4>(key, nonce, counter, dest),
-        6 => blocks_dr::<6>(key, nonce, counter, dest),
-        _ => blocks_dr::<10>(key, nonce, counter, dest),
-    }
-}
-
-#[inline(always)]
-fn blocks_dr<const DOUBLE_ROUNDS: usize>(
+pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     // SAFETY: NEON is part of the aarch64 baseline; `vld1q_*` read 16 bytes from arrays of
     // exactly that size.
     let (input, t8, lanes) = unsafe {
@@ -121,7 +105,7 @@ fn blocks_dr<const DOUBLE_ROUNDS: usize>(
         // SAFETY: as above.
         start[12] = add(unsafe { vdupq_n_u32(ctr) }, lanes);
         let mut x = start;
-        for _ in 0..DOUBLE_ROUNDS {
+        for _ in 0..R::COUNT {
             quarter_rounds!(x, t8; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
             quarter_rounds!(x, t8; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
         }

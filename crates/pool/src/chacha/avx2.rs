@@ -14,10 +14,9 @@
 //! clears the vector registers (`vzeroall`).
 //!
 //! Every function here is `#[target_feature(enable = "avx2")]`; the one caller outside,
-//! `super::bulk`, holds the cached `cpufeatures` token that makes calling them sound.
+//! the dispatcher (`dispatch.rs`), holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::super::chacha::{BLOCK_LEN, KEY_LEN};
-use super::Nonce;
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi32, _mm256_permute2x128_si256, _mm256_set1_epi32, _mm256_setr_epi8,
     _mm256_setr_epi32, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
@@ -144,29 +143,13 @@ fn rounds(x: &mut [__m256i; 16], double_rounds: u32, r16: &__m256i, r8: &__m256i
 /// pass stores only the blocks `dest` has room for. Returns the counter after the last block.
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-pub(super) fn blocks(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    double_rounds: u32,
-    dest: &mut [u8],
-) -> u32 {
-    match double_rounds {
-        4 => blocks_dr::<4>(key, nonce, counter, dest),
-        6 => blocks_dr::<6>(key, nonce, counter, dest),
-        _ => blocks_dr::<10>(key, nonce, counter, dest),
-    }
-}
-
-#[target_feature(enable = "avx2")]
-#[inline]
-fn blocks_dr<const DOUBLE_ROUNDS: usize>(
+pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     let input: [__m256i; 16] = core::array::from_fn(|i| _mm256_set1_epi32(words[i].cast_signed()));
     #[rustfmt::skip]
     let r16 = _mm256_setr_epi8(
@@ -184,7 +167,7 @@ fn blocks_dr<const DOUBLE_ROUNDS: usize>(
         let mut start = input;
         start[12] = _mm256_add_epi32(_mm256_set1_epi32(ctr.cast_signed()), lanes);
         let mut x = start;
-        rounds(&mut x, DOUBLE_ROUNDS as u32, &r16, &r8);
+        rounds(&mut x, R::COUNT, &r16, &r8);
         for (v, s) in x.iter_mut().zip(start.iter()) {
             *v = _mm256_add_epi32(*v, *s);
         }

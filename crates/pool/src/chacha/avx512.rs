@@ -12,10 +12,9 @@
 //! SSE2 backend, which is cheaper there.
 //!
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
-//! `super::bulk`, holds the cached `cpufeatures` token that makes calling them sound.
+//! the dispatcher (`dispatch.rs`), holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::super::chacha::{BLOCK_LEN, KEY_LEN};
-use super::Nonce;
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi32, _mm512_rol_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
     _mm512_shuffle_i32x4, _mm512_unpackhi_epi32, _mm512_unpackhi_epi64, _mm512_unpacklo_epi32,
@@ -37,33 +36,17 @@ type Words = [__m512i; 16];
 /// Never inlined, so that the dispatcher's stack wipe covers this call's frames.
 #[target_feature(enable = "avx512f")]
 #[inline(never)]
-pub(super) fn blocks(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    double_rounds: u32,
-    dest: &mut [u8],
-) -> u32 {
-    match double_rounds {
-        4 => blocks_dr::<4>(key, nonce, counter, dest),
-        6 => blocks_dr::<6>(key, nonce, counter, dest),
-        _ => blocks_dr::<10>(key, nonce, counter, dest),
-    }
-}
-
-/// [`blocks`] with `DOUBLE_ROUNDS` as a constant.
-#[target_feature(enable = "avx512f")]
-fn blocks_dr<const DOUBLE_ROUNDS: usize>(
+pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     let input: Words = core::array::from_fn(|i| _mm512_set1_epi32(words[i].cast_signed()));
     let mut ctr = counter;
     for pass_out in dest.chunks_mut(PASS_LEN) {
-        pass::<DOUBLE_ROUNDS>(&input, ctr, pass_out);
+        pass::<R>(&input, ctr, pass_out);
         ctr = ctr.wrapping_add((pass_out.len() / BLOCK_LEN) as u32);
     }
     ctr
@@ -91,14 +74,14 @@ macro_rules! quarter_rounds {
 /// straight from its register.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn pass<const DOUBLE_ROUNDS: usize>(input: &Words, ctr: u32, dest: &mut [u8]) {
+fn pass<R: DoubleRounds>(input: &Words, ctr: u32, dest: &mut [u8]) {
     let mut start = *input;
     start[12] = _mm512_add_epi32(
         _mm512_set1_epi32(ctr.cast_signed()),
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
     );
     let mut x = start;
-    for _ in 0..DOUBLE_ROUNDS {
+    for _ in 0..R::COUNT {
         // RFC 8439 §2.3: column round, then diagonal round.
         quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
         quarter_rounds!(x; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));

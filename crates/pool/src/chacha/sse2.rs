@@ -17,8 +17,7 @@
 //! SSE2 has no vector rotate: rotations by 16 swap 16-bit halves with `pshuflw`/`pshufhw`,
 //! the others are two shifts and an OR.
 
-use super::super::chacha::{BLOCK_LEN, KEY_LEN};
-use super::{CONSTANTS, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
     __m128i, _mm_add_epi32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_shuffle_epi32,
     _mm_shufflehi_epi16, _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_unpackhi_epi32,
@@ -97,14 +96,13 @@ fn double_round(a: &mut __m128i, b: &mut __m128i, c: &mut __m128i, d: &mut __m12
     *d = _mm_shuffle_epi32::<0b00_11_10_01>(*d);
 }
 
-/// Block `counter` under `key` and `nonce` with `double_rounds` double rounds, into `out`.
+/// Block `counter` under `key` and `nonce` with `R` rounds, into `out`.
 #[target_feature(enable = "sse2")]
 #[inline(never)]
-pub(super) fn block(
+pub(super) fn block<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
-    double_rounds: u32,
     out: &mut [u8; BLOCK_LEN],
 ) {
     let a0 = from_words(CONSTANTS);
@@ -112,7 +110,7 @@ pub(super) fn block(
     let c0 = from_words(key_words(key, 4));
     let d0 = from_words([counter, nonce[0], nonce[1], nonce[2]]);
     let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-    for _ in 0..double_rounds {
+    for _ in 0..R::COUNT {
         double_round(&mut a, &mut b, &mut c, &mut d);
     }
     for (o, v) in out.chunks_exact_mut(16).zip([
@@ -143,14 +141,13 @@ macro_rules! quarter_rounds {
 /// pass of one to three blocks stores only those. Returns the counter after the last block.
 #[target_feature(enable = "sse2")]
 #[inline(never)]
-pub(super) fn blocks(
+pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
-    double_rounds: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::state_words(key, nonce, 0);
+    let words = super::vocab::state_words(key, nonce, 0);
     let input: [__m128i; 16] = core::array::from_fn(|i| _mm_set1_epi32(words[i].cast_signed()));
     let mut ctr = counter;
     for pass in dest.chunks_mut(LANES * BLOCK_LEN) {
@@ -160,7 +157,7 @@ pub(super) fn blocks(
             _mm_setr_epi32(0, 1, 2, 3),
         );
         let mut x = start;
-        for _ in 0..double_rounds {
+        for _ in 0..R::COUNT {
             quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
             quarter_rounds!(x; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
         }

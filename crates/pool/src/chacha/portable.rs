@@ -4,10 +4,9 @@
 //! `--cfg scalrand_chacha_portable`) and writes the last partial block of every keystream on
 //! targets without the SSE2 one-block function. The state is 16 words; x86_64 has 15 usable
 //! general registers, so the compiler spills some of them to this function's frame, which
-//! the dispatcher wipes after every call (see `super::wipe_stack`).
+//! the dispatcher wipes after every call (`erasure.rs`).
 
-use super::super::chacha::{BLOCK_LEN, KEY_LEN};
-use super::{Nonce, state_words};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, state_words};
 
 /// One quarter round of RFC 8439 §2.1 on words `(a, b, c, d)`.
 #[inline(always)]
@@ -22,19 +21,18 @@ fn qr(s: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
     s[b] = (s[b] ^ s[c]).rotate_left(7);
 }
 
-/// Block `counter` under `key` and `nonce` with `double_rounds` double rounds, written to
+/// Block `counter` under `key` and `nonce` with `R` rounds, written to
 /// `out` (RFC 8439 §2.3 serialisation: each word little-endian).
 #[inline(never)]
-pub(super) fn block(
+pub(super) fn block<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
-    double_rounds: u32,
     out: &mut [u8; BLOCK_LEN],
 ) {
     let init = state_words(key, nonce, counter);
     let mut s = init;
-    for _ in 0..double_rounds {
+    for _ in 0..R::COUNT {
         qr(&mut s, 0, 4, 8, 12);
         qr(&mut s, 1, 5, 9, 13);
         qr(&mut s, 2, 6, 10, 14);
@@ -52,17 +50,16 @@ pub(super) fn block(
 /// Whole blocks from `counter` into `dest` (a multiple of 64 bytes); returns the counter after
 /// the last block (mod 2^32).
 #[inline(never)]
-pub(super) fn blocks(
+pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
-    double_rounds: u32,
     dest: &mut [u8],
 ) -> u32 {
     let mut ctr = counter;
     for b in dest.chunks_exact_mut(BLOCK_LEN) {
         if let Ok(b) = <&mut [u8; BLOCK_LEN]>::try_from(b) {
-            block(key, nonce, ctr, double_rounds, b);
+            block::<R>(key, nonce, ctr, b);
         }
         ctr = ctr.wrapping_add(1);
     }

@@ -1,0 +1,94 @@
+//! Key derivation by fast key erasure (D. J. Bernstein, "Fast-key-erasure random-number
+//! generators", 2017; Linux 5.18 `crng_fast_key_erasure`): each key produces one block, whose
+//! first half replaces the key and whose rest is output, so nothing that comes later can
+//! recompute what came before. One step, a batch refill, and a large read's one-use key.
+
+use super::block::keystream;
+use super::dispatch;
+use super::erasure::{clear_vector_registers, observe_key};
+use super::vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
+use zeroize::Zeroize;
+
+/// One fast-key-erasure step (Bernstein 2017, Linux 5.18 `crng_fast_key_erasure`).
+///
+/// Computes block 0 of ChaCha20 under `key` with the zero nonce, replaces `key` with the
+/// block's first 32 bytes and writes the next `out.len()` bytes (at most 32; more are never
+/// produced, a longer `out` is filled only in its first 32 bytes) to `out`. The block is wiped.
+/// The old key is gone once this returns: nothing that comes later can recompute `out`.
+pub fn fast_key_erasure(key: &mut [u8; KEY_LEN], out: &mut [u8]) {
+    let mut block = [0u8; BLOCK_LEN];
+    fast_key_erasure_in(key, out, Rounds::ChaCha20, &mut block);
+}
+
+/// [`fast_key_erasure`] with `rounds` rounds and the block computed in `block` (zeroed before
+/// this returns): the pools pass memory a fork child gets zeroed (a read's frame, the node
+/// pool's work block), so that no copy of the next key or of `out` sits in a stack local
+/// even for the moment between the block function and the copies. The vector registers are
+/// cleared after the last instruction that touches the block (the copies go through them).
+pub(crate) fn fast_key_erasure_in(
+    key: &mut [u8; KEY_LEN],
+    out: &mut [u8],
+    rounds: Rounds,
+    block: &mut [u8; BLOCK_LEN],
+) {
+    dispatch::block_leaving_registers(key, &[0; 3], 0, rounds, block);
+    key.copy_from_slice(&block[..KEY_LEN]);
+    let n = out.len().min(BLOCK_LEN - KEY_LEN);
+    out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
+    block.zeroize();
+    observe_key(key);
+    if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
+        observe_key(k);
+    }
+    clear_vector_registers();
+}
+
+/// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])
+/// becomes keystream under `key` from block 0, and its first [`KEY_LEN`] bytes replace `key`
+/// and are zeroed in `batch`. The old key is gone; the new one exists only in `key`, the rest
+/// of `batch` is output. The locked slots and the rseq slots both refill through this. The
+/// vector registers are cleared once, after the key copy.
+#[inline]
+pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Rounds) {
+    dispatch::keystream_leaving_registers(key, &[0; 3], 0, batch, rounds);
+    key.copy_from_slice(&batch[..KEY_LEN]);
+    // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
+    batch[..KEY_LEN].fill(0);
+    observe_key(key);
+    clear_vector_registers();
+}
+
+/// The secrets of one large read while it generates outside every lock: its one-read key and
+/// the block that becomes the next chunk's key. Held in a [`Scratch`] frame of the pools (wipe-on-fork memory),
+/// never in a stack local: a child forked from another thread while this read runs finds
+/// zeros.
+///
+/// [`Scratch`]: scalrand_os::scratch::Scratch
+#[repr(C)]
+pub(crate) struct OneReadKey {
+    pub(crate) key: [u8; KEY_LEN],
+    pub(crate) block0: [u8; BLOCK_LEN],
+}
+
+// SAFETY: byte arrays; all zero is "no key", which no read uses (each writes its key first).
+unsafe impl scalrand_os::wipe::ZeroValid for OneReadKey {}
+
+/// Fills `dest` of any length from the one-use key `k.key`, erasing it on the way: up to
+/// [`CHUNK_LEN`] bytes per key; before a chunk that is not the last, block 0 of the current key
+/// (in `k.block0`) becomes the next key (fast key erasure again) and the chunk's output
+/// starts at block 1. `k` is wiped when this returns.
+pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) {
+    let mut rest = dest;
+    while rest.len() > CHUNK_LEN {
+        let (chunk, tail) = rest.split_at_mut(CHUNK_LEN);
+        dispatch::block_leaving_registers(&k.key, &[0; 3], 0, rounds, &mut k.block0);
+        keystream(&k.key, 1, chunk, rounds);
+        k.key.copy_from_slice(&k.block0[..KEY_LEN]);
+        k.block0.zeroize();
+        observe_key(&k.key);
+        rest = tail;
+    }
+    // The last keystream call clears the vector registers after the key copy above.
+    keystream(&k.key, 0, rest, rounds);
+    k.key.zeroize();
+}

@@ -1,0 +1,221 @@
+//! Erasure after every cipher call: the stack the backend's frames used is zeroed to a depth
+//! measured per backend, and the vector registers that may hold key words or unread keystream
+//! are cleared. Also the test hook that shows every derived key to an observer, so that the
+//! erasure tests can look for copies of it.
+
+use super::vocab::KEY_LEN;
+
+/// Stack bytes below the caller's frame that [`wipe_stack`] zeroes after every backend call:
+/// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
+/// (`backend_stack_depth_is_within_the_wipe`, which paints the stack, runs each call and finds
+/// the lowest byte written: about 1.2 KiB for the AVX2 backend in an optimised x86_64
+/// build; the AVX-512 backend's frame is smaller). Builds without optimisation spill every
+/// temporary and keep deeper frames (about 21 KiB for AVX2; the AVX-512 transpose's
+/// temporaries reach past 16 KiB), so they wipe 64 KiB.
+#[cfg(not(debug_assertions))]
+pub(crate) const WIPE_DEPTH: usize = 2048;
+/// See the optimised builds' value.
+#[cfg(debug_assertions)]
+pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
+
+/// Zeroes [`WIPE_DEPTH`] bytes of stack below the caller's frame: the frames the backend call
+/// just returned from. Never inlined, so its buffer lies where those frames were; the
+/// optimisation barrier makes the compiler treat the zeroed buffer as read, so the stores stay.
+#[inline(never)]
+pub(crate) fn wipe_stack() {
+    wipe_stack_bytes::<WIPE_DEPTH>();
+}
+
+/// [`wipe_stack`] with a depth of `BYTES`: for callers whose frames below reach deeper than
+/// one backend call (Fortuna's reads, with the AES key schedule).
+#[inline(never)]
+pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
+    let buf = [0u8; BYTES];
+    core::hint::black_box(&buf);
+}
+
+/// Stack bytes wiped after every Fortuna read, reseed and construction: the deepest a read
+/// reaches below the entry point (the AES key expansion and 8-block pipeline, a moved
+/// expanded key, the generator's SHA-256), measured by `tests/numa_erasure.rs`
+/// (`fortuna_stack_depth_is_within_the_wipe`). Unoptimised builds: 64 KiB.
+#[cfg(not(debug_assertions))]
+pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
+/// See the optimised builds' value.
+#[cfg(debug_assertions)]
+pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
+
+// Whether the CPU has AVX and AVX-512F, for clearing registers, whatever backend a forcing cfg
+// allows: code outside the backends uses them too (the C library's `memcpy` on AVX-512 CPUs
+// works in `ymm16`–`ymm31`, which `vzeroall` leaves alone; the `aes` crate's VAES path).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(clear_avx_cpuid, "avx");
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(clear_avx512_cpuid, "avx512f");
+
+/// Clears the vector registers that the keystream (and, for Fortuna, the block cipher) may have
+/// left key-derived values in: on x86_64 `xmm0`–`xmm15`, their `ymm` upper halves where the
+/// CPU has AVX (`vzeroall`), and all of `zmm0`–`zmm31` where it has AVX-512F (whichever
+/// backend this build runs: the C library's `memcpy` uses `ymm16`–`ymm31` there, and a key
+/// copy through it leaves key bytes in them); `v0`–`v31` on aarch64 with NEON. Every one of
+/// them is caller-saved (x86-64 System V ABI, section 3.2.1; AAPCS64 for the upper halves of
+/// `v8`–`v15`), so the compiler keeps nothing of its own in them across this call.
+///
+/// The one place registers are cleared: after the whole keystream or block call (the bulk
+/// backends, then the single-block SSE2 function that every x86_64 path runs for a last
+/// partial block, or code the compiler vectorised in the portable backend), after the last
+/// key copy of a refill or a key derivation, and after Fortuna's block cipher.
+#[inline]
+pub(crate) fn clear_vector_registers() {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if clear_avx512_cpuid::get() {
+            // SAFETY: `clear_zmm` is `#[target_feature(enable = "avx512f")]`; the cached
+            // token says the CPU executes AVX-512F and the OS saves zmm state.
+            unsafe {
+                clear_zmm();
+            }
+        } else if clear_avx_cpuid::get() {
+            // SAFETY: `clear_ymm` needs AVX, which the cached token just read says the CPU
+            // executes and the OS saves.
+            unsafe { clear_ymm() };
+        } else {
+            clear_xmm();
+        }
+    }
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri)
+    ))]
+    clear_neon();
+}
+
+/// `vzeroall`: `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`) zeroed.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[target_feature(enable = "avx")]
+#[inline]
+fn clear_ymm() {
+    core::arch::x86_64::_mm256_zeroall();
+}
+
+/// Clears `xmm0`–`xmm15` with SSE instructions (part of the x86_64 baseline).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline]
+fn clear_xmm() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "xorps xmm0, xmm0", "xorps xmm1, xmm1", "xorps xmm2, xmm2", "xorps xmm3, xmm3",
+            "xorps xmm4, xmm4", "xorps xmm5, xmm5", "xorps xmm6, xmm6", "xorps xmm7, xmm7",
+            "xorps xmm8, xmm8", "xorps xmm9, xmm9", "xorps xmm10, xmm10", "xorps xmm11, xmm11",
+            "xorps xmm12, xmm12", "xorps xmm13, xmm13", "xorps xmm14, xmm14",
+            "xorps xmm15, xmm15",
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// Clears `zmm16`–`zmm31`, which `vzeroall` leaves alone, then `zmm0`–`zmm15`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn clear_zmm() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered; the caller's token guarantees AVX-512F.
+    unsafe {
+        core::arch::asm!(
+            "vpxord zmm16, zmm16, zmm16", "vpxord zmm17, zmm17, zmm17",
+            "vpxord zmm18, zmm18, zmm18", "vpxord zmm19, zmm19, zmm19",
+            "vpxord zmm20, zmm20, zmm20", "vpxord zmm21, zmm21, zmm21",
+            "vpxord zmm22, zmm22, zmm22", "vpxord zmm23, zmm23, zmm23",
+            "vpxord zmm24, zmm24, zmm24", "vpxord zmm25, zmm25, zmm25",
+            "vpxord zmm26, zmm26, zmm26", "vpxord zmm27, zmm27, zmm27",
+            "vpxord zmm28, zmm28, zmm28", "vpxord zmm29, zmm29, zmm29",
+            "vpxord zmm30, zmm30, zmm30", "vpxord zmm31, zmm31, zmm31",
+            out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+            out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
+            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
+            out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    core::arch::x86_64::_mm256_zeroall();
+}
+
+/// Clears `v0`–`v31`: the NEON backend's state and temporaries, including the upper halves
+/// of `v8`–`v15`, which the AAPCS64 does not preserve (the compiler restores only their low
+/// 64 bits, the caller's own values, around this call).
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    target_feature = "neon",
+    not(miri)
+))]
+#[inline]
+fn clear_neon() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "movi v0.16b, #0", "movi v1.16b, #0", "movi v2.16b, #0", "movi v3.16b, #0",
+            "movi v4.16b, #0", "movi v5.16b, #0", "movi v6.16b, #0", "movi v7.16b, #0",
+            "movi v8.16b, #0", "movi v9.16b, #0", "movi v10.16b, #0", "movi v11.16b, #0",
+            "movi v12.16b, #0", "movi v13.16b, #0", "movi v14.16b, #0", "movi v15.16b, #0",
+            "movi v16.16b, #0", "movi v17.16b, #0", "movi v18.16b, #0", "movi v19.16b, #0",
+            "movi v20.16b, #0", "movi v21.16b, #0", "movi v22.16b, #0", "movi v23.16b, #0",
+            "movi v24.16b, #0", "movi v25.16b, #0", "movi v26.16b, #0", "movi v27.16b, #0",
+            "movi v28.16b, #0", "movi v29.16b, #0", "movi v30.16b, #0", "movi v31.16b, #0",
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
+            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// The key observer of the erasure tests (a `fn` pointer as a word; 0: none).
+static KEY_OBSERVER: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Test hook (`doc(hidden)`, not API): from now on `f` sees every key the pools and their
+/// generators derive (node keys, slot keys, one-read keys, the keys of a huge read's chunks),
+/// right after it is made, so a test can look for copies of it outside the pools' secret
+/// memory (`tests/numa_erasure.rs`). `None` stops it. Costs one relaxed load per derived key.
+#[doc(hidden)]
+pub fn __observe_keys(f: Option<fn(&[u8; KEY_LEN])>) {
+    KEY_OBSERVER.store(
+        f.map_or(0, |f| f as usize),
+        core::sync::atomic::Ordering::Release,
+    );
+}
+
+/// Shows `key` to the test observer, if one is set.
+#[inline]
+pub(crate) fn observe_key(key: &[u8; KEY_LEN]) {
+    let f = KEY_OBSERVER.load(core::sync::atomic::Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: the only nonzero values stored are `fn(&[u8; KEY_LEN])` pointers cast to
+        // `usize` (in `__observe_keys`), and a function pointer round-trips through `usize`.
+        let f = unsafe { core::mem::transmute::<usize, fn(&[u8; KEY_LEN])>(f) };
+        f(key);
+    }
+}
+
+/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every backend call.
+#[doc(hidden)]
+pub const __WIPE_DEPTH: usize = WIPE_DEPTH;
+
+/// Test hook (`doc(hidden)`, not API): the stack depth wiped after every Fortuna read,
+/// reseed and construction.
+#[doc(hidden)]
+pub const __FORTUNA_WIPE_DEPTH: usize = FORTUNA_WIPE_DEPTH;
