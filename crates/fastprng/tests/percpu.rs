@@ -13,6 +13,8 @@ use scalrand_fastprng::{
     Error, FastPath, PerCpu, Xoroshiro128, Xoroshiro128Plus, Xoroshiro128PlusPlus,
     Xoroshiro128StarStar,
 };
+#[cfg(unix)]
+use scalrand_testkit::fork::{in_child, libc_fork};
 
 /// The states `with_cpus` must produce: master jumped 1, 2, ..., 2n times.
 fn jumped_states<R: Xoroshiro128>(master: &R, n: usize) -> Vec<(u64, u64)> {
@@ -458,28 +460,24 @@ fn fork_while_every_slot_is_held() {
             });
         }
         held.wait(); // both slots are held now
-        // SAFETY: the child only calls PerCpu (no allocation, no locks but the slots') and
-        // async-signal-safe libc functions, then `_exit`s.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            // SAFETY: as above.
-            unsafe { libc::alarm(20) };
-            let mut buf = [0u8; 4096];
-            p.fill_bytes(&mut buf); // > 64 bytes: the try-lock path
-            let a = p.with_cpu(0, |r| r.next_u64()).unwrap();
-            let b = p.with_cpu(1, |r| r.next_u64()).unwrap();
-            let ok = buf.iter().any(|&x| x != 0) && a != b;
-            // SAFETY: `_exit` is async-signal-safe and never returns.
-            unsafe { libc::_exit(if ok { 0 } else { 3 }) };
-        }
-        let mut status = 0;
-        // SAFETY: waits for the child forked above.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        // The child only calls PerCpu (no allocation, no locks but the slots') and
+        // async-signal-safe libc functions; its alarm turns a deadlock into a failure.
+        let ((), child) = in_child(
+            libc_fork,
+            || {
+                let mut buf = [0u8; 4096];
+                p.fill_bytes(&mut buf); // > 64 bytes: the try-lock path
+                let a = p.with_cpu(0, |r| r.next_u64()).unwrap();
+                let b = p.with_cpu(1, |r| r.next_u64()).unwrap();
+                [u8::from(buf.iter().any(|&x| x != 0) && a != b)]
+            },
+            || (),
+        );
         release.wait();
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "child deadlocked or failed (status {status:#x})"
+        assert_eq!(
+            child.as_deref(),
+            Some(&[1u8][..]),
+            "child deadlocked or failed"
         );
     });
     // The parent's holders released their slots: both are free again.

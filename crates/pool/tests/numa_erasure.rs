@@ -30,8 +30,8 @@
 use scalrand_pool::chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
+use scalrand_testkit::maps::{self, Mapping};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -64,25 +64,14 @@ fn pack(w: &[u32]) -> u128 {
 
 /// Writable private mappings of this process: (start, end, name).
 fn mappings() -> Vec<(usize, usize, String)> {
-    let f = BufReader::new(File::open("/proc/self/maps").unwrap());
-    let mut v = Vec::new();
-    for line in f.lines() {
-        let line = line.unwrap();
-        let mut it = line.split_whitespace();
-        let range = it.next().unwrap();
-        let perms = it.next().unwrap();
-        let name = it.nth(3).unwrap_or("").to_string();
-        if !perms.starts_with("rw") || perms.as_bytes()[3] != b'p' || name.starts_with("[v") {
-            continue;
-        }
-        let (a, b) = range.split_once('-').unwrap();
-        v.push((
-            usize::from_str_radix(a, 16).unwrap(),
-            usize::from_str_radix(b, 16).unwrap(),
-            name,
-        ));
-    }
-    v
+    let mut text = vec![0u8; 1 << 18];
+    let mut all = vec![Mapping::EMPTY; 4096];
+    let n = maps::readable(&mut text, &mut all);
+    all[..n]
+        .iter()
+        .filter(|m| m.writable && m.private)
+        .map(|m| (m.start, m.end, m.name().to_owned()))
+        .collect()
 }
 
 /// A hit: where, and what kind of needle.

@@ -6,6 +6,7 @@ use scalrand_pool::numa::{NodePools, Topology};
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use scalrand_testkit::fork::raw_fork;
 use scalrand_testkit::fork::{ForkFn, in_child, libc_fork};
+use scalrand_testkit::maps::{self, Mapping};
 use std::collections::HashSet;
 
 const FORKS: usize = 1000;
@@ -225,44 +226,19 @@ fn a_signal_handler_reading_first_in_a_raw_fork_child_gets_fresh_bytes() {
 /// of a multithreaded process.
 fn count_in_memory(needle: &[u8; 32], skip: *const u8) -> u64 {
     static mut MAPS: [u8; 1 << 17] = [0; 1 << 17];
-    // SAFETY: the child is single-threaded; `MAPS` has one user.
-    let maps = unsafe { &mut *std::ptr::addr_of_mut!(MAPS) };
-    // SAFETY: NUL-terminated path; reading into a buffer we own.
-    let len = unsafe {
-        let fd = libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY);
-        assert!(fd >= 0);
-        let mut len = 0usize;
-        loop {
-            let n = libc::read(fd, maps[len..].as_mut_ptr().cast(), maps.len() - len);
-            if n <= 0 {
-                break;
-            }
-            len += n as usize;
-        }
-        libc::close(fd);
-        len
+    static mut MAPPINGS: [Mapping; 4096] = [Mapping::EMPTY; 4096];
+    // SAFETY: the child is single-threaded; `MAPS` and `MAPPINGS` have one user each.
+    let (text, mappings) = unsafe {
+        (
+            &mut *std::ptr::addr_of_mut!(MAPS),
+            &mut *std::ptr::addr_of_mut!(MAPPINGS),
+        )
     };
-    let hex = |s: &[u8]| {
-        s.iter().fold(0usize, |a, &c| {
-            a * 16 + (c as char).to_digit(16).unwrap_or(0) as usize
-        })
-    };
+    let n = maps::readable(text, mappings);
     let mut found = 0;
-    for line in maps[..len].split(|&c| c == b'\n') {
-        let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
-        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else {
-            continue;
-        };
-        let name = fields.nth(3).unwrap_or(b"");
-        if perms.first() != Some(&b'r') || name.starts_with(b"[v") {
-            continue; // unreadable, [vvar], [vsyscall], [vdso]
-        }
-        let Some(dash) = range.iter().position(|&c| c == b'-') else {
-            continue;
-        };
-        let (start, end) = (hex(&range[..dash]), hex(&range[dash + 1..]));
-        let mut a = start;
-        while a + 32 <= end {
+    for m in &mappings[..n] {
+        let mut a = m.start;
+        while a + 32 <= m.end {
             // SAFETY: `[start, end)` is a readable mapping of this (single-threaded) process.
             let w = unsafe { std::slice::from_raw_parts(a as *const u8, 32) };
             if w == needle && a as *const u8 != skip {

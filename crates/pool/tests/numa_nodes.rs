@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
 use scalrand_pool::numa::{INIT_BITS, NodePools, PUSH_BITS, Topology};
+#[cfg(target_os = "linux")]
+use scalrand_testkit::cpu::pin_to;
 
 /// The shape of Andi Kleen's 2015 measurements (LKML, "Make /dev/urandom scalable"): 4 nodes of 4 CPUs.
 fn four_by_four() -> Topology {
@@ -35,16 +37,6 @@ fn each_node_serves_its_own_cpus() {
                 );
             }
         }
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn pin_to(cpu: usize) -> bool {
-    // SAFETY: `set` is a plain bitmask the calls below only write into; 0 = this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) == 0
     }
 }
 

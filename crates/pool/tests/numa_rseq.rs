@@ -15,16 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
+use scalrand_testkit::cpu::pin_to;
 use scalrand_testkit::rseq::unregister_rseq;
-
-fn pin_to(cpu: usize) -> bool {
-    // SAFETY: `set` is a zeroed cpu_set_t filled by CPU_SET; pid 0 is the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
 
 fn current_cpu() -> usize {
     // SAFETY: no preconditions.

@@ -1,6 +1,6 @@
-//! The process's writable mappings from `/proc/self/maps`, read without allocating: usable in
-//! the child of a `fork()` from a multi-threaded process, where another thread may have held
-//! the allocator's lock at the fork.
+//! The process's readable or writable mappings from `/proc/self/maps`, read without
+//! allocating: usable in the child of a `fork()` from a multi-threaded process, where another
+//! thread may have held the allocator's lock at the fork.
 
 /// One mapping: `[start, end)` and the first bytes of its name (`[stack]`, a path, or empty).
 #[derive(Clone, Copy, Debug)]
@@ -11,9 +11,22 @@ pub struct Mapping {
     pub end: usize,
     /// The name's first bytes, NUL-padded.
     pub name: [u8; 40],
+    /// Writable (`w`).
+    pub writable: bool,
+    /// Private (`p`; `s` is shared).
+    pub private: bool,
 }
 
 impl Mapping {
+    /// No mapping: to fill the arrays [`readable`] and [`writable`] write into.
+    pub const EMPTY: Mapping = Mapping {
+        start: 0,
+        end: 0,
+        name: [0; 40],
+        writable: false,
+        private: false,
+    };
+
     /// The name as text (lossy, cut at 40 bytes).
     pub fn name(&self) -> &str {
         let n = self.name.iter().position(|&b| b == 0).unwrap_or(40);
@@ -25,6 +38,20 @@ impl Mapping {
 /// or shared; `[vvar]`, `[vdso]` and `[vsyscall]` left out) into `out`; returns how many.
 /// Allocation-free.
 pub fn writable(text: &mut [u8], out: &mut [Mapping]) -> usize {
+    let all = readable(text, out);
+    let mut n = 0;
+    for i in 0..all {
+        if out[i].writable {
+            out[n] = out[i];
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Reads `/proc/self/maps` into `text` and writes every readable mapping (`[vvar]`, `[vdso]`
+/// and `[vsyscall]` left out) into `out`; returns how many. Allocation-free.
+pub fn readable(text: &mut [u8], out: &mut [Mapping]) -> usize {
     // SAFETY: a NUL-terminated path; reads into a buffer we own, within its length.
     let len = unsafe {
         let fd = libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY);
@@ -53,7 +80,7 @@ pub fn writable(text: &mut [u8], out: &mut [Mapping]) -> usize {
             continue;
         };
         let name = fields.nth(3).unwrap_or(b"");
-        if perms.len() < 2 || perms[0] != b'r' || perms[1] != b'w' || name.starts_with(b"[v") {
+        if perms.len() < 4 || perms[0] != b'r' || name.starts_with(b"[v") {
             continue;
         }
         let Some(dash) = range.iter().position(|&c| c == b'-') else {
@@ -64,6 +91,8 @@ pub fn writable(text: &mut [u8], out: &mut [Mapping]) -> usize {
             start: hex(&range[..dash]),
             end: hex(&range[dash + 1..]),
             name: [0; 40],
+            writable: perms[1] == b'w',
+            private: perms[3] == b'p',
         };
         let k = name.len().min(40);
         m.name[..k].copy_from_slice(&name[..k]);

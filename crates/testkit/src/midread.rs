@@ -183,14 +183,7 @@ pub fn fork_during_reads(r: &Reads<'_>) -> Outcome {
     let mut recv = vec![0u8; span * r.readers];
     let mut targets = vec![(0u128, 0u64); 4 * r.readers];
     let mut text = vec![0u8; 1 << 18];
-    let mut mappings = vec![
-        Mapping {
-            start: 0,
-            end: 0,
-            name: [0; 40]
-        };
-        4096
-    ];
+    let mut mappings = vec![Mapping::EMPTY; 4096];
     let mut rng = (std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -290,9 +283,8 @@ pub fn fork_during_reads(r: &Reads<'_>) -> Outcome {
             out.exposed += 1;
             if out.first_hit.is_none() {
                 let m = Mapping {
-                    start: 0,
-                    end: 0,
                     name: report.hit_name,
+                    ..Mapping::EMPTY
                 };
                 out.first_hit = Some((m.name().to_owned(), report.hit_offset as usize));
             }

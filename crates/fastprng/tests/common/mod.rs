@@ -11,14 +11,7 @@ use std::{
 };
 
 #[cfg(target_os = "linux")]
-pub fn pin_to(cpu: usize) -> bool {
-    // SAFETY: `set` is a zeroed, valid cpu_set_t that CPU_SET fills before the call.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
+pub use scalrand_testkit::cpu::pin_to;
 
 /// Counts a worker as finished even if it panics, so the signaller stops.
 pub struct Done<'a>(&'a AtomicUsize);
@@ -28,21 +21,8 @@ impl Drop for Done<'_> {
     }
 }
 
-/// CPUs this thread may run on.
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: `set` is a zeroed cpu_set_t that sched_getaffinity fills; CPU_ISSET reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
+pub use scalrand_testkit::cpu::allowed_cpus;
 
 /// Order-independent fingerprint of a multiset of outputs: count, wrapping sum, and wrapping
 /// sum of a bijective mix. A lost, repeated or foreign output changes it (the two sums cancel
