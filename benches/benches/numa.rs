@@ -8,7 +8,7 @@
 //! * the table shape of Andi Kleen's per-node urandom pools (LKML, "[PATCH 1/3] Make
 //!   /dev/urandom scalable", 2015-10-06): an explicit 4-node topology of 4 CPUs each, 1 to 4
 //!   "nodes" of threads (thread `i` reads as CPU `i`), against one global lock;
-//! * the pools' keystream alone (`numa::keystream`, which picks the widest of its AVX-512,
+//! * the pools' keystream alone (`chacha::keystream`, which picks the widest of its AVX-512,
 //!   AVX2, SSE2 and portable backends at run time) against the `chacha20` crate's core, 1 KiB (one slot batch)
 //!   and 4 KiB, ChaCha8/12/20, single thread; after criterion the same pairs again as a ratio
 //!   table from interleaved A/B timings (best and median batches), which a shared, busy
@@ -214,7 +214,7 @@ fn keystream_backends(c: &mut Criterion) {
             theirs(&key, &mut check);
             assert_eq!(buf, check, "same bytes from both");
             g.bench_with_input(
-                BenchmarkId::new("numa::keystream", name),
+                BenchmarkId::new("chacha::keystream", name),
                 &rounds,
                 |b, &r| {
                     b.iter(|| {
@@ -264,11 +264,11 @@ fn keystream_ratio_report() {
     const ROUNDS: usize = 401;
     const BATCH: usize = 32;
     println!(
-        "\n## numa::keystream vs the chacha20 crate's core ({ROUNDS} interleaved batches of \
+        "\n## chacha::keystream vs the chacha20 crate's core ({ROUNDS} interleaved batches of \
          {BATCH} calls per side)\n"
     );
     println!(
-        "| length | rounds | chacha20 crate (best) | numa::keystream (best) | ratio, best | ratio, median |"
+        "| length | rounds | chacha20 crate (best) | chacha::keystream (best) | ratio, best | ratio, median |"
     );
     println!("|---|---|---:|---:|---:|---:|");
     let key = [7u8; 32];

@@ -548,7 +548,7 @@ fn register_words() -> Vec<u32> {
         .collect()
 }
 
-/// Right after `numa::keystream` returns, no vector register holds a word of its key: every
+/// Right after `chacha::keystream` returns, no vector register holds a word of its key: every
 /// length (whole passes, a partial last block, which every x86_64 path computes with the
 /// one-block SSE2 function) and every round count, on whichever backend this build runs.
 #[cfg(target_arch = "x86_64")]
