@@ -45,6 +45,7 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "clippy",
             "test",
             "backends",
+            "numa-vm",
             "latest-deps",
             "aarch64-qemu",
             "windows-wine",
