@@ -1,7 +1,7 @@
-//! Test binaries built once and run without cargo: `cargo test --no-run
-//! --message-format=json` names each executable it built, so a step can build a set of
-//! packages together (one feature resolution, one build) and then run the binaries of only
-//! some of them, or copy them into an emulated machine.
+//! Executables built once and run without cargo: with `--message-format=json` cargo names
+//! each executable it built, so a step can build a set of packages together (one feature
+//! resolution, one build) and then run the test binaries of only some of them, or copy
+//! programs into an emulated machine.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -9,13 +9,16 @@ use std::process::Stdio;
 use crate::Result;
 use crate::cmd::Cmd;
 
-/// One test executable cargo built.
+/// One executable cargo built: a test binary or a program.
 #[derive(Debug, Clone)]
 pub struct TestBinary {
     /// The package it belongs to.
     pub package: String,
-    /// The target's name (`numa_fork`, or the package's library name for its unit tests).
+    /// The target's name (`numa_fork`, the package's library name for its unit tests, or a
+    /// `[[bin]]`'s name).
     pub target: String,
+    /// Whether it is a test harness (built for `cargo test`).
+    pub test: bool,
     /// The executable.
     pub exe: PathBuf,
     /// The package's directory (cargo runs tests from there).
@@ -37,6 +40,15 @@ impl TestBinary {
 /// Runs `build` (a `cargo test … --no-run` command, to which `--message-format=json` is
 /// added) and returns the test executables it built; cargo's messages go to stderr as usual.
 pub fn build_tests(build: Cmd) -> Result<Vec<TestBinary>> {
+    Ok(build_executables(build)?
+        .into_iter()
+        .filter(|b| b.test)
+        .collect())
+}
+
+/// Runs `build` (a cargo command that builds, to which `--message-format=json` is added)
+/// and returns every executable it built, tests and programs.
+pub fn build_executables(build: Cmd) -> Result<Vec<TestBinary>> {
     let build = build
         .arg("--message-format=json-render-diagnostics")
         .stdio(Stdio::piped(), Stdio::inherit());
@@ -45,19 +57,19 @@ pub fn build_tests(build: Cmd) -> Result<Vec<TestBinary>> {
     let out = build.output()?;
     eprintln!("<== built in {:.1}s", t.elapsed().as_secs_f64());
     if !out.status.success() {
-        return Err(format!("cargo test --no-run failed: {}", out.status));
+        return Err(format!("the build failed: {}", out.status));
     }
     Ok(parse(&String::from_utf8_lossy(&out.stdout)))
 }
 
-/// The test executables named in cargo's JSON messages.
+/// The executables named in cargo's JSON messages.
 fn parse(messages: &str) -> Vec<TestBinary> {
     let mut found = Vec::new();
     for line in messages.lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        if msg["reason"] != "compiler-artifact" || msg["profile"]["test"] != true {
+        if msg["reason"] != "compiler-artifact" {
             continue;
         }
         let (Some(target), Some(exe), Some(manifest), Some(id)) = (
@@ -71,6 +83,7 @@ fn parse(messages: &str) -> Vec<TestBinary> {
         found.push(TestBinary {
             package: package_name(id),
             target: target.to_owned(),
+            test: msg["profile"]["test"] == true,
             exe: PathBuf::from(exe),
             dir: Path::new(manifest)
                 .parent()
@@ -103,10 +116,13 @@ mod tests {
             "\n",
             r#"{"reason":"compiler-artifact","package_id":"path+file:///w/xtask#0.1.0","manifest_path":"/w/xtask/Cargo.toml","target":{"name":"cli"},"profile":{"test":true},"executable":"/w/target/release/deps/cli-2"}"#,
             "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+            "\n",
             "Compiling something\n",
         );
         let found = parse(messages);
-        assert_eq!(found.len(), 2);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().all(|b| b.test));
         assert_eq!(found[0].package, "scalrand-pool");
         assert_eq!(found[0].target, "numa_fork");
         assert_eq!(found[0].dir, Path::new("/w/crates/pool"));

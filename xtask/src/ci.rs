@@ -7,9 +7,9 @@ use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
     BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, EMULATED_LINKER, EMULATED_POOL_TESTS,
     EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS,
-    GETRANDOM_BACKEND_RUSTFLAGS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, OTHER_TARGETS, SANITIZE,
-    SANITIZER_HOST, SANITIZERS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET,
-    WINE_TESTS,
+    GETRANDOM_BACKEND_RUSTFLAGS, LATEST_DEPS_TESTS, LIB_CRATES, MACHINES, MIRI, OTHER_TARGETS,
+    SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM,
+    WINE_TARGET, WINE_TESTS,
 };
 use crate::step::Step;
 use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
@@ -76,11 +76,20 @@ fn run_step(step: Step) -> Result {
             .run()
         }
         Step::Backends => backends(),
-        Step::NumaVm => vm::run(&flags::Vm {
-            machine: vec![],
-            break_detection: None,
-            list: false,
-        }),
+        Step::NumaVm => {
+            vm::run(&flags::Vm {
+                machine: vec![],
+                break_detection: None,
+                list: false,
+            })?;
+            // The check of the checks, on one machine: with the node map rotated, routing
+            // must fail.
+            vm::run(&flags::Vm {
+                machine: vec![MACHINES[0].name.to_owned()],
+                break_detection: Some(flags::Broken::Shuffle),
+                list: false,
+            })
+        }
         Step::LatestDeps => latest_deps(),
         Step::OtherTargets => {
             for (target, features) in OTHER_TARGETS {
@@ -343,39 +352,38 @@ fn windows_wine(name: &str) -> Result {
     tested
 }
 
-/// The pool's [`BACKEND_TESTS`] once per forced backend, each build in a target directory of
-/// its own (a `--cfg` in `RUSTFLAGS` rebuilds every crate); with the default backend, only
-/// [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others), in the workspace's
-/// release build that the `test`, `numa-vm` and `bench-build` steps share; then the
-/// fork-mid-read and register tests again with rseq off.
+/// The pool's [`BACKEND_TESTS`] once per forced backend, and with the default backend only
+/// [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others), all in the workspace's
+/// release build that the `test`, `numa-vm` and `bench-build` steps share: the backend is
+/// forced through the pool's build script, so each one rebuilds the pool and its tests, not
+/// the dependencies; then the fork-mid-read and register tests again with rseq off.
 fn backends() -> Result {
-    for cfg in BACKENDS {
-        let (label, tests, dir) = if cfg.is_empty() {
-            (
-                "backend default".to_owned(),
-                DEFAULT_BACKEND_RELEASE_TESTS,
-                None,
-            )
+    for backend in BACKENDS {
+        let (label, tests) = if backend.is_empty() {
+            ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
         } else {
-            (
-                format!("backend {cfg}"),
-                BACKEND_TESTS,
-                Some(format!("backend-{cfg}")),
-            )
+            (format!("backend {backend}"), BACKEND_TESTS)
         };
         let mut c = cargo(
             &label,
             ["test", "--release", "-p", "scalrand-pool", "--lib"],
-        );
+        )
+        // The pool as `numa-vm` builds it.
+        .args(["--features", "scalrand-pool/hwloc"]);
+        // Unset, not empty, for the default: the other steps' builds leave it unset, and a
+        // change of its value reruns the build script and rebuilds the pool.
+        c = if backend.is_empty() {
+            c.env_remove("SCALRAND_CHACHA_BACKEND")
+        } else {
+            c.env("SCALRAND_CHACHA_BACKEND", backend)
+        };
         for t in tests {
             c = c.args(["--test", t]);
         }
-        c = match dir {
-            Some(dir) => c.env("RUSTFLAGS", format!("--cfg {cfg}")).target_dir(&dir),
-            // The facade's fork-mid-read test needs an optimised build too; the pool with
-            // `hwloc`, as `numa-vm` builds it.
-            None => c.args(["-p", "scalrand", "--features", "scalrand-pool/hwloc"]),
-        };
+        if backend.is_empty() {
+            // The facade's fork-mid-read test needs an optimised build too.
+            c = c.args(["-p", "scalrand"]);
+        }
         c.run()?;
     }
     // A fork from another thread in the middle of a read, and the registers after every
@@ -387,6 +395,7 @@ fn backends() -> Result {
     )
     .args(["--features", "scalrand-pool/hwloc"])
     .args(["--test", "fork_mid_read", "--test", "key_registers"])
+    .env_remove("SCALRAND_CHACHA_BACKEND")
     .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
     .run()
 }

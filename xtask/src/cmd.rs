@@ -80,6 +80,12 @@ impl Cmd {
         self
     }
 
+    /// An environment variable the command does not inherit.
+    pub fn env_remove(mut self, k: &str) -> Self {
+        self.inner.env_remove(k);
+        self
+    }
+
     /// Runs the command in `dir` instead of the workspace root.
     pub fn current_dir(mut self, dir: &std::path::Path) -> Self {
         self.inner.current_dir(dir);

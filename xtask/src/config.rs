@@ -89,17 +89,14 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
     ("scalrand-pool", "--lib", "fortuna::rng::loom", 1),
 ];
 
-/// The ChaCha backends of the node pools and Fortuna's ChaCha20 PRF, each forced with a
-/// `--cfg` (a ceiling: the widest backend at or below it that the CPU has runs), and the test
-/// targets that run once per backend in release builds: known answers, key erasure (memory
-/// scans), fork safety and hostile contexts. `""` is the default build (AVX-512 where the CPU
-/// has it).
-pub const BACKENDS: &[&str] = &[
-    "",
-    "scalrand_chacha_soft",
-    "scalrand_chacha_sse2",
-    "scalrand_chacha_portable",
-];
+/// The ChaCha backends of the node pools and Fortuna's ChaCha20 PRF, each forced in turn (a
+/// ceiling: the widest backend at or below it that the CPU has runs) with
+/// `SCALRAND_CHACHA_BACKEND`, which the pool's build script turns into the
+/// `scalrand_chacha_*` cfg for that crate alone, and the test targets that run once per
+/// backend in release builds: known answers, key erasure (memory scans), fork safety and
+/// hostile contexts. `""` is the default build (AVX-512 where the CPU has it), last, so the
+/// release build the later steps share is left with it.
+pub const BACKENDS: &[&str] = &["soft", "sse2", "portable", ""];
 
 /// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
 pub const BACKEND_TESTS: &[&str] = &[
@@ -246,7 +243,8 @@ pub const VM_TIMEOUT_SECS: u64 = 420;
 /// test harness, extra environment, machine). All release builds, copied into the guest's
 /// initramfs; the pool's are built with the `hwloc` feature. `SCALRAND_GUEST_RSEQ` tells
 /// `numa_guest` whether glibc registers rseq in that run. A machine of `""` is every machine;
-/// the long fork and rseq suites (a minute or so each under TCG) run on one.
+/// the long suites (fork, erasure, signals: half a minute to a minute each under TCG) run
+/// on one.
 pub const VM_TESTS: &[(&str, &str, &str, &str, &str)] = &[
     (
         "scalrand-pool",
@@ -277,8 +275,30 @@ pub const VM_TESTS: &[(&str, &str, &str, &str, &str)] = &[
         "",
         "four-nodes",
     ),
+    (
+        "scalrand-pool",
+        "numa_erasure",
+        "--test-threads=4",
+        "",
+        "uneven",
+    ),
+    (
+        "scalrand-pool",
+        "numa_hostile",
+        "--test-threads=4",
+        "",
+        "uneven",
+    ),
     ("scalrand", "fork_threads", "--test-threads=4", "", "uneven"),
 ];
+
+/// The scaling harness (`scalrand-benches`'s `scaling` program) runs on this machine after
+/// the tests, with these arguments: every row once at 16 threads, to its end. Its figures
+/// mean nothing under TCG; that it finishes does.
+pub const VM_SCALING: (&str, &str) = (
+    "four-nodes",
+    "--threads 16 --duration-ms 20 --repeat 1 --quiet --out /tmp/scaling",
+);
 
 /// Packages installed from the distribution for `cargo xtask vm`: `qemu-system-x86`
 /// (`qemu-system-x86_64`), `linux-image-amd64` (the kernel, in `/boot`), `busybox-static`

@@ -15,15 +15,16 @@ pub enum Step {
     /// facade's getrandom-backend test with getrandom built for the custom backend
     Test,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
-    /// tests once per forced ChaCha backend (AVX2, SSE2, portable), in release builds; with
-    /// the default backend (AVX-512 where the CPU has it; `test` ran its other tests) the
-    /// erasure, fork-mid-read (the facade's too) and register tests in the workspace's
-    /// release build, then fork-mid-read and registers again with rseq off
+    /// tests once per forced ChaCha backend (AVX2, SSE2, portable); with the default backend
+    /// (AVX-512 where the CPU has it; `test` ran its other tests) the erasure, fork-mid-read
+    /// (the facade's too) and register tests, then fork-mid-read and registers again with
+    /// rseq off: all in the workspace's release build, the backend forced for the pool alone
     Backends,
     /// emulated x86_64 machines with 16 CPUs in several NUMA nodes (QEMU system emulation,
     /// the distribution's kernel): the pools', fastprng's and the facade's release tests
     /// inside, rseq on and off, CPUs brought online and taken offline under readers, a
-    /// process confined to high CPU ids (`cargo xtask vm`)
+    /// process confined to high CPU ids (`cargo xtask vm`); then one machine again with its
+    /// node map rotated, where the routing checks must fail
     NumaVm,
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
     /// builds (every target, once), and the OS layer's, the pools' and the facade's test

@@ -6,7 +6,8 @@
 //! the real ones), its NUMA layout given with `-numa node,cpus=…,memdev=…` (QEMU's
 //! "System Emulation → Invocation" manual), booting the distribution's kernel from `/boot`
 //! with a busybox initramfs that holds the test binaries and the shared libraries `ldd` names.
-//! The guest's `/init` runs [`VM_TESTS`] and prints a closing line with its status; the layout
+//! The guest's `/init` runs [`VM_TESTS`] (and on one machine the scaling harness at 16
+//! threads, [`VM_SCALING`]) and prints a closing line with its status; the layout
 //! QEMU was given reaches the tests as `SCALRAND_GUEST_NODES` (kernel command-line words of the
 //! form `NAME=value` that the kernel does not know become `/init`'s environment, see the
 //! kernel's Documentation/admin-guide/kernel-parameters.rst).
@@ -17,9 +18,11 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::artifacts::{TestBinary, build_tests};
+use crate::artifacts::{TestBinary, build_executables, build_tests};
 use crate::cmd::{Cmd, cargo};
-use crate::config::{MACHINES, Machine, VM_BUSYBOX, VM_MEMORY_MIB, VM_TESTS, VM_TIMEOUT_SECS};
+use crate::config::{
+    MACHINES, Machine, VM_BUSYBOX, VM_MEMORY_MIB, VM_SCALING, VM_TESTS, VM_TIMEOUT_SECS,
+};
 use crate::{Result, flags, project_root};
 
 /// The line `/init` prints last; the status follows it.
@@ -27,6 +30,9 @@ const DONE: &str = "scalrand-vm: done, status ";
 
 /// The line a failed test binary leaves.
 const FAILED: &str = "scalrand-vm: FAILED";
+
+/// The scaling harness's program (a `[[bin]]` of `scalrand-benches`).
+const SCALING: &str = "scaling";
 
 /// Programs the guest's `/init` calls, as busybox applets.
 const APPLETS: &[&str] = &["sh", "mount", "poweroff", "env", "echo", "cat"];
@@ -90,6 +96,7 @@ fn build() -> Result<Vec<TestBinary>> {
     let mut c = cargo("vm build", ["test", "--release", "--no-run"])
         .args(["--features", "scalrand-pool/hwloc"]);
     let mut packages: Vec<&str> = VM_TESTS.iter().map(|t| t.0).collect();
+    packages.sort_unstable();
     packages.dedup();
     for p in packages {
         c = c.args(["-p", p]);
@@ -100,7 +107,7 @@ fn build() -> Result<Vec<TestBinary>> {
     for t in &targets {
         c = c.args(["--test", t]);
     }
-    let found: Vec<TestBinary> = build_tests(c)?
+    let mut found: Vec<TestBinary> = build_tests(c)?
         .into_iter()
         .filter(|b| targets.contains(&b.target.as_str()))
         .collect();
@@ -110,6 +117,21 @@ fn build() -> Result<Vec<TestBinary>> {
     {
         return Err(format!("vm build: cargo built no test binary {t}"));
     }
+    let scaling = build_executables(cargo(
+        "vm build scaling",
+        [
+            "build",
+            "--release",
+            "-p",
+            "scalrand-benches",
+            "--bin",
+            SCALING,
+        ],
+    ))?
+    .into_iter()
+    .find(|b| b.target == SCALING && !b.test)
+    .ok_or_else(|| format!("vm build: cargo built no {SCALING} program"))?;
+    found.push(scaling);
     Ok(found)
 }
 
@@ -144,6 +166,9 @@ fn init_script(m: &Machine, binaries: &[TestBinary], broken: bool) -> String {
         if broken {
             break;
         }
+    }
+    if !broken && VM_SCALING.0 == m.name {
+        s.push_str(&format!("run ./{SCALING} {}\n", VM_SCALING.1));
     }
     s.push_str(&format!("echo \"{DONE}$status\"\npoweroff -f\n"));
     s
@@ -390,6 +415,7 @@ mod tests {
             .map(|t| TestBinary {
                 package: t.0.to_owned(),
                 target: t.1.to_owned(),
+                test: true,
                 exe: PathBuf::new(),
                 dir: PathBuf::new(),
             })
@@ -404,7 +430,7 @@ mod tests {
         let everywhere = VM_TESTS.iter().filter(|t| t.4.is_empty()).count();
         assert_eq!(
             runs,
-            VM_TESTS.len() + everywhere * (MACHINES.len() - 1),
+            VM_TESTS.len() + everywhere * (MACHINES.len() - 1) + 1,
             "each test on its machine, or on every machine"
         );
         let broken = init_script(&MACHINES[0], &bins, true);
