@@ -20,12 +20,6 @@ pub enum Step {
     /// (the facade's too) and register tests, then fork-mid-read and registers again with
     /// rseq off: all in the workspace's release build, the backend forced for the pool alone
     Backends,
-    /// emulated x86_64 machines with 16 CPUs in several NUMA nodes (QEMU system emulation,
-    /// the distribution's kernel): the pools', fastprng's and the facade's release tests
-    /// inside, rseq on and off, CPUs brought online and taken offline under readers, a
-    /// process confined to high CPU ids (`cargo xtask vm`); then one machine again with its
-    /// node map rotated, where the routing checks must fail
-    NumaVm,
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
     /// builds (every target, once), and the OS layer's, the pools' and the facade's test
     /// binaries of that build pass
@@ -53,6 +47,13 @@ pub enum Step {
     /// benchmark runs once (`-- --test`), so a bench whose setup no longer holds fails here
     /// rather than on a user's `cargo bench`
     BenchBuild,
+    /// emulated x86_64 machines with 16 CPUs in several NUMA nodes (QEMU system emulation,
+    /// the distribution's kernel): the pools', fastprng's and the facade's release tests
+    /// inside, rseq on and off, CPUs brought online and taken offline under readers, a
+    /// process confined to high CPU ids, the scaling harness at 16 threads (`cargo xtask
+    /// vm`); then one machine again with its node map rotated, where the routing checks must
+    /// fail. After `bench-build`, whose release build it reuses
+    NumaVm,
     /// the no_std builds (`cargo xtask no-std`)
     NoStd,
     /// the OS layer linted under the loom cfg, then every loom model (`cargo xtask loom`)
