@@ -237,12 +237,14 @@ impl Topology {
     /// its CPUs those of its `cpulist` and of its `cpuM` links. Node numbers may have gaps;
     /// nodes are listed in ascending number, so node `i` here is the `i`-th node sysfs lists.
     ///
-    /// `cpulist` names the node's *online* CPUs only, while a `cpuM` link stays for every
-    /// present CPU, online or not (the kernel's `register_cpu_under_node`, run once per
-    /// present CPU; see Documentation/ABI/stable/sysfs-devices-node). Reading both puts a CPU
-    /// that is offline now (booted with `maxcpus=`, or taken offline through
+    /// `cpulist` prints `cpumask_of_node`, which x86 updates as CPUs go online and offline,
+    /// so it names the node's *online* CPUs only; a `cpuM` link is made when a present CPU is
+    /// registered and removed only when it is unregistered (Linux `drivers/base/node.c`,
+    /// `register_cpu_under_node`), online or not. Reading both puts a CPU that is offline
+    /// now (booted with `maxcpus=`, or taken offline through
     /// `/sys/devices/system/cpu/cpuM/online`) in its own node, so when it comes online its
     /// reads go to that node's pool rather than to the remap for CPUs outside the topology.
+    /// A CPU that is not present (hot-added later) has neither.
     ///
     /// # Errors
     /// [`NumaError::Source`] when the directory is missing (no NUMA support, not Linux) or a
