@@ -2,230 +2,181 @@
 
 use std::time::Instant;
 
-use clap::ValueEnum;
-
-use crate::cmd::{Cmd, cargo, cargo_nightly};
+use crate::artifacts::build_tests;
+use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER,
-    EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS,
-    LATEST_DEPS_TESTS, LIB_CRATES, MIRI, OTHER_TARGETS, SANITIZE, SANITIZER_HOST, SANITIZERS,
-    UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
+    BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, EMULATED_LINKER, EMULATED_POOL_TESTS,
+    EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS,
+    GETRANDOM_BACKEND_RUSTFLAGS, LATEST_DEPS_TESTS, LIB_CRATES, MACHINES, MIRI, OTHER_TARGETS,
+    SANITIZE, SANITIZER_HOST, SANITIZERS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM,
+    WINE_TARGET, WINE_TESTS,
 };
-use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std};
+use crate::step::Step;
+use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
 
-/// The CI steps, declared in the order CI runs them; `--only` / `--skip` take their names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Step {
-    /// rustfmt --check, the workspace and fuzz/
-    Fmt,
-    /// clippy -D warnings, every target and feature
-    Clippy,
-    /// every test, then the shuffle shape check in release, then the OS layer's tests with
-    /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux, then the
-    /// facade's getrandom-backend test with getrandom built for the custom backend
-    Test,
-    /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
-    /// tests once per forced ChaCha backend (AVX-512, AVX2, SSE2, portable), in release builds
-    /// (the facade's fork-mid-read test with the default backend), then the fork-mid-read and
-    /// register tests again with rseq off
-    Backends,
-    /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
-    /// builds, and the OS layer, the pools and the facade pass their tests there
-    LatestDeps,
-    /// the OS layer's, fastprng's and the pools' tests (fork tests and the NEON ChaCha backend
-    /// included) on aarch64 Linux under qemu-user, whose `madvise` accepts anything: fork
-    /// detection must take the pid path
-    Aarch64Qemu,
-    /// every library crate's and the facade's tests on x86_64 Windows (gnu) under wine, debug
-    /// builds, in a wine prefix of the step's own that gets a `ProcessPrng` shim
-    WindowsWine,
-    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD, NetBSD and wasm32
-    /// (browser and WASI)
-    OtherTargets,
-    /// the library crates without std on the host: clippy and tests
-    NoDefaultFeatures,
-    /// rustdoc -D warnings
-    Doc,
-    /// every relative link, image and anchor in the facade's rendered docs resolves
-    DocLinks,
-    /// a new crate with only the README's dependency lines builds and runs each README
-    /// example (the quick start, async hashing included)
-    FreshCrate,
-    /// the criterion benches build, and each benchmark runs once (`-- --test`), so a bench
-    /// whose setup no longer holds fails here rather than on a user's `cargo bench`
-    BenchBuild,
-    /// the no_std builds (`cargo xtask no-std`)
-    NoStd,
-    /// the OS layer linted under the loom cfg, then every loom model (`cargo xtask loom`)
-    Loom,
-    /// miri over the tests that need no FFI, inline assembly, signals or fork
-    Miri,
-    /// ThreadSanitizer and AddressSanitizer over the stress tests
-    Sanitizers,
-    /// every cargo-fuzz target builds
-    FuzzBuild,
-    /// every fuzz target runs a short while
-    FuzzSmoke,
-    /// every publishable crate packages and builds on its own
-    Package,
-}
-
-impl Step {
-    /// Every step, in CI's order.
-    pub fn all() -> &'static [Step] {
-        Step::value_variants()
-    }
-
-    /// The step's name on the command line (`no-default-features`).
-    pub fn name(self) -> String {
-        self.to_possible_value()
-            .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_owned())
-    }
-
-    /// Runs the step.
-    fn run(self) -> Result {
-        let name = self.name();
-        let name = name.as_str();
-        match self {
-            Step::Fmt => {
-                cargo(name, ["fmt", "--all", "--", "--check"]).run()?;
-                cargo(
-                    name,
-                    ["fmt", "--manifest-path", "fuzz/Cargo.toml", "--", "--check"],
-                )
-                .run()
-            }
-            Step::Clippy => cargo(
+/// Runs one step.
+fn run_step(step: Step) -> Result {
+    let name = step.name();
+    let name = name.as_str();
+    match step {
+        Step::Fmt => {
+            cargo(name, ["fmt", "--all", "--", "--check"]).run()?;
+            cargo(
+                name,
+                ["fmt", "--manifest-path", "fuzz/Cargo.toml", "--", "--check"],
+            )
+            .run()
+        }
+        Step::Clippy => cargo(
+            name,
+            [
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--all-features",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+        .run(),
+        Step::Test => {
+            cargo(name, ["test", "--workspace", "--all-features"]).run()?;
+            // The simulator's shape check (the conflict-rate shape that Linux commit
+            // e900a918b098 reports) needs release speed (about 35 s there: the server-small
+            // check over several seeds).
+            cargo(
                 name,
                 [
-                    "clippy",
-                    "--workspace",
-                    "--all-targets",
-                    "--all-features",
+                    "test",
+                    "--release",
+                    "-p",
+                    "scalrand-shuffle",
+                    "--test",
+                    "shape",
                     "--",
-                    "-D",
-                    "warnings",
+                    "--ignored",
                 ],
             )
-            .run(),
-            Step::Test => {
-                cargo(name, ["test", "--workspace", "--all-features"]).run()?;
-                // The simulator's shape check (the conflict-rate shape that Linux commit
-                // e900a918b098 reports) needs release speed (about 35 s there: the server-small
-                // check over several seeds).
-                cargo(
-                    name,
-                    [
-                        "test",
-                        "--release",
-                        "-p",
-                        "scalrand-shuffle",
-                        "--test",
-                        "shape",
-                        "--",
-                        "--ignored",
-                    ],
-                )
+            .run()?;
+            // Apple's fork detection (pthread_atfork with a pid window), forced on Linux.
+            cargo(name, ["test", "-p", "scalrand-os"])
+                .env("RUSTFLAGS", "--cfg scalrand_fork_atfork")
+                .target_dir("fork-atfork")
                 .run()?;
-                // Apple's fork detection (pthread_atfork with a pid window), forced on Linux.
-                cargo(name, ["test", "-p", "scalrand-os"])
-                    .env("RUSTFLAGS", "--cfg scalrand_fork_atfork")
-                    .target_dir("fork-atfork")
+            // scalrand as getrandom's custom backend: getrandom built for it, so every
+            // getrandom call of the test binary (0.3's and 0.4's) reaches the pools.
+            cargo(
+                name,
+                ["test", "-p", "scalrand", "--features", "getrandom-backend"],
+            )
+            .args(["--test", "getrandom_backend"])
+            .env("RUSTFLAGS", GETRANDOM_BACKEND_RUSTFLAGS)
+            .target_dir("getrandom-backend")
+            .run()
+        }
+        Step::Backends => backends(),
+        Step::NumaVm => {
+            vm::run(&flags::Vm {
+                machine: vec![],
+                break_detection: None,
+                list: false,
+            })?;
+            // The check of the checks, on one machine: with the node map rotated, routing
+            // must fail.
+            vm::run(&flags::Vm {
+                machine: vec![MACHINES[0].name.to_owned()],
+                break_detection: Some(flags::Broken::Shuffle),
+                list: false,
+            })
+        }
+        Step::LatestDeps => latest_deps(),
+        Step::OtherTargets => {
+            for (target, features) in OTHER_TARGETS {
+                let mut c = cargo(
+                    &format!("{name} {target}"),
+                    ["clippy", "-p", "scalrand", "--target", target],
+                );
+                if !features.is_empty() {
+                    c = c.args(["--features", features]);
+                }
+                c.args(["--", "-D", "warnings"])
+                    .target_dir("other-targets")
                     .run()?;
-                // scalrand as getrandom's custom backend: getrandom built for it, so every
-                // getrandom call of the test binary (0.3's and 0.4's) reaches the pools.
-                cargo(
-                    name,
-                    ["test", "-p", "scalrand", "--features", "getrandom-backend"],
+            }
+            Ok(())
+        }
+        Step::Aarch64Qemu => {
+            let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
+            let emulated = |c: Cmd| {
+                c.env(
+                    &format!("CARGO_TARGET_{env_target}_LINKER"),
+                    EMULATED_LINKER,
                 )
-                .args(["--test", "getrandom_backend"])
-                .env("RUSTFLAGS", GETRANDOM_BACKEND_RUSTFLAGS)
-                .target_dir("getrandom-backend")
-                .run()
+                .env(
+                    &format!("CARGO_TARGET_{env_target}_RUNNER"),
+                    EMULATED_RUNNER,
+                )
+                .target_dir("aarch64-qemu")
+            };
+            let base = ["test", "--release", "--target", EMULATED_TARGET];
+            let mut c = cargo(name, base).args(["--lib", "--tests"]);
+            for p in EMULATED_TESTS {
+                c = c.args(["-p", p]);
             }
-            Step::Backends => backends(),
-            Step::LatestDeps => latest_deps(),
-            Step::OtherTargets => {
-                for (target, features) in OTHER_TARGETS {
-                    let mut c = cargo(
-                        &format!("{name} {target}"),
-                        ["clippy", "-p", "scalrand", "--target", target],
-                    );
-                    if !features.is_empty() {
-                        c = c.args(["--features", features]);
-                    }
-                    c.args(["--", "-D", "warnings"])
-                        .target_dir("other-targets")
-                        .run()?;
-                }
-                Ok(())
+            emulated(c).run()?;
+            let mut c = cargo(name, base).args(["-p", "scalrand-pool", "--lib"]);
+            for t in EMULATED_POOL_TESTS {
+                c = c.args(["--test", t]);
             }
-            Step::Aarch64Qemu => {
-                let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
-                let emulated = |c: Cmd| {
-                    c.env(
-                        &format!("CARGO_TARGET_{env_target}_LINKER"),
-                        EMULATED_LINKER,
-                    )
-                    .env(
-                        &format!("CARGO_TARGET_{env_target}_RUNNER"),
-                        EMULATED_RUNNER,
-                    )
-                    .target_dir("aarch64-qemu")
-                };
-                let base = ["test", "--release", "--target", EMULATED_TARGET];
-                let mut c = cargo(name, base).args(["--lib", "--tests"]);
-                for p in EMULATED_TESTS {
-                    c = c.args(["-p", p]);
-                }
-                emulated(c).run()?;
-                let mut c = cargo(name, base).args(["-p", "scalrand-pool", "--lib"]);
-                for t in EMULATED_POOL_TESTS {
-                    c = c.args(["--test", t]);
-                }
-                emulated(c).run()
+            emulated(c).run()
+        }
+        Step::WindowsWine => windows_wine(name),
+        Step::NoDefaultFeatures => {
+            // The library crates without `std` (on the host): lints and tests still pass.
+            for pkg in LIB_CRATES {
+                cargo(name, ["clippy", "-p", pkg, "--all-targets"])
+                    .args(["--no-default-features", "--", "-D", "warnings"])
+                    .run()?;
+                cargo(name, ["test", "-p", pkg, "--no-default-features"]).run()?;
             }
-            Step::WindowsWine => windows_wine(name),
-            Step::NoDefaultFeatures => {
-                // The library crates without `std` (on the host): lints and tests still pass.
-                for pkg in LIB_CRATES {
-                    cargo(name, ["clippy", "-p", pkg, "--all-targets"])
-                        .args(["--no-default-features", "--", "-D", "warnings"])
-                        .run()?;
-                    cargo(name, ["test", "-p", pkg, "--no-default-features"]).run()?;
-                }
-                Ok(())
+            Ok(())
+        }
+        Step::Doc => cargo(name, ["doc", "--workspace", "--no-deps", "--all-features"])
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .run(),
+        Step::DocLinks => doc_links::run(),
+        Step::FreshCrate => fresh_crate::run(),
+        // The workspace's release build (`cargo bench`'s own profile would build every
+        // dependency once more, with debug info), each benchmark run once.
+        Step::BenchBuild => cargo(
+            name,
+            ["test", "--release", "--benches", "-p", "scalrand-benches"],
+        )
+        .args(["--", "--test"])
+        .run(),
+        Step::NoStd => no_std::run(),
+        Step::Loom => loom::run(),
+        Step::Miri => miri(),
+        Step::Sanitizers => sanitizers(),
+        Step::FuzzBuild => cargo_nightly(name, ["fuzz", "build", "--fuzz-dir", "fuzz"]).run(),
+        Step::FuzzSmoke => fuzz::run(&flags::Fuzz {
+            seconds: FUZZ_SMOKE_SECONDS,
+            runs: None,
+            quiet: true,
+            jobs: 2,
+            targets: vec![],
+        }),
+        Step::Package => {
+            // Every publishable crate packages and its tarball builds on its own (cargo
+            // resolves the workspace's unpublished crates through a local overlay
+            // registry).
+            forget_overlay_sources()?;
+            let mut c = cargo(name, ["package", "--allow-dirty", "--workspace"]);
+            for pkg in UNPUBLISHED {
+                c = c.args(["--exclude", pkg]);
             }
-            Step::Doc => cargo(name, ["doc", "--workspace", "--no-deps", "--all-features"])
-                .env("RUSTDOCFLAGS", "-D warnings")
-                .run(),
-            Step::DocLinks => doc_links::run(),
-            Step::FreshCrate => fresh_crate::run(),
-            Step::BenchBuild => {
-                cargo(name, ["bench", "-p", "scalrand-benches", "--", "--test"]).run()
-            }
-            Step::NoStd => no_std::run(),
-            Step::Loom => loom::run(),
-            Step::Miri => miri(),
-            Step::Sanitizers => sanitizers(),
-            Step::FuzzBuild => cargo_nightly(name, ["fuzz", "build", "--fuzz-dir", "fuzz"]).run(),
-            Step::FuzzSmoke => fuzz::run(&flags::Fuzz {
-                seconds: FUZZ_SMOKE_SECONDS,
-                runs: None,
-                quiet: false,
-                targets: vec![],
-            }),
-            Step::Package => {
-                // Every publishable crate packages and its tarball builds on its own (cargo
-                // resolves the workspace's unpublished crates through a local overlay
-                // registry).
-                forget_overlay_sources()?;
-                let mut c = cargo(name, ["package", "--allow-dirty", "--workspace"]);
-                for pkg in UNPUBLISHED {
-                    c = c.args(["--exclude", pkg]);
-                }
-                c.target_dir("package-check").run()
-            }
+            c.target_dir("package-check").run()
         }
     }
 }
@@ -303,26 +254,42 @@ pub fn run(flags: &flags::Ci) -> Result {
         return Ok(());
     }
     let t = Instant::now();
+    let mut times = Vec::new();
+    let mut result = Ok(());
     for s in steps {
-        s.run()?;
+        let started = Instant::now();
+        result = run_step(s);
+        times.push((s, started.elapsed().as_secs_f64()));
+        if result.is_err() {
+            break;
+        }
     }
-    eprintln!(
-        "\nxtask ci: all steps passed in {:.0}s",
-        t.elapsed().as_secs_f64()
-    );
-    Ok(())
+    eprintln!("\nxtask ci: step times");
+    for (s, secs) in &times {
+        eprintln!("  {:<20} {:>6.0}s", s.name(), secs);
+    }
+    let total = t.elapsed().as_secs_f64();
+    match &result {
+        Ok(()) => eprintln!("xtask ci: all steps passed in {total:.0}s"),
+        Err(_) => eprintln!("xtask ci: stopped after {total:.0}s"),
+    }
+    result
 }
 
+/// The miri runs, two at a time: the interpreter keeps one core busy per run (cargo's build
+/// lock orders the builds).
 fn miri() -> Result {
-    for (pkg, args) in MIRI {
-        cargo_nightly(&format!("miri {pkg}"), ["miri", "test", "-p", pkg])
-            .args(*args)
-            // Isolation off: proptest's failure persistence reads the working directory.
-            .env("MIRIFLAGS", "-Zmiri-disable-isolation")
-            .env("PROPTEST_CASES", "4")
-            .run()?;
-    }
-    Ok(())
+    let runs = MIRI
+        .iter()
+        .map(|(pkg, args)| {
+            cargo_nightly(&format!("miri {pkg}"), ["miri", "test", "-p", pkg])
+                .args(*args)
+                // Isolation off: proptest's failure persistence reads the working directory.
+                .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+                .env("PROPTEST_CASES", "4")
+        })
+        .collect();
+    run_parallel(runs, 2, &crate::project_root().join("target/ci-logs"))
 }
 
 /// Tests [`WINE_TESTS`] on [`WINE_TARGET`] under wine. The wine prefix is the step's own,
@@ -385,51 +352,51 @@ fn windows_wine(name: &str) -> Result {
     tested
 }
 
+/// The pool's [`BACKEND_TESTS`] once per forced backend, and with the default backend only
+/// [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others), all in the workspace's
+/// release build that the `test`, `numa-vm` and `bench-build` steps share: the backend is
+/// forced through the pool's build script, so each one rebuilds the pool and its tests, not
+/// the dependencies; then the fork-mid-read and register tests again with rseq off.
 fn backends() -> Result {
-    for cfg in BACKENDS {
-        let label = format!("backend {}", if cfg.is_empty() { "default" } else { cfg });
+    for backend in BACKENDS {
+        let (label, tests) = if backend.is_empty() {
+            ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
+        } else {
+            (format!("backend {backend}"), BACKEND_TESTS)
+        };
         let mut c = cargo(
             &label,
             ["test", "--release", "-p", "scalrand-pool", "--lib"],
-        );
-        for t in BACKEND_TESTS {
+        )
+        // The pool as `numa-vm` builds it.
+        .args(["--features", "scalrand-pool/hwloc"]);
+        // Unset, not empty, for the default: the other steps' builds leave it unset, and a
+        // change of its value reruns the build script and rebuilds the pool.
+        c = if backend.is_empty() {
+            c.env_remove("SCALRAND_CHACHA_BACKEND")
+        } else {
+            c.env("SCALRAND_CHACHA_BACKEND", backend)
+        };
+        for t in tests {
             c = c.args(["--test", t]);
         }
-        if cfg.is_empty() {
+        if backend.is_empty() {
             // The facade's fork-mid-read test needs an optimised build too.
             c = c.args(["-p", "scalrand"]);
         }
-        let dir = if cfg.is_empty() {
-            "backend-default".to_owned()
-        } else {
-            format!("backend-{cfg}")
-        };
-        let flags = if cfg.is_empty() {
-            String::new()
-        } else {
-            format!("--cfg {cfg}")
-        };
-        c.env("RUSTFLAGS", flags).target_dir(&dir).run()?;
+        c.run()?;
     }
     // A fork from another thread in the middle of a read, and the registers after every
     // key-deriving call, with glibc's rseq registration off (the locked slots serve every
     // read): the default backend's build, run again.
     cargo(
         "backend default, rseq off",
-        [
-            "test",
-            "--release",
-            "-p",
-            "scalrand-pool",
-            "--test",
-            "fork_mid_read",
-            "--test",
-            "key_registers",
-        ],
+        ["test", "--release", "-p", "scalrand-pool"],
     )
-    .env("RUSTFLAGS", "")
+    .args(["--features", "scalrand-pool/hwloc"])
+    .args(["--test", "fork_mid_read", "--test", "key_registers"])
+    .env_remove("SCALRAND_CHACHA_BACKEND")
     .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
-    .target_dir("backend-default")
     .run()
 }
 
@@ -442,22 +409,32 @@ fn latest_deps() -> Result {
         std::fs::remove_dir_all(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
     }
     copy_tree(&root, &root, &copy).map_err(|e| format!("copying the workspace: {e}"))?;
-    let run = |label: &str, args: &[&str]| {
-        cargo(label, args)
-            .current_dir(&copy)
-            .env("CARGO_TARGET_DIR", root.join("target/latest-deps/target"))
-            .run()
-    };
-    run("latest-deps update", &["update"])?;
-    run(
-        "latest-deps build",
-        &["build", "--workspace", "--all-targets"],
+    cargo("latest-deps update", ["update"])
+        .current_dir(&copy)
+        .run()?;
+    // One build of every target (what the step has always built), then the test binaries
+    // of LATEST_DEPS_TESTS from it: `cargo test -p …` would resolve features for those
+    // packages alone and build most of the graph a second time.
+    let built = build_tests(
+        cargo(
+            "latest-deps build",
+            ["test", "--workspace", "--all-targets", "--no-run"],
+        )
+        .current_dir(&copy)
+        .env("CARGO_TARGET_DIR", root.join("target/latest-deps/target")),
     )?;
-    let mut args = vec!["test"];
-    for p in LATEST_DEPS_TESTS {
-        args.extend(["-p", p]);
+    let mut ran = 0;
+    for b in built
+        .iter()
+        .filter(|b| LATEST_DEPS_TESTS.contains(&b.package.as_str()))
+    {
+        b.run(&format!("latest-deps test {} {}", b.package, b.target), &[])?;
+        ran += 1;
     }
-    run("latest-deps test", &args)
+    if ran == 0 {
+        return Err("latest-deps: no test binary of the tested packages was built".into());
+    }
+    Ok(())
 }
 
 /// Copies `from` (under the workspace `root`) to `to`, leaving out the root's `target/`,
@@ -530,6 +507,7 @@ mod tests {
                 "doc-links",
                 "fresh-crate",
                 "bench-build",
+                "numa-vm",
                 "no-std",
                 "loom",
                 "miri",

@@ -3,8 +3,9 @@
 
 use std::ffi::OsStr;
 use std::fmt;
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::{Result, project_root};
 
@@ -79,6 +80,12 @@ impl Cmd {
         self
     }
 
+    /// An environment variable the command does not inherit.
+    pub fn env_remove(mut self, k: &str) -> Self {
+        self.inner.env_remove(k);
+        self
+    }
+
     /// Runs the command in `dir` instead of the workspace root.
     pub fn current_dir(mut self, dir: &std::path::Path) -> Self {
         self.inner.current_dir(dir);
@@ -141,5 +148,59 @@ impl Cmd {
             .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| format!("[{}] cannot start: {e}", self.label))
+    }
+}
+
+/// Runs `cmds` at most `jobs` at a time (for work that keeps one core busy: miri, libFuzzer),
+/// each one's output going to `logs/LABEL.log` and printed whole when it ends, so the logs
+/// do not interleave. Every command runs; the errors of those that failed come together.
+pub fn run_parallel(cmds: Vec<Cmd>, jobs: usize, logs: &Path) -> Result {
+    std::fs::create_dir_all(logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let mut pending = cmds.into_iter();
+    let mut running: Vec<(String, std::path::PathBuf, Instant, Child)> = Vec::new();
+    let mut errors = Vec::new();
+    loop {
+        while running.len() < jobs.max(1) {
+            let Some(mut c) = pending.next() else { break };
+            let log = logs.join(format!("{}.log", c.label.replace(['/', ' '], "_")));
+            let io = |e: std::io::Error| format!("{}: {e}", log.display());
+            let out = std::fs::File::create(&log).map_err(io)?;
+            let err = out.try_clone().map_err(io)?;
+            eprintln!("==> {c:?} > {}", log.display());
+            let child = c
+                .inner
+                .stdout(out)
+                .stderr(err)
+                .spawn()
+                .map_err(|e| format!("[{}] cannot start: {e}", c.label))?;
+            running.push((c.label, log, Instant::now(), child));
+        }
+        if running.is_empty() {
+            break;
+        }
+        let mut i = 0;
+        while i < running.len() {
+            let status = running[i]
+                .3
+                .try_wait()
+                .map_err(|e| format!("[{}] waiting: {e}", running[i].0))?;
+            let Some(status) = status else {
+                i += 1;
+                continue;
+            };
+            let (label, log, started, _) = running.swap_remove(i);
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            eprintln!("\n---- [{label}] ----\n{text}");
+            eprintln!("<== [{label}] {:.1}s", started.elapsed().as_secs_f64());
+            if !status.success() {
+                errors.push(format!("[{label}] failed: {status}"));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
     }
 }

@@ -89,17 +89,14 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
     ("scalrand-pool", "--lib", "fortuna::rng::loom", 1),
 ];
 
-/// The ChaCha backends of the node pools and Fortuna's ChaCha20 PRF, each forced with a
-/// `--cfg` (a ceiling: the widest backend at or below it that the CPU has runs), and the test
-/// targets that run once per backend in release builds: known answers, key erasure (memory
-/// scans), fork safety and hostile contexts. `""` is the default build (AVX-512 where the CPU
-/// has it).
-pub const BACKENDS: &[&str] = &[
-    "",
-    "scalrand_chacha_soft",
-    "scalrand_chacha_sse2",
-    "scalrand_chacha_portable",
-];
+/// The ChaCha backends of the node pools and Fortuna's ChaCha20 PRF, each forced in turn (a
+/// ceiling: the widest backend at or below it that the CPU has runs) with
+/// `SCALRAND_CHACHA_BACKEND`, which the pool's build script turns into the
+/// `scalrand_chacha_*` cfg for that crate alone, and the test targets that run once per
+/// backend in release builds: known answers, key erasure (memory scans), fork safety and
+/// hostile contexts. `""` is the default build (AVX-512 where the CPU has it), last, so the
+/// release build the later steps share is left with it.
+pub const BACKENDS: &[&str] = &["soft", "sse2", "portable", ""];
 
 /// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
 pub const BACKEND_TESTS: &[&str] = &[
@@ -112,6 +109,12 @@ pub const BACKEND_TESTS: &[&str] = &[
     "fork_mid_read",
     "key_registers",
 ];
+
+/// The [`BACKEND_TESTS`] that run again, in release, with the default backend: those whose
+/// point is what an optimised build leaves in memory and registers, or that only exist in
+/// one. The `test` step runs the others with the default backend already.
+pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] =
+    &["numa_erasure", "fork_mid_read", "key_registers"];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy
 /// of the workspace after `cargo update`: what `cargo add scalrand` resolves today).
@@ -195,3 +198,109 @@ pub const OTHER_TARGETS: &[(&str, &str)] = &[
 /// The flags of the facade's `getrandom_backend` test: getrandom (0.3 and 0.4) built for its
 /// custom backend, which the `getrandom-backend` feature defines.
 pub const GETRANDOM_BACKEND_RUSTFLAGS: &str = "--cfg getrandom_backend=\"custom\"";
+
+/// An emulated machine of `cargo xtask vm`: QEMU system emulation (TCG) of an x86_64 box with
+/// this many CPUs in these NUMA nodes, booting the distribution's kernel.
+pub struct Machine {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// What it models, for `--help` and the log.
+    pub about: &'static str,
+    /// QEMU's `-smp` argument.
+    pub smp: &'static str,
+    /// Each node's CPUs (a Linux CPU list; empty: a node with memory and no CPU). Every node
+    /// gets an equal share of [`VM_MEMORY_MIB`].
+    pub nodes: &'static [&'static str],
+    /// Extra kernel command-line arguments.
+    pub kernel_args: &'static str,
+}
+
+/// The emulated machines, in the order `cargo xtask vm` boots them.
+pub const MACHINES: &[Machine] = &[
+    Machine {
+        name: "four-nodes",
+        about: "16 CPUs in 4 nodes of 4 (4 sockets of 4 cores)",
+        smp: "16,sockets=4,cores=4",
+        nodes: &["0-3", "4-7", "8-11", "12-15"],
+        kernel_args: "",
+    },
+    Machine {
+        name: "uneven",
+        about: "nodes of 2, 6 and 8 CPUs and one of memory only; CPUs 12-15 offline at boot",
+        smp: "16",
+        nodes: &["0-1", "2-7", "8-15", ""],
+        kernel_args: "maxcpus=12",
+    },
+];
+
+/// Guest memory, split evenly between the nodes.
+pub const VM_MEMORY_MIB: usize = 2048;
+
+/// Seconds one emulated machine may run (boot, tests, power-off) before it is stopped.
+pub const VM_TIMEOUT_SECS: u64 = 420;
+
+/// What runs inside the emulated machines, in order: (package, test target, arguments to the
+/// test harness, extra environment, machine). All release builds, copied into the guest's
+/// initramfs; the pool's are built with the `hwloc` feature. `SCALRAND_GUEST_RSEQ` tells
+/// `numa_guest` whether glibc registers rseq in that run. A machine of `""` is every machine;
+/// the long suites (fork, erasure, signals: half a minute to a minute each under TCG) run
+/// on one.
+pub const VM_TESTS: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "scalrand-pool",
+        "numa_guest",
+        "--ignored --test-threads=1",
+        "SCALRAND_GUEST_RSEQ=on",
+        "",
+    ),
+    (
+        "scalrand-pool",
+        "numa_guest",
+        "--ignored --test-threads=1",
+        "SCALRAND_GUEST_RSEQ=off GLIBC_TUNABLES=glibc.pthread.rseq=0",
+        "",
+    ),
+    ("scalrand-pool", "numa_rseq", "--test-threads=4", "", ""),
+    (
+        "scalrand-pool",
+        "numa_fork",
+        "--test-threads=4",
+        "",
+        "four-nodes",
+    ),
+    (
+        "scalrand-fastprng",
+        "percpu",
+        "--test-threads=4",
+        "",
+        "four-nodes",
+    ),
+    (
+        "scalrand-pool",
+        "numa_erasure",
+        "--test-threads=4",
+        "",
+        "uneven",
+    ),
+    (
+        "scalrand-pool",
+        "numa_hostile",
+        "--test-threads=4",
+        "",
+        "uneven",
+    ),
+    ("scalrand", "fork_threads", "--test-threads=4", "", "uneven"),
+];
+
+/// The scaling harness (`scalrand-benches`'s `scaling` program) runs on this machine after
+/// the tests, with these arguments: every row once at 16 threads, to its end. Its figures
+/// mean nothing under TCG; that it finishes does.
+pub const VM_SCALING: (&str, &str) = (
+    "four-nodes",
+    "--threads 16 --duration-ms 20 --repeat 1 --quiet --out /tmp/scaling",
+);
+
+/// Packages installed from the distribution for `cargo xtask vm`: `qemu-system-x86`
+/// (`qemu-system-x86_64`), `linux-image-amd64` (the kernel, in `/boot`), `busybox-static`
+/// (the guest's shell) and `cpio` (the initramfs).
+pub const VM_BUSYBOX: &str = "/bin/busybox";

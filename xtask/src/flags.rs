@@ -4,7 +4,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::ci::Step;
+use crate::step::Step;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -14,7 +14,9 @@ Examples:
   cargo xtask ci --list                     the steps, in order
   cargo xtask scaling --threads 1,2 --filter crypto
   cargo xtask fuzz --seconds 60 numa_pools
-  cargo xtask stats xoroshiro128plusplus --dieharder";
+  cargo xtask stats xoroshiro128plusplus --dieharder
+  cargo xtask vm --machine uneven           one emulated NUMA machine
+  cargo xtask vm --break-detection shuffle  the routing checks must fail";
 
 /// The project's automation: CI, the scaling harness, no_std builds, loom, fuzzing and
 /// statistical batteries.
@@ -42,6 +44,9 @@ pub enum Command {
     Fuzz(Fuzz),
     /// A generator's raw output, its smoke scores, or a dieharder run over it
     Stats(Stats),
+    /// Boot emulated many-CPU, multi-node machines (QEMU, TCG) and run the pools', fastprng's
+    /// and the facade's release tests inside them
+    Vm(Vm),
 }
 
 /// `cargo xtask ci`.
@@ -56,6 +61,42 @@ pub struct Ci {
     /// Print the steps that would run, in order, and exit
     #[arg(long)]
     pub list: bool,
+}
+
+/// `cargo xtask vm`.
+#[derive(Debug, Args)]
+pub struct Vm {
+    /// Boot only this machine (repeatable) [default: every machine]
+    #[arg(long, value_name = "NAME",
+          value_parser = clap::builder::PossibleValuesParser::new(
+              crate::config::MACHINES.iter().map(|m| m.name)))]
+    pub machine: Vec<String>,
+    /// Hand the pools a wrong topology inside the guest and succeed only if the routing
+    /// checks fail
+    #[arg(long, value_name = "HOW")]
+    pub break_detection: Option<Broken>,
+    /// Print the machines and exit
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// How `cargo xtask vm --break-detection` breaks the topology the pools get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Broken {
+    /// One node of every CPU
+    OneNode,
+    /// The detected nodes rotated by one
+    Shuffle,
+}
+
+impl Broken {
+    /// Its name on the command line and in the guest's environment.
+    pub fn name(self) -> &'static str {
+        match self {
+            Broken::OneNode => "one-node",
+            Broken::Shuffle => "shuffle",
+        }
+    }
 }
 
 /// `cargo xtask scaling ARGS...`: the arguments go to the harness as they are.
@@ -87,6 +128,12 @@ pub struct Fuzz {
     /// No progress bar; libFuzzer's output goes to the terminal as it comes
     #[arg(long, short)]
     pub quiet: bool,
+    /// Targets fuzzed at once, each libFuzzer process keeping one core busy (above 1: no
+    /// progress bar, each target's output printed whole when it ends)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = crate::bench_args::at_least_one::<usize>("a number of jobs"),
+          allow_negative_numbers = true)]
+    pub jobs: usize,
     /// Targets to fuzz, each a `[[bin]]` of fuzz/Cargo.toml [default: every target of `cargo
     /// fuzz list`]
     #[arg(value_name = "TARGET")]

@@ -3,14 +3,15 @@
 //!
 //! When the bar is shown (stderr is a terminal and no `--quiet`), libFuzzer's own output goes
 //! to `target/fuzz-logs/TARGET.log` so it does not tear the bar; otherwise (CI, `--quiet`) it
-//! goes to the terminal as before.
+//! goes to the terminal as before. With `--jobs N` (CI runs 2), N targets fuzz at once, each
+//! one's output printed whole when it ends.
 
 use std::fs::File;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cmd::cargo_nightly;
+use crate::cmd::{cargo_nightly, run_parallel};
 use crate::{Result, flags, project_root};
 
 /// Every target `cargo fuzz list` names.
@@ -86,8 +87,8 @@ pub fn run(flags: &flags::Fuzz) -> Result {
         flags.targets.clone()
     };
     let root = project_root();
-    let bar = progress(targets.len() as u64, flags.quiet);
     let logs = root.join("target/fuzz-logs");
+    let mut commands = Vec::new();
     for t in &targets {
         // New inputs go to the (ignored) working corpus, the first directory; the committed
         // seeds (a minimised corpus of the long campaigns, plus any crash turned regression
@@ -113,6 +114,15 @@ pub fn run(flags: &flags::Fuzz) -> Result {
             // Stops at N executions or after --seconds, whichever comes first.
             c = c.arg(format!("-runs={n}"));
         }
+        commands.push(c);
+    }
+    if flags.jobs > 1 {
+        // Several targets at once, each libFuzzer process on a core of its own; each
+        // target's output is printed whole when it ends.
+        return run_parallel(commands, flags.jobs, &logs);
+    }
+    let bar = progress(targets.len() as u64, flags.quiet);
+    for (t, c) in targets.iter().zip(commands) {
         bar.set_message(format!("{t} (up to {} s)", flags.seconds));
         if bar.is_hidden() {
             c.run()?;

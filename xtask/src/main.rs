@@ -14,6 +14,7 @@ use clap::Parser;
 
 // The benchmark tools' command line, declared once in the benches package and parsed here
 // too, so help and bad input are answered before the benches are built.
+mod artifacts;
 #[path = "../../benches/src/args.rs"]
 mod bench_args;
 mod ci;
@@ -27,6 +28,8 @@ mod loom;
 mod no_std;
 mod scaling;
 mod stats;
+mod step;
+mod vm;
 
 /// What a command reports when it fails.
 type Result<T = ()> = std::result::Result<T, String>;
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         flags::Command::Loom => loom::run(),
         flags::Command::Fuzz(f) => fuzz::run(&f),
         flags::Command::Stats(f) => stats::run(&f),
+        flags::Command::Vm(f) => vm::run(&f),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,6 +24,7 @@ fn help_lists_every_command() {
             "loom",
             "fuzz",
             "stats",
+            "vm",
             "Examples:",
         ],
     );
@@ -58,6 +59,7 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "doc-links",
             "fresh-crate",
             "bench-build",
+            "numa-vm",
             "no-std",
             "loom",
             "fuzz-build",
@@ -209,4 +211,34 @@ fn arguments_are_checked_before_building() {
             "{args:?} tried to build: {err}"
         );
     }
+}
+
+#[test]
+fn vm_machines_and_breakage_are_checked_before_building() {
+    let out = xtask().args(["vm", "--list"]).output().unwrap();
+    assert!(out.status.success());
+    let list = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        list.contains("four-nodes") && list.contains("uneven"),
+        "{list}"
+    );
+
+    let out = xtask()
+        .args(["vm", "--machine", "eight-nodes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("eight-nodes") && err.contains("four-nodes") && err.contains("uneven"),
+        "{err}"
+    );
+
+    let out = xtask()
+        .args(["vm", "--break-detection", "sideways"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("sideways") && err.contains("shuffle"), "{err}");
 }

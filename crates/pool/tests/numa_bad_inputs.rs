@@ -226,3 +226,41 @@ fn bad_sysfs() {
         Err(NumaError::Source(_))
     ));
 }
+
+/// An offline CPU is missing from its node's `cpulist` but keeps its `cpuM` link: it stays
+/// in its node (a machine booted with `maxcpus=`, or a CPU taken offline).
+#[test]
+fn sysfs_offline_cpus_keep_their_node() {
+    let dir = std::env::temp_dir().join(format!("scalrand-numa-offline-{}", std::process::id()));
+    for (node, list, links) in [
+        ("node0", "0-1\n", &[0, 1][..]),
+        ("node1", "2,4-7\n", &[2, 3, 4, 5, 6, 7]),
+        ("node2", "8-11\n", &[8, 9, 10, 11, 12, 13, 14, 15]),
+        ("node3", "\n", &[]),
+    ] {
+        let d = dir.join(node);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("cpulist"), list).unwrap();
+        for cpu in links {
+            // sysfs holds symbolic links to the CPU devices; a plain directory reads the same.
+            std::fs::create_dir_all(d.join(format!("cpu{cpu}"))).unwrap();
+        }
+        std::fs::create_dir_all(d.join("cpumap_not_a_cpu")).unwrap();
+    }
+    let t = Topology::from_sysfs_dir(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        t,
+        Topology::from_nodes(vec![
+            vec![0, 1],
+            (2..8).collect(),
+            (8..16).collect(),
+            vec![]
+        ])
+    );
+    let p = NodePools::from_seed(t, &[7; 32]).unwrap();
+    let mut b = [0u8; 16];
+    p.fill_bytes_on_cpu(13, &mut b);
+    let reads: Vec<usize> = p.node_stats().iter().map(|n| n.reads).collect();
+    assert_eq!(reads, [0, 0, 1, 0], "CPU 13 is node 2's");
+}

@@ -234,8 +234,17 @@ impl Topology {
     }
 
     /// Reads the topology from Linux sysfs: one node per `/sys/devices/system/node/nodeN`,
-    /// CPUs from its `cpulist`. Node numbers may have gaps; nodes are listed in ascending
-    /// number, so node `i` here is the `i`-th node sysfs lists.
+    /// its CPUs those of its `cpulist` and of its `cpuM` links. Node numbers may have gaps;
+    /// nodes are listed in ascending number, so node `i` here is the `i`-th node sysfs lists.
+    ///
+    /// `cpulist` prints `cpumask_of_node`, which x86 updates as CPUs go online and offline,
+    /// so it names the node's *online* CPUs only; a `cpuM` link is made when a present CPU is
+    /// registered and removed only when it is unregistered (Linux `drivers/base/node.c`,
+    /// `register_cpu_under_node`), online or not. Reading both puts a CPU that is offline
+    /// now (booted with `maxcpus=`, or taken offline through
+    /// `/sys/devices/system/cpu/cpuM/online`) in its own node, so when it comes online its
+    /// reads go to that node's pool rather than to the remap for CPUs outside the topology.
+    /// A CPU that is not present (hot-added later) has neither.
     ///
     /// # Errors
     /// [`NumaError::Source`] when the directory is missing (no NUMA support, not Linux) or a
@@ -268,7 +277,26 @@ impl Topology {
             };
             let text = std::fs::read_to_string(entry.path().join("cpulist"))
                 .map_err(|_| NumaError::Source("cannot read a node's cpulist"))?;
-            numbered.push((num, Self::parse_cpulist(&text)?));
+            let mut cpus = Self::parse_cpulist(&text)?;
+            let links = std::fs::read_dir(entry.path())
+                .map_err(|_| NumaError::Source("cannot read a node's directory"))?;
+            for link in links.flatten() {
+                let name = link.file_name();
+                let Some(cpu) = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("cpu"))
+                    .and_then(|n| n.parse::<usize>().ok())
+                else {
+                    continue;
+                };
+                if cpu > MAX_CPU_ID {
+                    return Err(NumaError::CpuIdTooLarge { cpu });
+                }
+                cpus.push(cpu);
+            }
+            cpus.sort_unstable();
+            cpus.dedup();
+            numbered.push((num, cpus));
         }
         if numbered.is_empty() {
             return Err(NumaError::Source("no node directories"));
@@ -294,6 +322,11 @@ impl Topology {
 
     /// This machine's topology as hwloc sees it: one node per hwloc `NUMANode` object, CPUs
     /// from its cpuset (OS numbering).
+    ///
+    /// hwloc lists a node's online CPUs only: a CPU that is offline when this runs is in no
+    /// node, and if it comes online later its reads take the remap for CPUs outside the
+    /// topology. [`Topology::from_sysfs`] (what [`Topology::detect`] uses) keeps such CPUs
+    /// in their nodes.
     ///
     /// # Errors
     /// [`NumaError::Source`] when hwloc fails.

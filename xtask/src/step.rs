@@ -1,0 +1,84 @@
+//! The CI steps, as a type of their own: [`crate::flags`] parses them and [`crate::ci`] runs
+//! them, and neither needs the other for it.
+
+use clap::ValueEnum;
+
+/// The CI steps, declared in the order CI runs them; `--only` / `--skip` take their names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Step {
+    /// rustfmt --check, the workspace and fuzz/
+    Fmt,
+    /// clippy -D warnings, every target and feature
+    Clippy,
+    /// every test, then the shuffle shape check in release, then the OS layer's tests with
+    /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux, then the
+    /// facade's getrandom-backend test with getrandom built for the custom backend
+    Test,
+    /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
+    /// tests once per forced ChaCha backend (AVX2, SSE2, portable); with the default backend
+    /// (AVX-512 where the CPU has it; `test` ran its other tests) the erasure, fork-mid-read
+    /// (the facade's too) and register tests, then fork-mid-read and registers again with
+    /// rseq off: all in the workspace's release build, the backend forced for the pool alone
+    Backends,
+    /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
+    /// builds (every target, once), and the OS layer's, the pools' and the facade's test
+    /// binaries of that build pass
+    LatestDeps,
+    /// the OS layer's, fastprng's and the pools' tests (fork tests and the NEON ChaCha backend
+    /// included) on aarch64 Linux under qemu-user, whose `madvise` accepts anything: fork
+    /// detection must take the pid path
+    Aarch64Qemu,
+    /// every library crate's and the facade's tests on x86_64 Windows (gnu) under wine, debug
+    /// builds, in a wine prefix of the step's own that gets a `ProcessPrng` shim
+    WindowsWine,
+    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD, NetBSD and wasm32
+    /// (browser and WASI)
+    OtherTargets,
+    /// the library crates without std on the host: clippy and tests
+    NoDefaultFeatures,
+    /// rustdoc -D warnings
+    Doc,
+    /// every relative link, image and anchor in the facade's rendered docs resolves
+    DocLinks,
+    /// a new crate with only the README's dependency lines builds and runs each README
+    /// example (the quick start, async hashing included)
+    FreshCrate,
+    /// the criterion benches build (in the release build the other steps share), and each
+    /// benchmark runs once (`-- --test`), so a bench whose setup no longer holds fails here
+    /// rather than on a user's `cargo bench`
+    BenchBuild,
+    /// emulated x86_64 machines with 16 CPUs in several NUMA nodes (QEMU system emulation,
+    /// the distribution's kernel): the pools', fastprng's and the facade's release tests
+    /// inside, rseq on and off, CPUs brought online and taken offline under readers, a
+    /// process confined to high CPU ids, the scaling harness at 16 threads (`cargo xtask
+    /// vm`); then one machine again with its node map rotated, where the routing checks must
+    /// fail. After `bench-build`, whose release build it reuses
+    NumaVm,
+    /// the no_std builds (`cargo xtask no-std`)
+    NoStd,
+    /// the OS layer linted under the loom cfg, then every loom model (`cargo xtask loom`)
+    Loom,
+    /// miri over the tests that need no FFI, inline assembly, signals or fork
+    Miri,
+    /// ThreadSanitizer and AddressSanitizer over the stress tests
+    Sanitizers,
+    /// every cargo-fuzz target builds
+    FuzzBuild,
+    /// every fuzz target runs a short while
+    FuzzSmoke,
+    /// every publishable crate packages and builds on its own
+    Package,
+}
+
+impl Step {
+    /// Every step, in CI's order.
+    pub fn all() -> &'static [Step] {
+        Step::value_variants()
+    }
+
+    /// The step's name on the command line (`no-default-features`).
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_owned())
+    }
+}
