@@ -70,6 +70,9 @@ cpufeatures::new!(clear_avx512_cpuid, "avx512f");
 /// them is caller-saved (x86-64 System V ABI, section 3.2.1; AAPCS64 for the upper halves of
 /// `v8`–`v15`), so the compiler keeps nothing of its own in them across this call.
 ///
+/// On x86_64 the general-purpose registers a key copy passes through are zeroed too
+/// (`clear_gprs`).
+///
 /// The one place registers are cleared: after the whole keystream or block call (the bulk
 /// backends, then the single-block SSE2 function that every x86_64 path runs for a last
 /// partial block, or code the compiler vectorised in the portable backend), after the last
@@ -91,6 +94,7 @@ pub(crate) fn clear_vector_registers() {
         } else {
             clear_xmm();
         }
+        clear_gprs();
     }
     #[cfg(all(
         target_arch = "aarch64",
@@ -99,6 +103,28 @@ pub(crate) fn clear_vector_registers() {
         not(miri)
     ))]
     clear_neon();
+}
+
+/// Zeroes the general-purpose registers a key copy may pass through, the callee-saved ones
+/// (`r12`–`r15`) included: left there, a later function's prologue pushes them onto the
+/// stack, where a fork child finds them. The compiler saves and restores around this call
+/// any value of its own that lives in them.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+fn clear_gprs() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "xor eax, eax", "xor ecx, ecx", "xor edx, edx", "xor esi, esi", "xor edi, edi",
+            "xor r8d, r8d", "xor r9d, r9d", "xor r10d, r10d", "xor r11d, r11d",
+            "xor r12d, r12d", "xor r13d, r13d", "xor r14d, r14d", "xor r15d, r15d",
+            out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _, out("rdi") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nomem, nostack),
+        );
+    }
 }
 
 /// `vzeroall`: `ymm0`–`ymm15` (and the upper bits of `zmm0`–`zmm15`) zeroed.
