@@ -5,8 +5,10 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use scalrand_fuzz::with_buf;
-use scalrand_pool::numa::{CHECK_EVERY_BYTES, INIT_BITS, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology, Unseeded};
-use scalrand_pool::chacha::{CHUNK_LEN};
+use scalrand_pool::chacha::CHUNK_LEN;
+use scalrand_pool::numa::{
+    CHECK_EVERY_BYTES, INIT_BITS, MAX_CPU_ID, MAX_NODES, NodePools, NumaError, Topology, Unseeded,
+};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
