@@ -8,10 +8,8 @@ use super::vocab::KEY_LEN;
 /// Stack bytes below the caller's frame that [`wipe_stack`] zeroes after every backend call:
 /// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
 /// (`backend_stack_depth_is_within_the_wipe`, which paints the stack, runs each call and finds
-/// the lowest byte written: about 1.2 KiB for the AVX2 backend in an optimised x86_64
-/// build; the AVX-512 backend's frame is smaller). Builds without optimisation spill every
-/// temporary and keep deeper frames (about 21 KiB for AVX2; the AVX-512 transpose's
-/// temporaries reach past 16 KiB), so they wipe 64 KiB.
+/// the lowest byte written, with a margin it checks). Builds without optimisation spill every
+/// temporary and keep frames many times deeper, so they wipe 64 KiB.
 #[cfg(not(debug_assertions))]
 pub(crate) const WIPE_DEPTH: usize = 2048;
 /// See the optimised builds' value.

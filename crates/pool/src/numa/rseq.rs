@@ -1,7 +1,7 @@
 //! Small reads without the slot lock: per-CPU batches read in restartable sequences (Linux,
 //! x86_64, glibc ≥ 2.35 registering rseq for every thread; keys in wipe-on-fork memory).
 //!
-//! The locked read path (`slot.rs`) pays one `lock cmpxchg` per read, about a third of a
+//! The locked read path (`slot.rs`) pays one `lock cmpxchg` per read, a large share of a
 //! 32-byte read's cost beside the cipher. Here the reader instead runs one short restartable
 //! sequence on its CPU's slot. This file is the slot container and its refill policy:
 //! [`RseqSlots`], one slot per CPU number in wipe-on-fork memory, whose `fill` serves a read

@@ -159,8 +159,8 @@ impl SlotState {
 
 /// Copies `src` into `dest` (same length) and zeroes `src`. Reads of up to 64 bytes, the
 /// common case of a CSPRNG (keys, nonces, tokens), use two overlapping fixed-size moves
-/// inline instead of calls to `memcpy` and `memset`, which cost as much as the rest of a
-/// 32-byte read put together.
+/// inline instead of calls to `memcpy` and `memset`, whose call overhead would dominate a
+/// 32-byte read.
 #[inline]
 fn move_and_wipe(src: &mut [u8], dest: &mut [u8]) {
     fn pair<const K: usize>(src: &mut [u8], dest: &mut [u8]) {

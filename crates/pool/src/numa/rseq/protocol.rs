@@ -232,7 +232,7 @@ impl Refill<'_> {
                 let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
                 // SAFETY: the old active buffer: after the commit no reader reads it, and the
                 // next writer of it is the next refill, which needs the lock held here. Plain
-                // stores (`zeroize`'s byte-wise volatile ones cost as much as the keystream):
+                // stores (`zeroize`'s byte-wise volatile ones are many times slower):
                 // the buffer is shared memory that is read again, so they are not dead.
                 unsafe { core::ptr::write_bytes(bufs.add((self.from & 1) as usize), 0, 1) };
                 self.from = to;
