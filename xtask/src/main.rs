@@ -1,7 +1,7 @@
 //! `cargo xtask`: the project's automation, in Rust so it runs wherever cargo does.
 //!
 //! Laid out after rust-analyzer's xtask: the flags are declared in [`flags`], each command
-//! lives in its own file, the CI steps are an enum ([`ci::Step`]), the package and target
+//! lives in its own file, the CI steps are an enum ([`step::Step`]), the package and target
 //! tables are data in [`config`], and every process starts through the small helper in
 //! [`cmd`]. `cargo xtask --help` lists the commands.
 
