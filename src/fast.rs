@@ -43,10 +43,10 @@
 //! - Each thread's state records the [fork generation](scalrand_os::fork::generation) it was
 //!   seeded in, and every draw compares it first (on Linux, a word of wipe-on-fork memory: two
 //!   loads). In a child the generation differs, and the first draw seeds the thread's state
-//!   afresh from the child's own [`global`] generator. A [`seed`]ed stream is not continued in
-//!   a child either.
-//! - The [`global`] [`PerCpuWyRand`] (which seeds each thread's state, and which [`with`] and
-//!   [`fill_u64`] use) is a per-process [`scalrand_os::global::Global`]: it records the fork
+//!   afresh with 8 bytes from the OS (no allocation, no lock: safe in the child of a raw
+//!   `SYS_fork` of a multi-threaded program). A [`seed`]ed stream is not continued in a child
+//!   either.
+//! - The [`global`] [`PerCpuWyRand`] (which [`with`] and [`fill_u64`] use) is a per-process [`scalrand_os::global::Global`]: it records the fork
 //!   generation it was built in, and a child sees a different one and builds its own, from the
 //!   OS. A `&'static` handle from [`global`] taken *before* the fork keeps pointing at the
 //!   pre-fork generator, which stays valid (it is never freed); take a new one in the child.

@@ -1,7 +1,7 @@
 //! Where the words come from: the calling thread's wyrand state that the one-liners draw from
-//! (and [`seed`] and [`get_seed`] act on), checked against the fork generation on every word;
-//! and the lazily built per-CPU [`global`] generator, which seeds each thread's state and
-//! which [`with`] and [`fill_u64`] use.
+//! (and [`seed`] and [`get_seed`] act on), seeded from the OS and checked against the fork
+//! generation on every word; and the lazily built per-CPU [`global`] generator, which [`with`]
+//! and [`fill_u64`] use.
 
 use core::cell::Cell;
 
@@ -106,12 +106,18 @@ pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
     })
 }
 
-/// Seeds the calling thread's state for fork generation `generation` from the [`global`]
-/// generator (per process image: a fork child's is new, seeded from the OS) and returns it.
+/// Seeds the calling thread's state for fork generation `generation` with 8 bytes from the
+/// OS (from the time and addresses if the OS refuses) and returns it. No allocation and no
+/// lock: a child of a raw `SYS_fork` in a multi-threaded program, whose allocator lock another
+/// thread may have held at the fork, draws safely.
 #[cold]
 #[inline(never)]
 fn seed_thread(l: &Local, generation: usize) -> u64 {
-    let state = global().next_u64();
+    let mut b = [0u8; 8];
+    let state = match scalrand_os::entropy::fill(&mut b) {
+        Ok(()) => u64::from_le_bytes(b),
+        Err(_) => weak_seed() ^ (core::ptr::from_ref(l) as u64),
+    };
     l.state.set(state);
     l.generation.set(generation);
     state
