@@ -81,7 +81,7 @@ std::thread_local! {
 
 /// The next output word of the calling thread's stream: what every one-liner draws from. A
 /// state seeded in another process image (a fork child's first draw, however it was forked)
-/// or never seeded is seeded from the [`global`] generator first.
+/// or never seeded is seeded from the OS first.
 #[inline]
 pub(crate) fn next_word() -> u64 {
     with_thread(WyRand::next_raw)
@@ -192,12 +192,5 @@ pub fn seed(seed: u64) {
 /// ```
 #[must_use]
 pub fn get_seed() -> u64 {
-    let generation = scalrand_os::fork::generation();
-    LOCAL.with(|l| {
-        if l.generation.get() == generation {
-            l.state.get()
-        } else {
-            seed_thread(l, generation)
-        }
-    })
+    with_thread(|w| w.state())
 }
