@@ -15,14 +15,21 @@
 //! to [`LEVELS`] levels. Past that, or where the OS offers no wipe-on-fork memory
 //! ([`Scratch::wipes_on_fork`]), the frame is ordinary memory: a child then finds the
 //! secrets of the calls that were in flight at the fork, and nothing else (frames are zero
-//! while free). Async-signal-safe as long as no new level is needed: a signal handler that
-//! interrupts a call which holds a frame simply takes another one.
+//! while free).
+//!
+//! Async-signal-safe where [`WipeOnFork::new`] maps memory of its own (Linux, Android,
+//! FreeBSD, OpenBSD with `std`): a signal handler that interrupts a call which holds a frame
+//! takes another one, and a new level is an `mmap`, never an allocator call (the allocator's
+//! lock may be held by the very code the handler interrupted). A level that another caller
+//! is mapping at that moment is passed by, never waited for. Elsewhere a new level comes
+//! from the heap.
 
 // Plain atomics, also under loom: frames are not part of what the loom models check.
 use crate::wipe::{WipeOnFork, ZeroValid};
+use core::cell::UnsafeCell;
 use core::fmt;
-use core::sync::atomic::AtomicBool;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use crossbeam_utils::CachePadded;
 
 /// Levels of frames at most; level `i` holds `base << i` frames.
@@ -31,7 +38,7 @@ pub const LEVELS: usize = 8;
 /// One frame: a busy flag and the value, on cache lines of their own.
 struct Frame<T> {
     busy: AtomicBool,
-    value: core::cell::UnsafeCell<T>,
+    value: UnsafeCell<T>,
 }
 
 // SAFETY: a zero `AtomicBool` is `false` (free); `T` is zero-valid, and `UnsafeCell<T>` has
@@ -43,11 +50,24 @@ unsafe impl<T: ZeroValid> ZeroValid for Frame<T> {}
 pub struct Scratch<T: ZeroValid> {
     base: usize,
     heap: bool,
-    levels: [AtomicPtr<WipeOnFork<CachePadded<Frame<T>>>>; LEVELS],
+    levels: [Level<T>; LEVELS],
 }
 
+/// One level: [`EMPTY`], [`MAPPING`] (one caller is mapping it; everyone else passes it by)
+/// or [`READY`] (`mem` is written and stays until `drop`).
+struct Level<T: ZeroValid> {
+    state: AtomicU8,
+    mem: UnsafeCell<MaybeUninit<WipeOnFork<CachePadded<Frame<T>>>>>,
+}
+
+const EMPTY: u8 = 0;
+const MAPPING: u8 = 1;
+const READY: u8 = 2;
+
 // SAFETY: a frame's value is reached only by the one thread that set its busy flag (acquire)
-// until it clears it (release); `T: Send` lets that thread be any thread.
+// until it clears it (release); `T: Send` lets that thread be any thread. A level's `mem` is
+// written once, by the one caller that moved its state from EMPTY to MAPPING, and read only
+// after the state is READY (release/acquire).
 unsafe impl<T: ZeroValid + Send> Sync for Scratch<T> {}
 // SAFETY: `Scratch` owns its frames like a `Vec` of boxes.
 unsafe impl<T: ZeroValid + Send> Send for Scratch<T> {}
@@ -78,7 +98,10 @@ impl<T: ZeroValid> Scratch<T> {
         let s = Self {
             base: base.max(1),
             heap,
-            levels: core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut())),
+            levels: core::array::from_fn(|_| Level {
+                state: AtomicU8::new(EMPTY),
+                mem: UnsafeCell::new(MaybeUninit::uninit()),
+            }),
         };
         s.level(0);
         s
@@ -86,24 +109,45 @@ impl<T: ZeroValid> Scratch<T> {
 
     /// Whether a fork child receives the frames zeroed (false where the OS cannot do it).
     pub fn wipes_on_fork(&self) -> bool {
-        let p = self.levels[0].load(Ordering::Acquire);
-        // SAFETY: a non-null level pointer is a live `Box` owned by `self` (see `level`).
-        !p.is_null() && unsafe { &*p }.wipes_on_fork()
+        self.ready(0).is_some_and(|l| l.wipes_on_fork())
     }
 
-    /// Level `i`, mapped on first use.
-    fn level(&self, i: usize) -> &WipeOnFork<CachePadded<Frame<T>>> {
-        let p = self.levels[i].load(Ordering::Acquire);
-        if !p.is_null() {
-            // SAFETY: non-null level pointers come from `Box::into_raw` below and are freed
-            // only in `drop`, which has `&mut self`.
-            return unsafe { &*p };
+    /// Level `i` if it is mapped.
+    #[inline]
+    fn ready(&self, i: usize) -> Option<&WipeOnFork<CachePadded<Frame<T>>>> {
+        let l = &self.levels[i];
+        if l.state.load(Ordering::Acquire) == READY {
+            // SAFETY: READY is stored (release) only after `mem` was written, and `mem` is
+            // dropped only in `drop`, which has `&mut self`.
+            Some(unsafe { (*l.mem.get()).assume_init_ref() })
+        } else {
+            None
+        }
+    }
+
+    /// Level `i`, mapped on first use; `None` while another caller maps it. That caller may
+    /// be the very call a signal handler interrupted: waiting for it would never end, so the
+    /// level is passed by (the next one, or the stack, serves).
+    ///
+    /// Mapping allocates nothing where [`WipeOnFork::new`] maps memory of its own (no
+    /// allocator lock, which the interrupted code may hold): only `mmap` and `madvise`,
+    /// both async-signal-safe.
+    fn level(&self, i: usize) -> Option<&WipeOnFork<CachePadded<Frame<T>>>> {
+        if let Some(l) = self.ready(i) {
+            return Some(l);
+        }
+        let l = &self.levels[i];
+        if l.state
+            .compare_exchange(EMPTY, MAPPING, Ordering::Acquire, Ordering::Acquire)
+            .is_err()
+        {
+            return self.ready(i);
         }
         let len = self.base << i;
         let init = |_| {
             CachePadded::new(Frame {
                 busy: AtomicBool::new(false),
-                value: core::cell::UnsafeCell::new(zeroed::<T>()),
+                value: UnsafeCell::new(zeroed::<T>()),
             })
         };
         let mem = if self.heap {
@@ -111,23 +155,11 @@ impl<T: ZeroValid> Scratch<T> {
         } else {
             WipeOnFork::new(len, init)
         };
-        let new = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(mem));
-        match self.levels[i].compare_exchange(
-            core::ptr::null_mut(),
-            new,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            // SAFETY: just published; freed only in `drop`.
-            Ok(_) => unsafe { &*new },
-            Err(theirs) => {
-                // SAFETY: `new` was never shared; `theirs` is a published level (as above).
-                unsafe {
-                    drop(alloc::boxed::Box::from_raw(new));
-                    &*theirs
-                }
-            }
-        }
+        // SAFETY: the EMPTY -> MAPPING exchange above made this caller the only writer of
+        // `mem`, and no reader looks at it before READY.
+        unsafe { (*l.mem.get()).write(mem) };
+        l.state.store(READY, Ordering::Release);
+        self.ready(i)
     }
 
     /// Runs `f` on a free frame (all zero when `f` gets it) and zeroes the frame afterwards.
@@ -136,7 +168,9 @@ impl<T: ZeroValid> Scratch<T> {
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
         for i in 0..LEVELS {
-            let level = self.level(i);
+            let Some(level) = self.level(i) else {
+                continue;
+            };
             let n = level.len();
             let start = hint % n;
             for k in 0..n {
@@ -204,11 +238,10 @@ fn zeroed<T: ZeroValid>() -> T {
 
 impl<T: ZeroValid> Drop for Scratch<T> {
     fn drop(&mut self) {
-        for l in &self.levels {
-            let p = l.load(Ordering::Acquire);
-            if !p.is_null() {
-                // SAFETY: published by `level` from `Box::into_raw`, freed once, here.
-                drop(unsafe { alloc::boxed::Box::from_raw(p) });
+        for l in &mut self.levels {
+            if *l.state.get_mut() == READY {
+                // SAFETY: READY means `mem` was written; it is dropped once, here.
+                unsafe { l.mem.get_mut().assume_init_drop() };
             }
         }
     }

@@ -56,6 +56,8 @@ pub struct WipeOnFork<T: ZeroValid> {
     len: usize,
     /// Bytes of the `mmap` holding the elements; 0 when they are a leaked `Box<[T]>`.
     mapped_bytes: usize,
+    /// Whether the kernel accepted (and can be trusted with) the wipe-on-fork advice.
+    wipes: bool,
     _owns: core::marker::PhantomData<T>,
 }
 
@@ -67,6 +69,12 @@ unsafe impl<T: ZeroValid + Sync> Sync for WipeOnFork<T> {}
 
 impl<T: ZeroValid> WipeOnFork<T> {
     /// `len` elements, element `i` initialised to `init(i)`.
+    ///
+    /// Where wipe-on-fork memory can exist (Linux, Android, FreeBSD, OpenBSD with `std`), the
+    /// elements are in an anonymous mapping of their own, wiped or not
+    /// ([`wipes_on_fork`](Self::wipes_on_fork) says which): no allocator lock is taken, so
+    /// `new` with an `init` that does not allocate is async-signal-safe there. Elsewhere, and
+    /// where `mmap` fails, they are on the heap.
     pub fn new(len: usize, init: impl FnMut(usize) -> T) -> Self {
         let mut init = init;
         if let Some(m) = mapped::new(len, &mut init) {
@@ -86,13 +94,14 @@ impl<T: ZeroValid> WipeOnFork<T> {
             ptr,
             len,
             mapped_bytes: 0,
+            wipes: false,
             _owns: core::marker::PhantomData,
         }
     }
 
     /// Whether a fork child receives this memory zeroed. False where the OS cannot do it.
     pub fn wipes_on_fork(&self) -> bool {
-        self.mapped_bytes != 0
+        self.wipes
     }
 }
 
@@ -146,11 +155,9 @@ cfg_wipe_on_fork! {
             if p == libc::MAP_FAILED {
                 return None;
             }
-            if !crate::fork::advise_wipe_on_fork(p, bytes) {
-                // SAFETY: `p` is the `bytes`-long mapping made above, used by nobody else.
-                unsafe { libc::munmap(p, bytes) };
-                return None;
-            }
+            // Refused (or untrusted) advice leaves an ordinary private mapping: still no
+            // allocator call, which keeps `new` async-signal-safe.
+            let wipes = crate::fork::advise_wipe_on_fork(p, bytes);
             let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
             // Drops what was written and unmaps if `init` unwinds half-way.
             let mut guard = Guard { ptr, len: 0, bytes };
@@ -165,6 +172,7 @@ cfg_wipe_on_fork! {
                 ptr,
                 len,
                 mapped_bytes: bytes,
+                wipes,
                 _owns: core::marker::PhantomData,
             })
         }
