@@ -20,9 +20,9 @@ pub enum Step {
     /// (the facade's too) and register tests, then fork-mid-read and registers again with
     /// rseq off: all in the workspace's release build, the backend forced for the pool alone
     Backends,
-    /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`)
-    /// builds (every target, once), and the OS layer's, the pools' and the facade's test
-    /// binaries of that build pass
+    /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`):
+    /// the OS layer's, the pools' and the facade's library and test targets build (once) and
+    /// their test binaries pass
     LatestDeps,
     /// the OS layer's, fastprng's and the pools' tests (fork tests and the NEON ChaCha backend
     /// included) on aarch64 Linux under qemu-user, whose `madvise` accepts anything: fork
@@ -48,11 +48,11 @@ pub enum Step {
     /// rather than on a user's `cargo bench`
     BenchBuild,
     /// emulated x86_64 machines with 16 CPUs in several NUMA nodes (QEMU system emulation,
-    /// the distribution's kernel): the pools', fastprng's and the facade's release tests
+    /// the distribution's kernel): the pools' and fastprng's release tests
     /// inside, rseq on and off, CPUs brought online and taken offline under readers, a
     /// process confined to high CPU ids, the scaling harness at 16 threads (`cargo xtask
-    /// vm`); then one machine again with its node map rotated, where the routing checks must
-    /// fail. After `bench-build`, whose release build it reuses
+    /// vm`); on one machine, after its tests, the routing test again with the node map
+    /// rotated, which must fail. After `bench-build`, whose release build it reuses
     NumaVm,
     /// the no_std builds (`cargo xtask no-std`)
     NoStd,

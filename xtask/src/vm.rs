@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use crate::artifacts::{TestBinary, build_executables, build_tests};
 use crate::cmd::{Cmd, cargo};
 use crate::config::{
-    MACHINES, Machine, VM_BUSYBOX, VM_MEMORY_MIB, VM_SCALING, VM_TESTS, VM_TIMEOUT_SECS,
+    MACHINES, Machine, VM_BUSYBOX, VM_CHECK_OF_CHECKS, VM_MEMORY_MIB, VM_SCALING, VM_TESTS,
+    VM_TIMEOUT_SECS,
 };
 use crate::{Result, flags, project_root};
 
@@ -31,11 +32,15 @@ const DONE: &str = "scalrand-vm: done, status ";
 /// The line a failed test binary leaves.
 const FAILED: &str = "scalrand-vm: FAILED";
 
+/// The line the check of the checks ([`VM_CHECK_OF_CHECKS`]) leaves when the routing test
+/// failed as it must.
+const CAUGHT: &str = "scalrand-vm: caught broken detection";
+
 /// The scaling harness's program (a `[[bin]]` of `scalrand-benches`).
 const SCALING: &str = "scaling";
 
 /// Programs the guest's `/init` calls, as busybox applets.
-const APPLETS: &[&str] = &["sh", "mount", "poweroff", "env", "echo", "cat"];
+const APPLETS: &[&str] = &["sh", "mount", "poweroff", "env", "echo", "cat", "grep"];
 
 /// `cargo xtask vm`.
 pub fn run(flags: &flags::Vm) -> Result {
@@ -169,6 +174,22 @@ fn init_script(m: &Machine, binaries: &[TestBinary], broken: bool) -> String {
     }
     if !broken && VM_SCALING.0 == m.name {
         s.push_str(&format!("run ./{SCALING} {}\n", VM_SCALING.1));
+    }
+    if !broken && VM_CHECK_OF_CHECKS.0 == m.name {
+        // The routing test with a wrong topology: it must fail, naming a misrouted CPU.
+        let b = VM_CHECK_OF_CHECKS.1.name();
+        s.push_str(&format!(
+            "echo \"scalrand-vm: run SCALRAND_GUEST_BREAK={b} ./numa_guest (must fail)\"\n\
+             if env SCALRAND_GUEST_BREAK={b} ./numa_guest --ignored --test-threads=1 every_cpu \
+             > /tmp/broken 2>&1; then\n\
+             \x20 echo \"{FAILED}: with detection broken ({b}) the routing checks passed\"; status=1\n\
+             elif grep misrouted /tmp/broken; then\n\
+             \x20 echo \"{CAUGHT} ({b})\"\n\
+             else\n\
+             \x20 cat /tmp/broken\n\
+             \x20 echo \"{FAILED}: with detection broken ({b}) no misrouted CPU was named\"; status=1\n\
+             fi\n"
+        ));
     }
     s.push_str(&format!("echo \"{DONE}$status\"\npoweroff -f\n"));
     s
@@ -337,6 +358,7 @@ fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>
     let mut status = None;
     let mut misrouted = Vec::new();
     let mut failed = Vec::new();
+    let mut caught = false;
     for line in BufReader::new(out).lines() {
         let line = line.map_err(|e| format!("[{label}] console: {e}"))?;
         eprintln!("[{}] {line}", m.name);
@@ -349,6 +371,7 @@ fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>
         if line.contains("misrouted") {
             misrouted.push(line.clone());
         }
+        caught |= line.contains(CAUGHT);
     }
     let exit = child
         .wait()
@@ -357,6 +380,10 @@ fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>
     match (status.as_deref(), broken) {
         (None, _) => Err(format!(
             "[{label}] the guest did not finish (qemu: {exit}; timeout {VM_TIMEOUT_SECS}s)"
+        )),
+        (Some("0"), None) if VM_CHECK_OF_CHECKS.0 == m.name && !caught => Err(format!(
+            "[{label}] the check of the checks (detection broken: {}) did not run",
+            VM_CHECK_OF_CHECKS.1.name()
         )),
         (Some("0"), None) => Ok(()),
         (Some(_), None) => Err(format!(
@@ -426,6 +453,11 @@ mod tests {
             assert!(all.contains("GLIBC_TUNABLES=glibc.pthread.rseq=0"));
             assert!(all.contains("./numa_guest --ignored --test-threads=1\n"));
             runs += all.matches("\nrun ").count();
+            assert_eq!(
+                all.contains("SCALRAND_GUEST_BREAK=shuffle ./numa_guest --ignored"),
+                m.name == VM_CHECK_OF_CHECKS.0,
+                "the check of the checks runs on one machine"
+            );
         }
         let everywhere = VM_TESTS.iter().filter(|t| t.4.is_empty()).count();
         assert_eq!(
