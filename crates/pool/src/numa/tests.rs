@@ -36,19 +36,21 @@ fn reseed_moves_every_generation_and_slots_follow() {
 fn byte_schedule_reseeds() {
     let p = two_nodes().with_reseed_policy(
         ReseedPolicy {
-            max_bytes: 100_000,
+            max_bytes: 1_000,
             max_interval_secs: 0,
         },
         scalrand_os::NoClock,
     );
     let g = p.node_stats()[0].generation;
-    let mut buf = alloc::vec![0u8; 4096];
-    for _ in 0..40 {
+    // The schedule is looked at every CHECK_EVERY_CALLS reads: 65 reads of 32 B are past it
+    // and past the byte limit.
+    let mut buf = [0u8; 32];
+    for _ in 0..=super::schedule::CHECK_EVERY_CALLS {
         p.fill_bytes_on_cpu(0, &mut buf);
     }
     assert!(
         p.node_stats()[0].generation > g,
-        "160 KB > 100 KB must reseed"
+        "2080 B > 1000 B must reseed"
     );
 }
 
