@@ -251,15 +251,24 @@ pub fn run(flags: &flags::Ci) -> Result {
     let mut result = Ok(());
     for s in steps {
         let started = Instant::now();
+        let cpu = children_cpu_secs();
         result = run_step(s);
-        times.push((s, started.elapsed().as_secs_f64()));
+        let cpu = children_cpu_secs()
+            .zip(cpu)
+            .map(|(after, before)| after - before);
+        times.push((s, started.elapsed().as_secs_f64(), cpu));
         if result.is_err() {
             break;
         }
     }
-    eprintln!("\nxtask ci: step times");
-    for (s, secs) in &times {
-        eprintln!("  {:<20} {:>6.0}s", s.name(), secs);
+    // CPU time beside wall time: a step whose CPU seconds are well under twice its wall
+    // seconds on a 2-core machine leaves a core idle part of the time.
+    eprintln!("\nxtask ci: step times (wall, and CPU time of the processes it ran)");
+    for (s, secs, cpu) in &times {
+        match cpu {
+            Some(c) => eprintln!("  {:<20} {:>6.0}s {:>7.0}s CPU", s.name(), secs, c),
+            None => eprintln!("  {:<20} {:>6.0}s", s.name(), secs),
+        }
     }
     let total = t.elapsed().as_secs_f64();
     match &result {
@@ -267,6 +276,19 @@ pub fn run(flags: &flags::Ci) -> Result {
         Err(_) => eprintln!("xtask ci: stopped after {total:.0}s"),
     }
     result
+}
+
+/// User and system CPU seconds of every child process this one has waited for (Linux:
+/// `cutime` and `cstime` of `/proc/self/stat`, in USER_HZ ticks, which are 100 a second on
+/// every architecture Linux has); `None` elsewhere.
+fn children_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces:
+    // field 3 (`state`) is the first; `cutime` and `cstime` are fields 16 and 17.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i - 3)?.parse::<f64>().ok();
+    Some((ticks(16)? + ticks(17)?) / 100.0)
 }
 
 /// The miri runs, two at a time: the interpreter keeps one core busy per run (cargo's build
