@@ -6,6 +6,108 @@
 /// Room for every lane of every register ([`dump`] fills the first lanes it returns).
 pub const MAX_LANES: usize = 128;
 
+/// Room for every general-purpose register [`dump_gprs`] reads.
+pub const MAX_GPRS: usize = 32;
+
+/// Where [`dump_gprs`] stores the registers first: a static reached by address alone (an
+/// RIP-relative store on x86_64), so that no register has to be loaded with a pointer before
+/// every register is saved. One dump at a time in a process.
+#[repr(C, align(16))]
+struct GprDump(core::cell::UnsafeCell<[u64; MAX_GPRS]>);
+
+// SAFETY: written only by `dump_gprs`, whose callers promise one dump at a time.
+unsafe impl Sync for GprDump {}
+
+#[unsafe(no_mangle)]
+static SCALRAND_TESTKIT_GPRS: GprDump = GprDump(core::cell::UnsafeCell::new([0; MAX_GPRS]));
+
+/// Writes the general-purpose registers as they are now to `out` and returns how many it
+/// wrote: `rax`, `rbx`, `rcx`, `rdx`, `rsi`, `rdi`, `rbp`, `r8`–`r15` on x86_64 (all but
+/// `rsp`); `x0`–`x28` on aarch64 (all but the frame pointer, the link register and `sp`); 0
+/// elsewhere. Call it right after the call under test, before anything else.
+///
+/// # Safety
+/// No other thread calls it at the same time (the registers pass through one static).
+#[inline(always)]
+pub unsafe fn dump_gprs(out: &mut [u64; MAX_GPRS]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: stores into the static through RIP-relative addresses only; no register is
+        // written; the caller keeps dumps apart.
+        unsafe {
+            core::arch::asm!(
+                "mov qword ptr [rip + {d}], rax",
+                "mov qword ptr [rip + {d} + 8], rbx",
+                "mov qword ptr [rip + {d} + 16], rcx",
+                "mov qword ptr [rip + {d} + 24], rdx",
+                "mov qword ptr [rip + {d} + 32], rsi",
+                "mov qword ptr [rip + {d} + 40], rdi",
+                "mov qword ptr [rip + {d} + 48], rbp",
+                "mov qword ptr [rip + {d} + 56], r8",
+                "mov qword ptr [rip + {d} + 64], r9",
+                "mov qword ptr [rip + {d} + 72], r10",
+                "mov qword ptr [rip + {d} + 80], r11",
+                "mov qword ptr [rip + {d} + 88], r12",
+                "mov qword ptr [rip + {d} + 96], r13",
+                "mov qword ptr [rip + {d} + 104], r14",
+                "mov qword ptr [rip + {d} + 112], r15",
+                d = sym SCALRAND_TESTKIT_GPRS,
+                options(nostack, preserves_flags),
+            );
+        }
+        copy_gprs(out, 15)
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        // SAFETY: `x0` goes to a 16-byte slot below the stack pointer (pushed and popped
+        // here), then `x0` holds the static's address and the others are stored there;
+        // `x0` and `x1` are declared clobbered; the caller keeps dumps apart.
+        unsafe {
+            core::arch::asm!(
+                "str x0, [sp, #-16]!",
+                "adrp x0, {d}",
+                "add x0, x0, :lo12:{d}",
+                "stp x1, x2, [x0, #8]",
+                "stp x3, x4, [x0, #24]",
+                "stp x5, x6, [x0, #40]",
+                "stp x7, x8, [x0, #56]",
+                "stp x9, x10, [x0, #72]",
+                "stp x11, x12, [x0, #88]",
+                "stp x13, x14, [x0, #104]",
+                "stp x15, x16, [x0, #120]",
+                "stp x17, x18, [x0, #136]",
+                "stp x19, x20, [x0, #152]",
+                "stp x21, x22, [x0, #168]",
+                "stp x23, x24, [x0, #184]",
+                "stp x25, x26, [x0, #200]",
+                "stp x27, x28, [x0, #216]",
+                "ldr x1, [sp], #16",
+                "str x1, [x0]",
+                d = sym SCALRAND_TESTKIT_GPRS,
+                out("x0") _,
+                out("x1") _,
+                options(preserves_flags),
+            );
+        }
+        copy_gprs(out, 29)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let _ = out;
+        0
+    }
+}
+
+/// The first `n` registers of the static into `out`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn copy_gprs(out: &mut [u64; MAX_GPRS], n: usize) -> usize {
+    // SAFETY: the dump just wrote the static; nothing else writes it now (the caller's
+    // promise).
+    let regs = unsafe { *SCALRAND_TESTKIT_GPRS.0.get() };
+    out[..n].copy_from_slice(&regs[..n]);
+    n
+}
+
 /// Writes the vector registers, lane by lane, to `out` and returns how many lanes it wrote
 /// (0 on other architectures). Call it right after the call under test: nothing in between
 /// may use a vector register.

@@ -68,8 +68,8 @@ cpufeatures::new!(clear_avx512_cpuid, "avx512f");
 /// them is caller-saved (x86-64 System V ABI, section 3.2.1; AAPCS64 for the upper halves of
 /// `v8`–`v15`), so the compiler keeps nothing of its own in them across this call.
 ///
-/// On x86_64 the general-purpose registers a key copy passes through are zeroed too
-/// (`clear_gprs`).
+/// The general-purpose registers a key copy passes through are zeroed too (`clear_gprs` on
+/// x86_64, `clear_gprs_aarch64` on aarch64).
 ///
 /// The one place registers are cleared: after the whole keystream or block call (the bulk
 /// backends, then the single-block SSE2 function that every x86_64 path runs for a last
@@ -101,6 +101,38 @@ pub(crate) fn clear_vector_registers() {
         not(miri)
     ))]
     clear_neon();
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    clear_gprs_aarch64();
+}
+
+/// Zeroes the general-purpose registers a key copy may pass through on aarch64: the
+/// caller-saved `x0`–`x17`, and the callee-saved `x20`–`x28` (`x19` is reserved to the
+/// compiler; `x18` is the platform register on some systems and left alone everywhere). Left
+/// there, key words reach the caller (the caller-saved ones) or a later function's prologue
+/// pushes them onto the stack (the callee-saved ones), where a fork child finds them. The
+/// compiler saves and restores around this call any value of its own that lives in them.
+#[cfg(all(target_arch = "aarch64", not(miri)))]
+#[inline(always)]
+fn clear_gprs_aarch64() {
+    // SAFETY: register-only instructions (no memory, no stack), and every register written is
+    // declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "mov x0, xzr", "mov x1, xzr", "mov x2, xzr", "mov x3, xzr", "mov x4, xzr",
+            "mov x5, xzr", "mov x6, xzr", "mov x7, xzr", "mov x8, xzr", "mov x9, xzr",
+            "mov x10, xzr", "mov x11, xzr", "mov x12, xzr", "mov x13, xzr", "mov x14, xzr",
+            "mov x15, xzr", "mov x16, xzr", "mov x17, xzr",
+            "mov x20, xzr", "mov x21, xzr", "mov x22, xzr", "mov x23, xzr", "mov x24, xzr",
+            "mov x25, xzr", "mov x26, xzr", "mov x27, xzr", "mov x28, xzr",
+            out("x0") _, out("x1") _, out("x2") _, out("x3") _, out("x4") _,
+            out("x5") _, out("x6") _, out("x7") _, out("x8") _, out("x9") _,
+            out("x10") _, out("x11") _, out("x12") _, out("x13") _, out("x14") _,
+            out("x15") _, out("x16") _, out("x17") _,
+            out("x20") _, out("x21") _, out("x22") _, out("x23") _, out("x24") _,
+            out("x25") _, out("x26") _, out("x27") _, out("x28") _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
 }
 
 /// Zeroes the general-purpose registers a key copy may pass through, the callee-saved ones
