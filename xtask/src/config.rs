@@ -137,8 +137,9 @@ pub const EMULATED_TESTS: &[&str] = &["scalrand-os", "scalrand-fastprng"];
 
 /// The pool's tests on [`EMULATED_TARGET`]: all but `numa_erasure` and `fork_mid_read`, whose
 /// memory scans would find the emulator's own copy of the guest's registers (qemu-user keeps
-/// them in its memory, which the guest's `/proc/self/mem` reads), not the pools', and
-/// `numa_guest`, which runs inside the emulated machines of `cargo xtask vm`.
+/// them in its memory, which the guest's `/proc/self/mem` reads), not the pools';
+/// `numa_guest`, which runs inside the emulated machines of `cargo xtask vm`; and
+/// `numa_hwloc`, whose feature needs the target's hwloc library.
 pub const EMULATED_POOL_TESTS: &[&str] = &[
     "fortuna_bad_inputs",
     "fortuna_concurrent",
