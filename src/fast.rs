@@ -41,8 +41,8 @@
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
 //! - Each thread's state records the [fork generation](crate::os::fork::generation) it was
-//!   seeded in, and every draw compares it first (on Linux, a word of wipe-on-fork memory: two
-//!   loads). In a child the generation differs, and the first draw seeds the thread's state
+//!   seeded in, and every draw compares it first (on Linux, a word of
+//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory): two loads). In a child the generation differs, and the first draw seeds the thread's state
 //!   afresh with 8 bytes from the OS (no allocation, no lock: safe in the child of a raw
 //!   `SYS_fork` of a multi-threaded program). A [`seed`]ed stream is not continued in a child
 //!   either.

@@ -17,6 +17,8 @@ pub mod fast;
 #[cfg_attr(docsrs, doc(cfg(feature = "getrandom-backend")))]
 pub mod getrandom_backend;
 
+pub mod glossary;
+
 #[cfg(feature = "std")]
 mod crypto;
 #[cfg(feature = "std")]
