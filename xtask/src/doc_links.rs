@@ -2,16 +2,18 @@
 //! builds it, and its rendered pages scanned for what rustdoc leaves broken without failing.
 //!
 //! docs.rs documents one crate per build (`cargo rustdoc --lib -Zrustdoc-map`, nightly, the
-//! crate's `[package.metadata.docs.rs]` rustdoc arguments) and links the crate's *direct*
-//! dependencies to their own docs.rs pages; nothing else is documented beside it. This step
-//! builds each crate the same way, one run each into an emptied `doc/` directory (rustdoc
-//! treats any crate whose directory it finds there as documented alongside), with
+//! features and rustdoc arguments of the crate's `[package.metadata.docs.rs]`) and links the
+//! crate's *direct* dependencies to their own docs.rs pages; nothing else is documented
+//! beside it. This step builds each crate the same way, with docs.rs's features and then with
+//! every feature, one run each into an emptied `doc/` directory (rustdoc treats any crate
+//! whose directory it finds there as documented alongside; the last run's pages stay), with
 //! `--extern-html-root-url` for each direct dependency, and scans that crate's pages for:
 //!
 //! - raw intra-doc link text: a `` [`Name`] `` that rustdoc could resolve but had no page to
 //!   link to (an item of a crate that is not a direct dependency, such as one whose docs are
 //!   inlined from a dependency and link into its own dependencies), which rustdoc prints as
-//!   written, brackets and all, without a warning;
+//!   written, brackets and all, without a warning (written `[text](path)`, such a link comes
+//!   out as a dead relative `href`, which the next check finds);
 //! - dead relative links: Markdown links to files (`[x](docs/y.md)`, dead on docs.rs),
 //!   images, and `#fragment`s that no page defines.
 //!
@@ -37,27 +39,32 @@ pub fn run() -> Result {
     let mut problems = Vec::new();
     for pkg in DOCS_RS_CRATES {
         let krate = Krate::new(&meta, pkg)?;
-        // Only this crate's pages may be there: rustdoc links into any crate it finds.
-        if doc.exists() {
-            std::fs::remove_dir_all(&doc)
-                .map_err(|e| format!("removing {}: {e}", doc.display()))?;
+        for features in krate.feature_sets() {
+            // Only this crate's pages may be there: rustdoc links into any crate it finds.
+            if doc.exists() {
+                std::fs::remove_dir_all(&doc)
+                    .map_err(|e| format!("removing {}: {e}", doc.display()))?;
+            }
+            // Nightly, as on docs.rs (the `--extern-html-root-url` map is unstable), the
+            // library target only.
+            let shown = if features.is_empty() {
+                "default features".to_owned()
+            } else {
+                features.join(" ")
+            };
+            let label = format!("doc-links {pkg} ({shown})");
+            cargo_nightly(&label, ["doc", "--lib", "--no-deps", "-p", pkg])
+                .args(&features)
+                .env(
+                    "CARGO_ENCODED_RUSTDOCFLAGS",
+                    krate.rustdoc_flags().join("\x1f"),
+                )
+                .env_remove("RUSTDOCFLAGS")
+                .run()?;
+            let found = check_tree(&doc, &doc.join(&krate.lib))?;
+            eprintln!("{label}: {} problem(s)", found.len());
+            problems.extend(found.into_iter().map(|p| format!("{pkg} ({shown}): {p}")));
         }
-        // Every feature (a superset of the pages docs.rs renders: the OS layer, fastprng and
-        // the pools list `std` alone for docs.rs), nightly as on docs.rs (the
-        // `--extern-html-root-url` map is unstable), the library target only.
-        cargo_nightly(
-            &format!("doc-links {pkg}"),
-            ["doc", "--lib", "--no-deps", "--all-features", "-p", pkg],
-        )
-        .env(
-            "CARGO_ENCODED_RUSTDOCFLAGS",
-            krate.rustdoc_flags().join("\x1f"),
-        )
-        .env_remove("RUSTDOCFLAGS")
-        .run()?;
-        let found = check_tree(&doc, &doc.join(&krate.lib))?;
-        eprintln!("doc-links: {pkg}: {} problem(s)", found.len());
-        problems.extend(found.into_iter().map(|p| format!("{pkg}: {p}")));
     }
     if problems.is_empty() {
         eprintln!("doc-links: every crate's pages, each documented alone, are clean");
@@ -95,6 +102,10 @@ struct Krate {
     lib: String,
     /// `[package.metadata.docs.rs] rustdoc-args`.
     rustdoc_args: Vec<String>,
+    /// The features docs.rs builds with, as cargo arguments: `--all-features` where the
+    /// metadata says `all-features = true`, else `--features` of its list (and
+    /// `--no-default-features` where it says so).
+    docs_rs_features: Vec<String>,
     /// `(crate name, docs.rs root)` of each direct normal dependency.
     deps: Vec<(String, String)>,
 }
@@ -121,12 +132,28 @@ impl Krate {
             .and_then(|t| t["name"].as_str())
             .ok_or_else(|| no("library target"))?
             .replace('-', "_");
-        let rustdoc_args = package["metadata"]["docs"]["rs"]["rustdoc-args"]
-            .as_array()
-            .unwrap_or(&empty)
-            .iter()
-            .filter_map(|a| a.as_str().map(str::to_owned))
-            .collect();
+        let docs_rs = &package["metadata"]["docs"]["rs"];
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap_or(&empty)
+                .iter()
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect()
+        };
+        let rustdoc_args = strings(&docs_rs["rustdoc-args"]);
+        let mut docs_rs_features = Vec::new();
+        if docs_rs["all-features"] == true {
+            docs_rs_features.push("--all-features".to_owned());
+        } else {
+            if docs_rs["no-default-features"] == true {
+                docs_rs_features.push("--no-default-features".to_owned());
+            }
+            let list = strings(&docs_rs["features"]);
+            if !list.is_empty() {
+                docs_rs_features.push("--features".to_owned());
+                docs_rs_features.push(list.join(","));
+            }
+        }
         let node = meta["resolve"]["nodes"]
             .as_array()
             .unwrap_or(&empty)
@@ -151,8 +178,21 @@ impl Krate {
         Ok(Self {
             lib,
             rustdoc_args,
+            docs_rs_features,
             deps,
         })
+    }
+
+    /// The feature sets the crate is documented with: docs.rs's (what docs.rs shows,
+    /// including a link that resolves only with a feature docs.rs leaves off), then every
+    /// feature where that is more (pages docs.rs does not render, scanned too).
+    fn feature_sets(&self) -> Vec<Vec<String>> {
+        let all = vec!["--all-features".to_owned()];
+        if self.docs_rs_features == all {
+            vec![all]
+        } else {
+            vec![self.docs_rs_features.clone(), all]
+        }
     }
 
     /// rustdoc's flags for the crate: warnings denied, docs.rs's arguments, and each direct
@@ -590,5 +630,41 @@ mod tests {
     fn rustdoc_own_files_are_not_checked() {
         let html = r#"<link href="../static.files/a.css"><a href="../static.files/x.html">s</a>"#;
         assert!(links(html).is_empty());
+    }
+    #[test]
+    fn a_docs_rs_build_from_metadata() {
+        let meta: Value = serde_json::from_str(
+            r#"{"packages": [
+                {"id": "a", "name": "scalrand-x", "version": "0.1.0",
+                 "targets": [{"kind": ["bin"], "name": "x-cli"}, {"kind": ["lib"], "name": "scalrand-x"}],
+                 "metadata": {"docs": {"rs": {"features": ["std", "serde"], "rustdoc-args": ["--cfg", "docsrs"]}}}},
+                {"id": "b", "name": "rand_core", "version": "0.10.1", "targets": []},
+                {"id": "c", "name": "proptest", "version": "1.6.0", "targets": []}
+            ], "resolve": {"nodes": [{"id": "a", "deps": [
+                {"name": "rand_core", "pkg": "b", "dep_kinds": [{"kind": null}]},
+                {"name": "proptest", "pkg": "c", "dep_kinds": [{"kind": "dev"}]}
+            ]}]}}"#,
+        )
+        .unwrap();
+        let k = Krate::new(&meta, "scalrand-x").unwrap();
+        assert_eq!(k.lib, "scalrand_x");
+        assert_eq!(
+            k.feature_sets(),
+            [vec!["--features", "std,serde"], vec!["--all-features"]]
+        );
+        assert_eq!(
+            k.rustdoc_flags(),
+            [
+                "-D",
+                "warnings",
+                "-Z",
+                "unstable-options",
+                "--cfg",
+                "docsrs",
+                "--extern-html-root-url",
+                "rand_core=https://docs.rs/rand_core/0.10.1/"
+            ]
+        );
+        assert!(Krate::new(&meta, "missing").is_err());
     }
 }
