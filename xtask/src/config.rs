@@ -10,17 +10,6 @@ pub const LIB_CRATES: &[&str] = &[
     "scalrand-simd-chunk",
 ];
 
-/// The publishable crates, each documented alone by `doc-links` as docs.rs builds it: the
-/// library crates and the facade.
-pub const DOCS_RS_CRATES: &[&str] = &[
-    "scalrand-os",
-    "scalrand-fastprng",
-    "scalrand-pool",
-    "scalrand-shuffle",
-    "scalrand-simd-chunk",
-    "scalrand",
-];
-
 /// Where docs.rs serves a crate's docs (`{DOCS_RS_URL}{package}/{version}/`): `doc-links`
 /// links each crate's direct dependencies there, as docs.rs does.
 pub const DOCS_RS_URL: &str = "https://docs.rs/";

@@ -27,9 +27,9 @@ use serde_json::Value;
 
 use crate::Result;
 use crate::cmd::{cargo, cargo_nightly};
-use crate::config::{DOCS_RS_CRATES, DOCS_RS_URL};
+use crate::config::DOCS_RS_URL;
 
-/// Documents each crate of [`DOCS_RS_CRATES`] alone and checks its pages.
+/// Documents each publishable crate of the workspace alone and checks its pages.
 pub fn run() -> Result {
     let meta = metadata()?;
     let target = meta["target_directory"]
@@ -37,7 +37,8 @@ pub fn run() -> Result {
         .ok_or("cargo metadata: no target_directory")?;
     let doc = Path::new(target).join("doc");
     let mut problems = Vec::new();
-    for pkg in DOCS_RS_CRATES {
+    for pkg in publishable(&meta) {
+        let pkg = pkg.as_str();
         let krate = Krate::new(&meta, pkg)?;
         for features in krate.feature_sets() {
             // Only this crate's pages may be there: rustdoc links into any crate it finds.
@@ -93,6 +94,23 @@ fn metadata() -> Result<Value> {
         ));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))
+}
+
+/// The workspace's packages that can be published (all but `publish = false`), by name:
+/// the crates docs.rs will document.
+fn publishable(meta: &Value) -> Vec<String> {
+    let empty = Vec::new();
+    let members = meta["workspace_members"].as_array().unwrap_or(&empty);
+    let mut names: Vec<String> = meta["packages"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .filter(|p| members.contains(&p["id"]))
+        .filter(|p| p["publish"].as_array().is_none_or(|r| !r.is_empty()))
+        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names
 }
 
 /// What a docs.rs build of one package needs from its metadata.
@@ -631,6 +649,20 @@ mod tests {
         let html = r#"<link href="../static.files/a.css"><a href="../static.files/x.html">s</a>"#;
         assert!(links(html).is_empty());
     }
+    #[test]
+    fn documents_the_publishable_members() {
+        let meta: Value = serde_json::from_str(
+            r#"{"workspace_members": ["a", "b", "c"], "packages": [
+                {"id": "b", "name": "scalrand", "publish": null},
+                {"id": "a", "name": "xtask", "publish": []},
+                {"id": "c", "name": "scalrand-os", "publish": ["crates-io"]},
+                {"id": "d", "name": "rand_core", "publish": null}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(publishable(&meta), ["scalrand", "scalrand-os"]);
+    }
+
     #[test]
     fn a_docs_rs_build_from_metadata() {
         let meta: Value = serde_json::from_str(
