@@ -222,8 +222,8 @@ use scalrand_os::EntropyError;
 ///
 /// **Pick [`Concurrent`](Self::Concurrent)** for a `Fortuna` that several threads read at
 /// once (a server's keys, tokens and nonces). A read holds the lock only long enough to
-/// take a private key for itself and replace the global key (one key setup and two AES
-/// blocks, or one ChaCha20 block), then generates its output after unlocking, so readers on
+/// take a private key for itself and replace the global key (one key setup and four AES
+/// blocks, or two ChaCha20 blocks), then generates its output after unlocking, so readers on
 /// different CPUs generate in parallel and a long read delays no one. The price is one more
 /// key setup and one more key's worth of blocks per read than a Locked read of the same
 /// size, which shows on small reads from a single thread. While it generates, a reader holds
