@@ -57,8 +57,9 @@ fn build() -> Result<NodePools, NumaError> {
     NodePools::new(Topology::detect())
 }
 
-/// Fills `dest` with **cryptographically secure** random bytes (ChaCha20 with per-CPU fast
-/// key erasure, seeded and reseeded from the OS, fork-safe).
+/// Fills `dest` with **cryptographically secure** random bytes (ChaCha20 with per-CPU
+/// [fast key erasure](crate::glossary#fast-key-erasure-fke), seeded and
+/// [reseeded](crate::glossary#reseed-schedule-the-100-ms-rule) from the OS, fork-safe).
 ///
 /// For keys, nonces and tokens. Not the fast non-cryptographic generator: that is
 /// [`crate::fast`].

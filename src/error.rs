@@ -4,10 +4,10 @@ use core::fmt;
 
 use scalrand_pool::numa::NumaError;
 
-/// Why a `try_` function ([`crate::try_fill_bytes`], [`crate::try_next_u64`]) could not
-/// answer: the global cryptographic pools could not be built, in practice because the
-/// operating system's entropy source failed (a sandbox that forbids `getrandom(2)`, early
-/// boot). Nothing was written; a later call tries again.
+/// Why a `try_` function ([`try_fill_bytes`](crate::try_fill_bytes),
+/// [`try_next_u64`](crate::try_next_u64)) could not answer: the global cryptographic pools
+/// could not be built, in practice because the operating system's entropy source failed (a
+/// sandbox that forbids `getrandom(2)`, early boot). Nothing was written; a later call tries again.
 ///
 /// ```
 /// fn salt() -> Result<[u8; 16], scalrand::Error> {

@@ -1,5 +1,5 @@
 //! Fast, **non-cryptographic** random numbers with fastrand 2's API: one
-//! [wyrand](scalrand_fastprng::WyRand) stream per thread (the `fastrand` crate's generator), a
+//! [wyrand](crate::fastprng::WyRand) stream per thread (the `fastrand` crate's generator), a
 //! thread-local load and store per word, which a `fork()`ed child never continues; and a
 //! per-CPU generator shared by every thread ([`global`], [`with`], [`fill_u64`]).
 //!
@@ -22,7 +22,7 @@
 //! # Engine
 //! wyrand, fastrand's generator: a one-word state, advanced by a constant and mixed by one
 //! 128-bit multiply. It passes the usual batteries (QUALITY.md). Use
-//! [`scalrand_fastprng::PerCpu`] when you need xoroshiro128's jump-apart streams or
+//! [`fastprng::PerCpu`](crate::fastprng::PerCpu) when you need xoroshiro128's jump-apart streams or
 //! bit-exactness with the reference C code.
 //!
 //! # Not for secrets
@@ -40,13 +40,13 @@
 //! `fastrand`'s thread-local or a copied `SmallRng` do), however the child was forked:
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
-//! - Each thread's state records the [fork generation](scalrand_os::fork::generation) it was
-//!   seeded in, and every draw compares it first (on Linux, a word of wipe-on-fork memory: two
-//!   loads). In a child the generation differs, and the first draw seeds the thread's state
+//! - Each thread's state records the [fork generation](crate::os::fork::generation) it was
+//!   seeded in, and every draw compares it first (on Linux, a word of
+//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory): two loads). In a child the generation differs, and the first draw seeds the thread's state
 //!   afresh with 8 bytes from the OS (no allocation, no lock: safe in the child of a raw
 //!   `SYS_fork` of a multi-threaded program). A [`seed`]ed stream is not continued in a child
 //!   either.
-//! - The [`global`] [`PerCpuWyRand`] (which [`with`] and [`fill_u64`] use) is a per-process [`scalrand_os::global::Global`]: it records the fork
+//! - The [`global`] [`PerCpuWyRand`] (which [`with`] and [`fill_u64`] use) is a per-process [`os::global::Global`](crate::os::global::Global): it records the fork
 //!   generation it was built in, and a child sees a different one and builds its own, from the
 //!   OS. A `&'static` handle from [`global`] taken *before* the fork keeps pointing at the
 //!   pre-fork generator, which stays valid (it is never freed); take a new one in the child.
@@ -94,7 +94,7 @@
 //! # let _ = (heads, unit, card, hand, name);
 //! ```
 //!
-//! [`PerCpuWyRand`]: scalrand_fastprng::PerCpuWyRand
+//! [`PerCpuWyRand`]: crate::fastprng::PerCpuWyRand
 
 mod draw;
 mod free;

@@ -5,13 +5,12 @@
 //!
 //! getrandom's "custom backend" section describes the hook: getrandom 0.3 and 0.4 both call
 //! an `extern "Rust"` function named `__getrandom_v03_custom`, which this module defines when
-//! the cfg is set. The pools seed themselves through `scalrand_os::entropy::fill`, which the
+//! the cfg is set. The pools seed themselves through `scalrand::os::entropy::fill`, which the
 //! feature points at the OS's own call (`getrandom(2)`, `getentropy(2)`, `ProcessPrng`), never
 //! back through getrandom.
 //!
 //! Without the cfg the feature defines nothing here: getrandom keeps its default backend, the
-//! pools still seed from the OS's own call, and
-//! [`ACTIVE`](crate::getrandom_backend::ACTIVE) is false.
+//! pools still seed from the OS's own call, and [`ACTIVE`] is false.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -13,12 +13,11 @@ extern crate std;
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod fast;
 
-/// **Cryptographically secure** randomness: per-NUMA ChaCha20 pools with per-CPU fast key
-/// erasure, OS-seeded and fork-safe ([`scalrand_pool::numa`]). Not to be confused with the
-/// non-cryptographic [`fast`] module.
 #[cfg(feature = "getrandom-backend")]
 #[cfg_attr(docsrs, doc(cfg(feature = "getrandom-backend")))]
 pub mod getrandom_backend;
+
+pub mod glossary;
 
 #[cfg(feature = "std")]
 mod crypto;
@@ -29,6 +28,9 @@ mod random;
 #[cfg(feature = "std")]
 mod uniform;
 
+// The comments on these `use` lines are `//` comments: rustdoc prepends a doc comment on a
+// `use` that it inlines to each item's own docs, and shows none for one that it links.
+
 // The cryptographic generator: `fill_bytes` and `next_u64` read a lazily-initialised global
 // `pool::numa::NodePools` seeded from the OS; `rng` returns a `SecureRng`, a rand_core
 // `Rng + CryptoRng` handle to it. For keys, nonces and tokens; `fast` is for speed without
@@ -36,31 +38,32 @@ mod uniform;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use crypto::{SecureRng, fill_bytes, next_u64, rng, try_fill_bytes, try_next_u64};
-// rand 0.10's free functions, with its signatures and panics, on the cryptographic generator:
-// they draw from `rng()` where rand's draw from its `ThreadRng`. (A `//` comment: rustdoc
-// would prepend a doc comment on a `use` to each item's own docs.)
+// What the `try_` functions return when the OS entropy source fails.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use error::Error;
+// rand 0.10's free functions, with its signatures and panics, on the cryptographic generator:
+// they draw from `rng()` where rand's draw from its `ThreadRng`.
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use random::{fill, random, random_bool, random_iter, random_range, random_ratio};
 
 // The crates are linked, not inlined: rustdoc inlines a foreign crate whole, with every
 // re-export inside it (core's atomics, the `digest` crate and its `typenum`), and their pages
-// would repeat here with links that only resolve on their own sites.
-/// Non-cryptographic generators: bit-exact xoroshiro128 `+`/`++`/`**` with jumps, wyrand,
-/// and `PerCpu`, one state per CPU shared by `&self` (the crate `scalrand-fastprng`).
+// would repeat here with links that only resolve on their own sites. A linked re-export shows
+// no summary in the item list; the front page's "The crates" table gives each one's.
+// Non-cryptographic generators: bit-exact xoroshiro128 `+`/`++`/`**` with jumps, wyrand, and
+// `PerCpu`, one state per CPU shared by `&self` (the crate `scalrand-fastprng`).
 pub use scalrand_fastprng as fastprng;
-/// The OS layer every crate builds on: CPU id, fork detection, wipe-on-fork memory, OS
-/// entropy, a fork-aware lock, the clock (the crate `scalrand-os`).
+// The OS layer every crate builds on: CPU id, fork detection, wipe-on-fork memory, OS entropy,
+// a fork-aware lock, the clock (the crate `scalrand-os`).
 pub use scalrand_os as os;
-/// Cryptographic generators that scale: Fortuna that generates outside its lock, per-NUMA
-/// ChaCha20 pools with per-CPU fast key erasure (the crate `scalrand-pool`).
+// Cryptographic generators that scale: Fortuna that generates outside its lock, per-NUMA
+// ChaCha20 pools with per-CPU fast key erasure (the crate `scalrand-pool`).
 pub use scalrand_pool as pool;
-/// A simulator of Linux's page-allocator free-list shuffle with a memory-side-cache model
-/// (the crate `scalrand-shuffle`).
+// A simulator of Linux's page-allocator free-list shuffle with a memory-side-cache model (the
+// crate `scalrand-shuffle`).
 pub use scalrand_shuffle as shuffle;
-/// Hashing in bounded chunks that yields to a thread, a host or an async executor
-/// (`digest_async` with the `async` feature; the crate `scalrand-simd-chunk`).
+// Hashing in bounded chunks that yields to a thread, a host or an async executor
+// (`digest_async` with the `async` feature; the crate `scalrand-simd-chunk`).
 pub use scalrand_simd_chunk as simd_chunk;

@@ -10,6 +10,10 @@ pub const LIB_CRATES: &[&str] = &[
     "scalrand-simd-chunk",
 ];
 
+/// Where docs.rs serves a crate's docs (`{DOCS_RS_URL}{package}/{version}/`): `doc-links`
+/// links each crate's direct dependencies there, as docs.rs does.
+pub const DOCS_RS_URL: &str = "https://docs.rs/";
+
 /// Workspace packages that are not published, so `package` leaves them out.
 pub const UNPUBLISHED: &[&str] = &[
     "scalrand-benches",

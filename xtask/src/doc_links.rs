@@ -1,68 +1,236 @@
-//! `cargo xtask ci --only doc-links`: every link in the facade's rendered docs resolves,
-//! including those into the workspace crates it re-exports (documented alongside, as docs.rs
-//! links them to their own pages).
+//! `cargo xtask ci --only doc-links`: every publishable crate documented alone, as docs.rs
+//! builds it, and its rendered pages scanned for what rustdoc leaves broken without failing.
 //!
-//! rustdoc checks intra-doc links itself (`-D warnings` in the `doc` step); this checks what
-//! it leaves alone: relative Markdown links (`[x](docs/y.md)`, dead on docs.rs), images, and
-//! `#fragment`s into other pages. External links (`https:`) are not fetched: CI stays offline.
+//! docs.rs documents one crate per build (`cargo rustdoc --lib -Zrustdoc-map`, nightly, the
+//! features and rustdoc arguments of the crate's `[package.metadata.docs.rs]`) and links the
+//! crate's *direct* dependencies to their own docs.rs pages; nothing else is documented
+//! beside it. This step builds each crate the same way, with docs.rs's features and then with
+//! every feature, one run each into an emptied `doc/` directory (rustdoc treats any crate
+//! whose directory it finds there as documented alongside; the last run's pages stay), with
+//! `--extern-html-root-url` for each direct dependency, and scans that crate's pages for:
+//!
+//! - raw intra-doc link text: a `` [`Name`] `` that rustdoc could resolve but had no page to
+//!   link to (an item of a crate that is not a direct dependency, such as one whose docs are
+//!   inlined from a dependency and link into its own dependencies), which rustdoc prints as
+//!   written, brackets and all, without a warning (written `[text](path)`, such a link comes
+//!   out as a dead relative `href`, which the next check finds);
+//! - dead relative links: Markdown links to files (`[x](docs/y.md)`, dead on docs.rs),
+//!   images, and `#fragment`s that no page defines.
+//!
+//! rustdoc checks that intra-doc links resolve itself (`-D warnings` here and in the `doc`
+//! step). External links (`https:`) are not fetched: CI stays offline.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
+use serde_json::Value;
+
 use crate::Result;
-use crate::cmd::cargo;
-use crate::config::LIB_CRATES;
+use crate::cmd::{cargo, cargo_nightly};
+use crate::config::DOCS_RS_URL;
 
-/// The rendered crate whose pages are checked (the facade).
-const CRATE_DIR: &str = "scalrand";
-
-/// Documents the workspace and checks the facade's pages.
+/// Documents each publishable crate of the workspace alone and checks its pages.
 pub fn run() -> Result {
-    let doc = crate::project_root().join("target").join("doc");
-    // Pages of items that no longer exist stay in target/doc until removed.
-    let rendered = doc.join(CRATE_DIR);
-    if rendered.exists() {
-        std::fs::remove_dir_all(&rendered)
-            .map_err(|e| format!("removing {}: {e}", rendered.display()))?;
+    let meta = metadata()?;
+    let target = meta["target_directory"]
+        .as_str()
+        .ok_or("cargo metadata: no target_directory")?;
+    let doc = Path::new(target).join("doc");
+    let mut problems = Vec::new();
+    for pkg in publishable(&meta) {
+        let pkg = pkg.as_str();
+        let krate = Krate::new(&meta, pkg)?;
+        for features in krate.feature_sets() {
+            // Only this crate's pages may be there: rustdoc links into any crate it finds.
+            if doc.exists() {
+                std::fs::remove_dir_all(&doc)
+                    .map_err(|e| format!("removing {}: {e}", doc.display()))?;
+            }
+            // Nightly, as on docs.rs (the `--extern-html-root-url` map is unstable), the
+            // library target only.
+            let shown = if features.is_empty() {
+                "default features".to_owned()
+            } else {
+                features.join(" ")
+            };
+            let label = format!("doc-links {pkg} ({shown})");
+            cargo_nightly(&label, ["doc", "--lib", "--no-deps", "-p", pkg])
+                .args(&features)
+                .env(
+                    "CARGO_ENCODED_RUSTDOCFLAGS",
+                    krate.rustdoc_flags().join("\x1f"),
+                )
+                .env_remove("RUSTDOCFLAGS")
+                .run()?;
+            let found = check_tree(&doc, &doc.join(&krate.lib))?;
+            eprintln!("{label}: {} problem(s)", found.len());
+            problems.extend(found.into_iter().map(|p| format!("{pkg} ({shown}): {p}")));
+        }
     }
-    // The crates the facade re-exports, then the facade with every feature, as docs.rs
-    // builds it (not `--all-features` for the crates: scalrand-pool's `hwloc` needs the system
-    // library, and the facade's pages do not depend on it). Two runs: documented together
-    // with its dependencies in one run, the facade's intra-doc links come out unresolved.
-    let mut libs = cargo("doc-links", ["doc", "--no-deps"]);
-    for pkg in LIB_CRATES {
-        libs = libs.args(["-p", pkg]);
-    }
-    libs.env("RUSTDOCFLAGS", "-D warnings").run()?;
-    cargo(
-        "doc-links",
-        [
-            "doc",
-            "--no-deps",
-            "-p",
-            "scalrand",
-            "--features",
-            "async,tokio,getrandom-backend",
-        ],
-    )
-    .env("RUSTDOCFLAGS", "-D warnings")
-    .run()?;
-    let broken = check_tree(&doc, &doc.join(CRATE_DIR))?;
-    if broken.is_empty() {
-        eprintln!("doc-links: every link under target/doc/{CRATE_DIR} resolves");
+    if problems.is_empty() {
+        eprintln!("doc-links: every crate's pages, each documented alone, are clean");
         return Ok(());
     }
-    for b in &broken {
-        eprintln!("broken link: {b}");
+    for p in &problems {
+        eprintln!("{p}");
     }
     Err(format!(
-        "doc-links: {} broken link(s) under target/doc/{CRATE_DIR}",
-        broken.len()
+        "doc-links: {} problem(s) in pages documented as docs.rs builds them",
+        problems.len()
     ))
 }
 
-/// Every broken link of the HTML pages under `dir`, as `page: link`. `root` is the doc root:
-/// a link may not leave it.
+/// `cargo metadata` with every feature (the dependency graph the doc runs resolve).
+fn metadata() -> Result<Value> {
+    let out = cargo(
+        "doc-links metadata",
+        ["metadata", "--format-version", "1", "--all-features"],
+    )
+    .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))
+}
+
+/// The workspace's packages that can be published (all but `publish = false`), by name:
+/// the crates docs.rs will document.
+fn publishable(meta: &Value) -> Vec<String> {
+    let empty = Vec::new();
+    let members = meta["workspace_members"].as_array().unwrap_or(&empty);
+    let mut names: Vec<String> = meta["packages"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .filter(|p| members.contains(&p["id"]))
+        .filter(|p| p["publish"].as_array().is_none_or(|r| !r.is_empty()))
+        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+/// What a docs.rs build of one package needs from its metadata.
+#[derive(Debug)]
+struct Krate {
+    /// The library's crate name (its directory under `doc/`).
+    lib: String,
+    /// `[package.metadata.docs.rs] rustdoc-args`.
+    rustdoc_args: Vec<String>,
+    /// The features docs.rs builds with, as cargo arguments: `--all-features` where the
+    /// metadata says `all-features = true`, else `--features` of its list (and
+    /// `--no-default-features` where it says so).
+    docs_rs_features: Vec<String>,
+    /// `(crate name, docs.rs root)` of each direct normal dependency.
+    deps: Vec<(String, String)>,
+}
+
+impl Krate {
+    fn new(meta: &Value, pkg: &str) -> Result<Self> {
+        let no = |what: &str| format!("cargo metadata: {pkg}: no {what}");
+        let empty = Vec::new();
+        let packages = meta["packages"].as_array().unwrap_or(&empty);
+        let by_id = |id: &Value| packages.iter().find(|p| &p["id"] == id);
+        let package = packages
+            .iter()
+            .find(|p| p["name"] == pkg)
+            .ok_or_else(|| no("package"))?;
+        let lib = package["targets"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .find(|t| {
+                t["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.iter().any(|k| k == "lib"))
+            })
+            .and_then(|t| t["name"].as_str())
+            .ok_or_else(|| no("library target"))?
+            .replace('-', "_");
+        let docs_rs = &package["metadata"]["docs"]["rs"];
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap_or(&empty)
+                .iter()
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect()
+        };
+        let rustdoc_args = strings(&docs_rs["rustdoc-args"]);
+        let mut docs_rs_features = Vec::new();
+        if docs_rs["all-features"] == true {
+            docs_rs_features.push("--all-features".to_owned());
+        } else {
+            if docs_rs["no-default-features"] == true {
+                docs_rs_features.push("--no-default-features".to_owned());
+            }
+            let list = strings(&docs_rs["features"]);
+            if !list.is_empty() {
+                docs_rs_features.push("--features".to_owned());
+                docs_rs_features.push(list.join(","));
+            }
+        }
+        let node = meta["resolve"]["nodes"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .find(|n| n["id"] == package["id"])
+            .ok_or_else(|| no("resolve node"))?;
+        let mut deps = Vec::new();
+        for d in node["deps"].as_array().unwrap_or(&empty) {
+            // `kind: null` is a normal dependency (not dev, not build).
+            let normal = d["dep_kinds"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k["kind"].is_null()));
+            let (Some(name), Some(dep)) = (d["name"].as_str(), by_id(&d["pkg"])) else {
+                continue;
+            };
+            if normal {
+                let (n, v) = (dep["name"].as_str(), dep["version"].as_str());
+                let (Some(n), Some(v)) = (n, v) else { continue };
+                deps.push((name.to_owned(), format!("{DOCS_RS_URL}{n}/{v}/")));
+            }
+        }
+        Ok(Self {
+            lib,
+            rustdoc_args,
+            docs_rs_features,
+            deps,
+        })
+    }
+
+    /// The feature sets the crate is documented with: docs.rs's (what docs.rs shows,
+    /// including a link that resolves only with a feature docs.rs leaves off), then every
+    /// feature where that is more (pages docs.rs does not render, scanned too).
+    fn feature_sets(&self) -> Vec<Vec<String>> {
+        let all = vec!["--all-features".to_owned()];
+        if self.docs_rs_features == all {
+            vec![all]
+        } else {
+            vec![self.docs_rs_features.clone(), all]
+        }
+    }
+
+    /// rustdoc's flags for the crate: warnings denied, docs.rs's arguments, and each direct
+    /// dependency's docs.rs root, as cargo's `-Zrustdoc-map` passes them on docs.rs.
+    fn rustdoc_flags(&self) -> Vec<String> {
+        let mut f: Vec<String> = ["-D", "warnings", "-Z", "unstable-options"]
+            .map(str::to_owned)
+            .into();
+        f.extend(self.rustdoc_args.iter().cloned());
+        for (name, url) in &self.deps {
+            f.push("--extern-html-root-url".into());
+            f.push(format!("{name}={url}"));
+        }
+        f
+    }
+}
+
+/// Every problem of the HTML pages under `dir`: a broken link as `page: link`, raw intra-doc
+/// link text as ``page: raw link text [`Name`]``. `root` is the doc root: a link may not leave
+/// it.
 fn check_tree(root: &Path, dir: &Path) -> Result<Vec<String>> {
     let mut pages = Vec::new();
     collect_html(dir, &mut pages)?;
@@ -72,6 +240,9 @@ fn check_tree(root: &Path, dir: &Path) -> Result<Vec<String>> {
     for page in &pages {
         let text = read(page)?;
         let here = page.parent().unwrap_or(root);
+        for raw in raw_links(own_part(&text)) {
+            broken.push(format!("{}: raw link text {raw}", shown(root, page)));
+        }
         for link in links(own_part(&text)) {
             let (path, fragment) = match link.split_once('#') {
                 Some((p, f)) => (p, Some(f)),
@@ -179,10 +350,10 @@ fn checkable_fragment(f: &str) -> bool {
     !f.is_empty() && !f.chars().all(|c| c.is_ascii_digit() || c == '-')
 }
 
-/// The local links of a page: `href` of `<a>` and `src` of `<img>`, minus external URLs and
-/// rustdoc's script templates. Skipped too: the "All Items" sidebar link (`id="all-types"`),
-/// which rustdoc writes into the index of every crate it inlines but renders `all.html` only
-/// at the real crate root.
+/// The local links of a page: `href` of `<a>` and `src` of `<img>`, minus external URLs,
+/// rustdoc's script templates and its own files (`static.files/`). Skipped too: the "All
+/// Items" sidebar link (`id="all-types"`), which rustdoc writes into the index of every crate
+/// it inlines but renders `all.html` only at the real crate root.
 fn links(html: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = html;
@@ -207,11 +378,140 @@ fn links(html: &str) -> Vec<String> {
         let external = ["http:", "https:", "mailto:", "javascript:", "data:"]
             .iter()
             .any(|s| value.starts_with(s));
-        if !external && !value.contains("${") {
+        if !external && !value.contains("${") && !value.contains("static.files/") {
             out.push(value.replace("&amp;", "&"));
         }
     }
     out
+}
+
+/// Intra-doc link text that rustdoc printed as written: ``[`Name`]`` (rendered
+/// `[<code>Name</code>]`) or a bare `[Name]`, where `Name` reads as a Rust path, returned as
+/// written in the source. Left out, as not prose: comments, scripts, code blocks and
+/// signatures (`<pre>`, `class="code-header"`), link texts (rustdoc links a slice type as
+/// `<a>[T]</a>`) and, for the bare form, code spans (`` `[u8]` ``, `` `x[i]` ``).
+fn raw_links(html: &str) -> Vec<String> {
+    let mut prose = html.to_owned();
+    for (open, close) in [
+        ("<!--", "-->"),
+        ("<script", "</script>"),
+        ("<pre", "</pre>"),
+        ("<a ", "</a>"),
+        ("<a>", "</a>"),
+    ] {
+        prose = without(&prose, open, close);
+    }
+    prose = without_class(&prose, "code-header");
+    let mut out = Vec::new();
+    let mut rest = prose.as_str();
+    while let Some(at) = rest.find("[<code>") {
+        rest = &rest[at + "[<code>".len()..];
+        let Some(end) = rest.find("</code>") else {
+            break;
+        };
+        let inner = unescape(&rest[..end]);
+        if rest[end + "</code>".len()..].starts_with(']') && is_path(&inner) {
+            out.push(format!("[`{inner}`]"));
+        }
+    }
+    let text = without(&without(&prose, "<code>", "</code>"), "<", ">");
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find('[') {
+        rest = &rest[at + 1..];
+        let Some(end) = rest.find([']', '[']) else {
+            break;
+        };
+        if rest[end..].starts_with(']') {
+            let inner = unescape(&rest[..end]);
+            if is_path(&inner) {
+                out.push(format!("[{inner}]"));
+            }
+        }
+    }
+    out
+}
+
+/// `text` without each span from `open` to the next `close`, both included.
+fn without(text: &str, open: &str, close: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(open) {
+        out.push_str(&rest[..at]);
+        match rest[at..].find(close) {
+            Some(len) => rest = &rest[at + len + close.len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `html` without the elements whose `class` attribute starts with `class` (rustdoc does not
+/// nest them in elements of the same name).
+fn without_class(html: &str, class: &str) -> String {
+    let key = format!(" class=\"{class}");
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(at) = rest.find(&key) {
+        let Some(open) = rest[..at].rfind('<') else {
+            break;
+        };
+        let name: String = rest[open + 1..]
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect();
+        out.push_str(&rest[..open]);
+        let close = format!("</{name}>");
+        match rest[at..].find(&close) {
+            Some(len) => rest = &rest[at + len + close.len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Whether `s` reads as an intra-doc link target: an optional disambiguator (`struct@`), a
+/// `::`-separated path of identifiers with optional generics, and an optional `()` or `!`.
+/// Not a number, a range or an interval (`[0, 1]`, `[1]`), which are prose.
+fn is_path(s: &str) -> bool {
+    let s = s.split_once('@').map_or(s, |(kind, rest)| {
+        if kind.chars().all(|c| c.is_ascii_lowercase()) {
+            rest
+        } else {
+            s
+        }
+    });
+    let s = s
+        .strip_suffix("()")
+        .or_else(|| s.strip_suffix('!'))
+        .unwrap_or(s);
+    let s = match s.find('<') {
+        Some(at) if s.ends_with('>') => {
+            let generics = &s[at + 1..s.len() - 1];
+            let ok = |c: char| c.is_ascii_alphanumeric() || "_:<>, &'[];".contains(c);
+            if !generics.chars().all(ok) {
+                return false;
+            }
+            &s[..at]
+        }
+        _ => s,
+    };
+    !s.is_empty()
+        && s.split("::").all(|seg| {
+            seg.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
@@ -292,5 +592,111 @@ mod tests {
         assert!(!checkable_fragment("1-56"));
         assert!(!checkable_fragment(""));
         assert!(checkable_fragment("method.new"));
+    }
+    #[test]
+    fn flags_raw_intra_doc_link_text() {
+        // What rustdoc prints for ``[`rand_core::Rng`]`` and `[Digest]` it had no page for.
+        let html = r#"<div class="docblock"><p>Implements [<code>rand_core::Rng</code>] and
+            [Digest]; see [<code>Vec&lt;u8&gt;</code>] and [<code>fn@fill</code>].</p></div>"#;
+        assert_eq!(
+            raw_links(html),
+            [
+                "[`rand_core::Rng`]",
+                "[`Vec<u8>`]",
+                "[`fn@fill`]",
+                "[Digest]"
+            ]
+        );
+    }
+
+    #[test]
+    fn leaves_code_signatures_links_and_prose_brackets_alone() {
+        let html = r##"<!--[if lte IE 11]><![endif]-->
+            <pre class="rust item-decl"><code>#[non_exhaustive]
+            pub fn fill(dest: &amp;mut [T])</code></pre>
+            <h4 class="code-header">pub fn f(&amp;self, b: &amp;mut [<a class="primitive" href="x">u8</a>])</h4>
+            <div class="docblock"><p>Fills <code>&amp;mut [u8]</code> and <code>x[i]</code>, an
+            array <code>[u64; 4]</code>, a probability in [0, 1], note [1]; links
+            <a href="struct.Rng.html"><code>Rng</code></a> and <a href="p.html">[T]</a>.</p>
+            <pre class="rust rust-example-rendered"><code>let a = [Rng; 2]; v[idx]</code></pre>
+            <p>A code span in brackets: [<code>a</code>, <code>b</code>].</p></div>
+            <script>let x = [Rng];</script>"##;
+        assert!(raw_links(html).is_empty(), "{:?}", raw_links(html));
+    }
+
+    #[test]
+    fn paths_and_not_paths() {
+        for p in [
+            "Rng",
+            "rand_core::Rng",
+            "Self::new",
+            "fill()",
+            "vec!",
+            "struct@X",
+            "Vec<u8>",
+        ] {
+            assert!(is_path(p), "{p}");
+        }
+        for p in [
+            "0, 1", "1", "u64; 4", "a b", "", "::", "x-y", "Vec<u8", "a<b>c",
+        ] {
+            assert!(!is_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn rustdoc_own_files_are_not_checked() {
+        let html = r#"<link href="../static.files/a.css"><a href="../static.files/x.html">s</a>"#;
+        assert!(links(html).is_empty());
+    }
+    #[test]
+    fn documents_the_publishable_members() {
+        let meta: Value = serde_json::from_str(
+            r#"{"workspace_members": ["a", "b", "c"], "packages": [
+                {"id": "b", "name": "scalrand", "publish": null},
+                {"id": "a", "name": "xtask", "publish": []},
+                {"id": "c", "name": "scalrand-os", "publish": ["crates-io"]},
+                {"id": "d", "name": "rand_core", "publish": null}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(publishable(&meta), ["scalrand", "scalrand-os"]);
+    }
+
+    #[test]
+    fn a_docs_rs_build_from_metadata() {
+        let meta: Value = serde_json::from_str(
+            r#"{"packages": [
+                {"id": "a", "name": "scalrand-x", "version": "0.1.0",
+                 "targets": [{"kind": ["bin"], "name": "x-cli"}, {"kind": ["lib"], "name": "scalrand-x"}],
+                 "metadata": {"docs": {"rs": {"features": ["std", "serde"], "rustdoc-args": ["--cfg", "docsrs"]}}}},
+                {"id": "b", "name": "rand_core", "version": "0.10.1", "targets": []},
+                {"id": "c", "name": "proptest", "version": "1.6.0", "targets": []}
+            ], "resolve": {"nodes": [{"id": "a", "deps": [
+                {"name": "rand_core", "pkg": "b", "dep_kinds": [{"kind": null}]},
+                {"name": "proptest", "pkg": "c", "dep_kinds": [{"kind": "dev"}]}
+            ]}]}}"#,
+        )
+        .unwrap();
+        let k = Krate::new(&meta, "scalrand-x").unwrap();
+        assert_eq!(k.lib, "scalrand_x");
+        assert_eq!(
+            k.feature_sets(),
+            [vec!["--features", "std,serde"], vec!["--all-features"]]
+        );
+        assert_eq!(
+            k.rustdoc_flags(),
+            [
+                "-D",
+                "warnings",
+                "-Z",
+                "unstable-options",
+                "--cfg",
+                "docsrs",
+                "--extern-html-root-url",
+                "rand_core=https://docs.rs/rand_core/0.10.1/"
+            ]
+        );
+        assert!(Krate::new(&meta, "missing").is_err());
     }
 }

@@ -38,7 +38,9 @@ pub enum Step {
     NoDefaultFeatures,
     /// rustdoc -D warnings
     Doc,
-    /// every relative link, image and anchor in the facade's rendered docs resolves
+    /// each publishable crate documented alone, as docs.rs builds it (nightly, docs.rs's
+    /// features, its direct dependencies linked to docs.rs), then with every feature: no raw
+    /// intra-doc link text, and every relative link, image and anchor of its pages resolves
     DocLinks,
     /// a new crate with only the README's dependency lines builds and runs each README
     /// example (the quick start, async hashing included)

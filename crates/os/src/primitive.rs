@@ -14,7 +14,10 @@ pub use loom::cell::UnsafeCell;
 #[cfg(scalrand_loom)]
 pub use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
+// Linked to core's own pages, not inlined: core's docs link into the Rust books by relative
+// paths that only resolve on doc.rust-lang.org.
 #[cfg(not(scalrand_loom))]
+#[doc(no_inline)]
 pub use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// `core::cell::UnsafeCell` with loom's closure-based access API.

@@ -214,13 +214,44 @@ pub use rng::{Fortuna, LOCKED_STEP, MIN_SEED_LEN};
 use scalrand_os::EntropyError;
 
 /// How [`Fortuna`] serves reads from several threads.
+///
+/// Both modes give cryptographically secure output under the same seeding and reseed rules,
+/// wipe what a read holds, and are fork-safe alike; they differ in what a read does while it
+/// holds the global lock, and so in what several threads reading at once cost each other.
+/// From one seed they give different streams.
+///
+/// **Pick [`Concurrent`](Self::Concurrent)** for a `Fortuna` that several threads read at
+/// once (a server's keys, tokens and nonces). A read holds the lock only long enough to
+/// take a private key for itself and replace the global key (one key setup and four AES
+/// blocks, or two ChaCha20 blocks), then generates its output after unlocking, so readers on
+/// different CPUs generate in parallel and a long read delays no one. The price is one more
+/// key setup and one more key's worth of blocks per read than a Locked read of the same
+/// size, which shows on small reads from a single thread. While it generates, a reader holds
+/// only its own key: a memory compromise of a reader (a core dump, a debugger, a reader
+/// preempted mid-read) reveals that read's output and nothing another or later read
+/// produces. The reader's key changes every 1 MiB of a long read.
+///
+/// **Pick [`Locked`](Self::Locked)** when one thread does the reading (a single-threaded or
+/// `no_std` host, one background task), when the output must be the canonical algorithm's (a
+/// Locked read is exactly a [`Generator`] fed requests of at most 4 KiB, which an FS&K
+/// generator with the same conventions and seed reproduces: see "Generator conventions" in
+/// the module docs), or to measure what generating outside the lock buys. Each 4 KiB step of a read is generated under the global lock and ends with
+/// a rekey, so the key changes every 4 KiB; but every other reader waits for the whole step,
+/// spinning, not parked (see "Locks" in the module docs), so reads from several threads at
+/// once take turns and their total throughput does not grow with their number. While a step
+/// runs, its thread holds the global key, from which all output up to the next reseed
+/// follows.
+///
+/// The repository's `BENCHMARKS.md` has the measured cost of each at one and two threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReadMode {
-    /// Generate under the global lock, at most 4 KiB per lock hold, rekeying after each
-    /// step: canonical FS&K, FreeBSD's path before 2019.
+    /// Generate under the global lock in steps of at most 4 KiB ([`LOCKED_STEP`]), each
+    /// ending with a rekey: canonical FS&K, FreeBSD's path before 2019. Other readers wait
+    /// for each step. For one reader, or for FS&K's exact output.
     Locked,
-    /// Reserve the reader's key and counter range under the lock, generate after unlocking
-    /// (FreeBSD's default since 2019). See "Concurrent key schedule" in the module docs.
+    /// Take a private reader key under the lock, generate after unlocking (FreeBSD's default
+    /// since 2019, with a key schedule that keeps readers' keys apart). For a generator that
+    /// several threads read at once. See "Concurrent key schedule" in the module docs.
     Concurrent,
 }
 
