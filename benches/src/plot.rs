@@ -177,20 +177,15 @@ fn machine(report: &Report) -> String {
 /// A group's title in plain words (its name where there is none).
 pub fn title(group: &str) -> String {
     match group {
-        "fast u64" => "Fast, non-cryptographic numbers: u64 per call".to_owned(),
-        "crypto 32B" => "Secure random bytes, 32-byte reads (a key)".to_owned(),
-        "crypto 4KiB" => "Secure random bytes, 4 KiB reads".to_owned(),
-        "numa 4x4 explicit topology 32B" => {
-            "Per-node pools on 4 nodes of 4 CPUs vs one global lock (32 B)".to_owned()
-        }
-        "fortuna 4KiB" => {
-            "Fortuna (AES-256): reads outside its lock vs under it (4 KiB)".to_owned()
-        }
-        "fortuna ChaCha20 4KiB" => {
-            "Fortuna (ChaCha20): reads outside its lock vs under it (4 KiB)".to_owned()
-        }
-        other => other.to_owned(),
+        "fast u64" => "Fast, non-cryptographic numbers: u64 per call",
+        "crypto 32B" => "Secure random bytes, 32-byte reads (a key)",
+        "crypto 4KiB" => "Secure random bytes, 4 KiB reads",
+        "numa 4x4 explicit topology 32B" => "Per-node pools (4 nodes x 4 CPUs) vs one lock, 32 B",
+        "fortuna 4KiB" => "Fortuna, AES-256 (4 KiB): outside the lock vs inside",
+        "fortuna ChaCha20 4KiB" => "Fortuna, ChaCha20 (4 KiB): outside the lock vs inside",
+        other => other,
     }
+    .to_owned()
 }
 
 /// Log-scale key points for `lo..=hi` decades: 1, 2 and 5 times each decade while there are
@@ -519,7 +514,7 @@ where
         series
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.recommended)
+            .filter(|(_, s)| recommended(s))
             .map(|(i, _)| {
                 let style = (FONT, 12)
                     .into_font()
@@ -544,7 +539,7 @@ where
             .filter_map(|(i, s)| {
                 let p = s.points.iter().find(|p| p.threads == t)?;
                 let y0 = (n - 1 - i) as f64 + 0.12 + h * (k - 1 - ti) as f64;
-                Some((y0, p.per_sec, p.spread, s.recommended))
+                Some((y0, p.per_sec, p.spread, recommended(s)))
             })
             .filter(|(_, v, _, _)| v.is_finite())
             .collect();
@@ -586,6 +581,12 @@ where
         }))?;
     }
     Ok(())
+}
+
+/// Whether the headline figure marks `s` as recommended: the report says so, or (in a report
+/// saved before it did) its name is one of [`RECOMMENDED`](crate::RECOMMENDED).
+fn recommended(s: &Series) -> bool {
+    s.recommended || crate::RECOMMENDED.contains(&s.name.as_str())
 }
 
 /// The accent colour of the recommended rows in the headline figure.
