@@ -102,7 +102,7 @@ pub struct ScalingArgs {
     /// committed ones); checked before the run
     #[arg(long, value_name = "DIR", default_value = "target/scaling")]
     pub out: PathBuf,
-    /// List every row (after --filter), [headline] marking the default run's, and exit
+    /// List every row (after --filter), `[headline]` marking the default run's, and exit
     #[arg(long)]
     pub list: bool,
     /// Print the report as JSON on stdout instead of the tables

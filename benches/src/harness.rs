@@ -234,11 +234,11 @@ pub fn run(
         if !quiet {
             progress.suspend(|| {
                 eprintln!(
-                    "  process {:>2}/{}: {points} points{} in {:.1} s",
+                    "  process {:>2}/{}: {points} points in {:.1} s{}",
                     p + 1,
                     opts.repeat,
-                    if reverse { ", reversed" } else { "" },
-                    started.elapsed().as_secs_f64()
+                    started.elapsed().as_secs_f64(),
+                    if reverse { " (in reverse order)" } else { "" }
                 );
             });
         }
