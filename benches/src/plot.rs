@@ -486,6 +486,7 @@ where
             (FONT, 14).into_font().style(FontStyle::Bold),
         )
         .margin(12)
+        .margin_top(30)
         .x_label_area_size(40)
         .y_label_area_size(200)
         .build_cartesian_2d(0.0..xmax * 1.3, 0.0..n as f64)?;
@@ -551,8 +552,8 @@ where
         chart.draw_series(bars.iter().filter(|b| b.3).map(|&(y0, v, _, _)| {
             Rectangle::new([(0.0, y0), (v, y0 + h * 0.9)], RECOMMENDED.stroke_width(2))
         }))?;
-        // The legend: the thread count's colour, top right of the chart.
-        let (lx, ly) = (panel.dim_in_pixel().0 as i32 - 200, 30 + 18 * ti as i32);
+        // The legend: the thread count's colour, top right of the panel, above the bars.
+        let (lx, ly) = (panel.dim_in_pixel().0 as i32 - 200, 10 + 17 * ti as i32);
         panel.draw(&Rectangle::new(
             [(lx, ly - 6), (lx + 12, ly + 6)],
             c.filled(),
