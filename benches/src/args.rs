@@ -34,23 +34,39 @@ pub const GENERATORS: &[&str] = &[
     "crypto-threads",
 ];
 
+/// Measurement length of the quick default run, in milliseconds.
+pub const QUICK_DURATION_MS: u64 = 100;
+/// Measurement length of a `--full` run, in milliseconds.
+pub const FULL_DURATION_MS: u64 = 200;
+/// Alternated processes per point, in either mode: single processes on a shared machine land
+/// in one of two speed modes (about ±30%), so a figure is the median of many.
+pub const DEFAULT_PROCESSES: u32 = 15;
+
 const EXAMPLES: &str = "\
 Examples:
-  cargo xtask scaling                                  every row, 1, 2, 4, ... all CPUs
+  cargo xtask scaling                                  the headline rows at 1 thread and all
+                                                       CPUs: about a minute, build included
+  cargo xtask scaling --full                           every row at 1, 2, 4, ... all CPUs
   cargo xtask scaling --threads 1,2,4 --filter crypto  the crypto rows at 1, 2 and 4 threads
-  cargo xtask scaling --duration-ms 400 --repeat 5 --out docs
-                                                       refresh the committed tables and plots
+  cargo xtask scaling --full --pin --out docs          refresh the committed tables and plots
   cargo xtask scaling --from docs/scaling.json --out target/replot
                                                        redraw a saved run without measuring
   cargo xtask scaling --from docs/scaling.json --png plot.png
-                                                       the same, plus the PNG at plot.png
+                                                       the same, plus the headline PNG
   cargo xtask scaling --pin --filter 'fast u64'        worker i pinned to CPU i
-  cargo xtask scaling --list                           the rows, by group";
+  cargo xtask scaling --list                           every row, by group; [headline] marks
+                                                       the rows of the default run";
 
 /// Aggregate throughput of scalrand's generators and their baselines against thread count.
 ///
-/// Writes scaling.md (the tables), scaling.json (the data), scaling.svg and scaling.png (one
-/// drawing) into --out.
+/// By default a quick run: the headline rows (scalrand::fill_bytes against rand::rng(), the
+/// vDSO getrandom and getrandom::fill on 32-byte reads; scalrand::fast against fastrand) at
+/// 1 thread and at all CPUs. `--full` measures every row at every thread count. Each point is
+/// the median of several processes (`--repeat`), the order of the rows reversed in every
+/// other one; each ratio is taken inside one process.
+///
+/// Writes scaling.md (the tables), scaling.json (the data), scaling.svg and scaling.png (the
+/// headline figure) and scaling-groups.svg and scaling-groups.png (every group) into --out.
 #[derive(Debug, Parser)]
 #[command(
     name = "cargo xtask scaling",
@@ -59,59 +75,92 @@ Examples:
     after_help = EXAMPLES
 )]
 pub struct ScalingArgs {
-    /// Thread counts to measure, comma-separated or repeated, each 1 to 1024 [default: 1, 2,
-    /// 4, ... up to all CPUs]
+    /// Every row at every thread count, 200 ms per measurement: the long run [default: the
+    /// headline rows at 1 thread and all CPUs, 100 ms per measurement]
+    #[arg(long)]
+    pub full: bool,
+    /// Thread counts to measure, comma-separated or repeated, each 1 to 1024 [default: 1 and
+    /// all CPUs; with --full 1, 2, 4, ... up to all CPUs]
     #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = thread_count,
           allow_negative_numbers = true)]
     pub threads: Vec<usize>,
-    /// Length of one measurement, in milliseconds (at least 1)
-    #[arg(long, value_name = "MS", default_value_t = 300,
+    /// Length of one measurement, in milliseconds (at least 1) [default: 100; with --full 200]
+    #[arg(long, value_name = "MS",
           value_parser = at_least_one::<u64>("a duration in milliseconds"),
           allow_negative_numbers = true)]
-    pub duration_ms: u64,
-    /// Measurements per point (at least 1); the median is reported
-    #[arg(long, value_name = "N", default_value_t = 3,
+    pub duration_ms: Option<u64>,
+    /// Processes per point (at least 1), each measuring every point once, the order of the
+    /// rows reversed in every other one; the median is reported, with the spread
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PROCESSES,
           value_parser = at_least_one::<u32>("a repeat count"), allow_negative_numbers = true)]
     pub repeat: u32,
-    /// Only rows whose group or name contains TEXT (repeatable: any of them)
+    /// Only rows whose group or name contains TEXT (repeatable: any of them), chosen from
+    /// every row, not only the headline ones
     #[arg(long, value_name = "TEXT")]
     pub filter: Vec<String>,
-    /// Where scaling.{md,json,svg,png} go (`docs` refreshes the committed ones); checked
-    /// before the run
+    /// Where scaling.{md,json,svg,png} and scaling-groups.{svg,png} go (`docs` refreshes the
+    /// committed ones); checked before the run
     #[arg(long, value_name = "DIR", default_value = "target/scaling")]
     pub out: PathBuf,
-    /// List the rows (after --filter) and exit
+    /// List every row (after --filter), `[headline]` marking the default run's, and exit
     #[arg(long)]
     pub list: bool,
     /// Print the report as JSON on stdout instead of the tables
     #[arg(long)]
     pub json: bool,
     /// Redraw the tables and plots of a saved run (a scaling.json) instead of measuring
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["threads", "list"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["threads", "list", "full"])]
     pub from: Option<PathBuf>,
     /// Pin worker thread i to CPU i (mod the CPU count) while it measures: steadier figures
     /// for the per-CPU generators on a shared machine, and the thread-per-core case
     #[arg(long)]
     pub pin: bool,
-    /// Also draw the plot as SVG at PATH (the same drawing as --out's scaling.svg)
+    /// Also draw the headline figure as SVG at PATH (the same drawing as --out's scaling.svg)
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
-    /// Also draw the plot as PNG at PATH (the same drawing as --out's scaling.png)
+    /// Also draw the headline figure as PNG at PATH (the same drawing as --out's scaling.png)
     #[arg(long, value_name = "PATH")]
     pub png: Option<PathBuf>,
-    /// No progress bar and no per-point lines on stderr
+    /// No progress bar and no per-process or per-point lines on stderr
     #[arg(long, short)]
     pub quiet: bool,
+    /// Internal: measure these rows (indices into every row) once, in this process, and print
+    /// the figures as JSON; the harness starts itself so for every process
+    #[arg(long, value_name = "I,I,...", value_delimiter = ',', hide = true,
+          value_parser = row_index, allow_negative_numbers = true,
+          conflicts_with_all = ["from", "list", "full"])]
+    pub child_rows: Vec<usize>,
+    /// Internal: with --child-rows, measure the points in reverse order
+    #[arg(long, hide = true, requires = "child_rows")]
+    pub child_reverse: bool,
+}
+
+/// An index into every row, as the harness passes to the processes it starts.
+///
+/// # Errors
+/// A message for a negative number, text, or an index that does not fit in `usize`.
+pub fn row_index(s: &str) -> Result<usize, String> {
+    let n = whole(s, "a row index")?;
+    usize::try_from(n).map_err(|_| format!("{n} is too large for a row index"))
 }
 
 impl ScalingArgs {
+    /// The length of one measurement: `--duration-ms`, else the mode's default.
+    pub fn duration_ms(&self) -> u64 {
+        self.duration_ms.unwrap_or(if self.full {
+            FULL_DURATION_MS
+        } else {
+            QUICK_DURATION_MS
+        })
+    }
+
     /// Checks that the run's outputs can be written, before anything is measured (and, from
     /// xtask, before anything is built). `--out` is created if it is missing.
     ///
     /// # Errors
     /// A message naming the flag and the path that cannot be written.
     pub fn check_outputs(&self) -> Result<(), String> {
-        if self.list {
+        if self.list || !self.child_rows.is_empty() {
             return Ok(());
         }
         writable_dir("--out", &self.out)?;
@@ -315,9 +364,17 @@ mod tests {
         assert!(message(&["--duration-ms", "0"]).contains("0 is not a duration"));
         assert!(message(&["--duration-ms", "-5"]).contains("-5 is negative"));
         assert!(message(&["--repeat", "0"]).contains("0 is not a repeat count"));
+        assert!(message(&["--full", "--from", "x.json"]).contains("cannot be used with"));
+        assert!(message(&["--full", "--full"]).contains("cannot be used multiple times"));
+        assert!(message(&["--full=yes"]).contains("unexpected value"));
+        assert!(message(&["--child-rows", "-1"]).contains("-1 is negative: a row index"));
+        assert!(message(&["--child-reverse"]).contains("--child-rows"));
         let ok = parse(&["--threads", "1,2", "--duration-ms", "1"]).unwrap();
         assert_eq!(ok.threads, [1, 2]);
-        assert_eq!(ok.duration_ms, 1);
+        assert_eq!(ok.duration_ms(), 1);
+        assert_eq!(parse(&[]).unwrap().duration_ms(), QUICK_DURATION_MS);
+        assert_eq!(parse(&["--full"]).unwrap().duration_ms(), FULL_DURATION_MS);
+        assert_eq!(parse(&[]).unwrap().repeat, DEFAULT_PROCESSES);
     }
 
     #[test]

@@ -1,13 +1,19 @@
-//! Runs the scaling rows: every row at every thread count, a few times each (the rounds
-//! interleaved across a group's rows), the median kept; the result is a [`Report`].
+//! Runs the scaling rows: every row at every thread count, once in each of several processes
+//! (the order reversed in every other one), the median and spread kept and each ratio taken
+//! inside one process; the result is a [`Report`].
+//!
+//! One process per repeat because a process on these machines lands in one of two speed modes
+//! for memory-touching loops (figures of one binary spread by ±30% between processes, steady
+//! within one): rounds inside one process measure its mode, not the generators.
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
+use serde::{Deserialize, Serialize};
 
-use crate::report::{Group, Point, Report, Series, human};
+use crate::report::{Group, Point, Ratio, Report, Series, Spread, human};
 use crate::{MakeError, Row};
 
 /// How to measure.
@@ -17,7 +23,7 @@ pub struct Options {
     pub threads: Vec<usize>,
     /// Length of one measurement.
     pub duration: Duration,
-    /// Measurements per point; the median is kept.
+    /// Processes per point; the median is kept.
     pub repeat: usize,
     /// Pin worker thread `i` to CPU `i mod cpus` for the measurement (thread-per-core, as a
     /// server that pins its workers runs), instead of leaving placement to the scheduler.
@@ -110,59 +116,160 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// Measures every row at every thread count and gathers the report. `progress` advances by
-/// one per measurement; each point's figure is printed on stderr once its group is done,
-/// unless `quiet`. A row whose state cannot be built is reported on stderr and left out.
+/// What one process measured: every row once at every thread count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessFigures {
+    /// `per_sec[row][thread index]`, in the order of the rows and threads it was given
+    /// (whatever order it measured them in); `None` where the row could not be built.
+    pub per_sec: Vec<Vec<Option<f64>>>,
+    /// Why a row could not be built, per row; `None` where it ran.
+    pub errors: Vec<Option<String>>,
+}
+
+/// The points of `rows` rows at `threads` thread counts, as (row, thread index), in the order
+/// one process measures them: row by row, thread counts ascending, or all of that reversed.
+pub fn order(rows: usize, threads: usize, reverse: bool) -> Vec<(usize, usize)> {
+    let mut v: Vec<(usize, usize)> = (0..rows)
+        .flat_map(|r| (0..threads).map(move |t| (r, t)))
+        .collect();
+    if reverse {
+        v.reverse();
+    }
+    v
+}
+
+/// Measures every row once at every thread count in this process, in [`order`]; a row that
+/// cannot be built is recorded as such and not retried.
+pub fn measure_once(
+    rows: &[Row],
+    threads: &[usize],
+    duration: Duration,
+    pin: bool,
+    reverse: bool,
+) -> ProcessFigures {
+    let mut out = ProcessFigures {
+        per_sec: vec![vec![None; threads.len()]; rows.len()],
+        errors: vec![None; rows.len()],
+    };
+    for (r, t) in order(rows.len(), threads.len(), reverse) {
+        if out.errors[r].is_some() {
+            continue;
+        }
+        match measure(&rows[r], threads[t], duration, pin) {
+            Ok(v) => out.per_sec[r][t] = Some(v),
+            Err(e) => out.errors[r] = Some(e.to_string()),
+        }
+    }
+    out
+}
+
+/// Measures `rows` in `opts.repeat` processes and gathers the report.
 ///
-/// The repeats are interleaved within a group: round 1 measures every row of the group at
-/// every thread count, then round 2 does it again, and so on, and each point keeps the median
-/// of its rounds. The rows whose ratios a group reports are so measured side by side: a burst
-/// of noise on a shared machine (a neighbour's job, the hypervisor taking a vCPU away for a
-/// few seconds) lands on one round of every row rather than on every round of one row.
-pub fn run(rows: &[Row], opts: &Options, progress: &ProgressBar, quiet: bool) -> Report {
-    progress.set_length((rows.len() * opts.threads.len() * opts.repeat) as u64);
-    let mut groups: Vec<Group> = vec![];
+/// `process(i, reverse)` runs process `i` (the `scaling` binary starts itself with the hidden
+/// `--child-rows` flag; tests measure in place) and returns what it measured: every row once at
+/// every thread count, the order of the points reversed in every other process, so that
+/// neither a row's place in the run nor a process's speed mode (single processes on these
+/// machines run about 30% apart) favours one row. Each point keeps the median of its
+/// processes and their spread, and each ratio of a scalrand row to a baseline of its group is
+/// taken inside each process before its median is taken. `progress` advances by one per point
+/// measured; unless `quiet`, one line per process and each point's figure are printed on
+/// stderr. A row that cannot be built in some process is reported and left out.
+///
+/// # Errors
+/// The first process that fails (cannot start, crashes, answers something else).
+pub fn run(
+    rows: &[Row],
+    opts: &Options,
+    progress: &ProgressBar,
+    quiet: bool,
+    mut process: impl FnMut(usize, bool) -> Result<ProcessFigures, String>,
+) -> Result<Report, String> {
+    let points = rows.len() * opts.threads.len();
+    progress.set_length((points * opts.repeat) as u64);
+    // figures[row][thread index]: one figure per process.
+    let mut figures = vec![vec![Vec::with_capacity(opts.repeat); opts.threads.len()]; rows.len()];
+    // per_process[p][row][thread index], for the ratios.
+    let mut per_process = Vec::with_capacity(opts.repeat);
+    let mut skipped: Vec<Option<String>> = vec![None; rows.len()];
+    for p in 0..opts.repeat {
+        let reverse = p % 2 == 1;
+        progress.set_message(format!(
+            "process {}/{}: {} points{}",
+            p + 1,
+            opts.repeat,
+            points,
+            if reverse { ", reversed" } else { "" }
+        ));
+        let started = Instant::now();
+        let got = process(p, reverse)?;
+        if got.per_sec.len() != rows.len()
+            || got.per_sec.iter().any(|r| r.len() != opts.threads.len())
+            || got.errors.len() != rows.len()
+        {
+            return Err(format!(
+                "process {} answered {} rows, not the {} asked for",
+                p + 1,
+                got.per_sec.len(),
+                rows.len()
+            ));
+        }
+        progress.inc(points as u64);
+        for (r, e) in got.errors.iter().enumerate() {
+            if let Some(e) = e
+                && skipped[r].is_none()
+            {
+                progress.suspend(|| {
+                    eprintln!("  {}: {}: skipped: {e}", rows[r].group, rows[r].name);
+                });
+                skipped[r] = Some(e.clone());
+            }
+        }
+        for (r, per_thread) in got.per_sec.iter().enumerate() {
+            for (t, v) in per_thread.iter().enumerate() {
+                if let Some(v) = v {
+                    figures[r][t].push(*v);
+                }
+            }
+        }
+        if !quiet {
+            progress.suspend(|| {
+                eprintln!(
+                    "  process {:>2}/{}: {points} points in {:.1} s{}",
+                    p + 1,
+                    opts.repeat,
+                    started.elapsed().as_secs_f64(),
+                    if reverse { " (in reverse order)" } else { "" }
+                );
+            });
+        }
+        per_process.push(got.per_sec);
+    }
+
     let mut names: Vec<&str> = vec![];
     for row in rows {
         if !names.contains(&row.group) {
             names.push(row.group);
         }
     }
+    let mut groups: Vec<Group> = vec![];
     for name in names {
-        let members: Vec<&Row> = rows.iter().filter(|r| r.group == name).collect();
-        // runs[row][thread index]: one figure per round; `None` once the row was skipped.
-        let mut runs: Vec<Option<Vec<Vec<f64>>>> =
-            vec![Some(vec![Vec::with_capacity(opts.repeat); opts.threads.len()]); members.len()];
-        for _ in 0..opts.repeat {
-            for (row, slot) in members.iter().zip(runs.iter_mut()) {
-                for (i, &t) in opts.threads.iter().enumerate() {
-                    progress.inc(1);
-                    let Some(per_thread) = slot.as_mut() else {
-                        continue;
-                    };
-                    progress.set_message(format!("{} / {} / {t} thr", row.group, row.name));
-                    match measure(row, t, opts.duration, opts.pin) {
-                        Ok(v) => per_thread[i].push(v),
-                        Err(e) => {
-                            progress.suspend(|| {
-                                eprintln!("  {}: {}: skipped: {e}", row.group, row.name);
-                            });
-                            *slot = None;
-                        }
-                    }
-                }
-            }
-        }
+        let members: Vec<usize> = (0..rows.len())
+            .filter(|&r| rows[r].group == name && skipped[r].is_none())
+            .collect();
         let mut series = vec![];
-        for (row, slot) in members.iter().zip(runs) {
-            let Some(per_thread) = slot else { continue };
+        for &r in &members {
+            let row = &rows[r];
             let points: Vec<Point> = opts
                 .threads
                 .iter()
-                .zip(per_thread)
-                .map(|(&t, v)| Point {
-                    threads: t,
-                    per_sec: median(v),
+                .zip(&figures[r])
+                .map(|(&t, v)| {
+                    let spread = Spread::of(v);
+                    Point {
+                        threads: t,
+                        per_sec: spread.map_or(f64::NAN, |s| s.median),
+                        spread,
+                    }
                 })
                 .collect();
             if !quiet {
@@ -181,29 +288,53 @@ pub fn run(rows: &[Row], opts: &Options, progress: &ProgressBar, quiet: bool) ->
             series.push(Series {
                 name: row.name.to_owned(),
                 baseline: row.baseline,
+                recommended: crate::is_recommended(row),
                 points,
             });
         }
-        if let Some(first) = members.first()
-            && !series.is_empty()
-        {
+        let mut ratios = vec![];
+        for &o in members.iter().filter(|&&r| !rows[r].baseline) {
+            for &b in members.iter().filter(|&&r| rows[r].baseline) {
+                for (t, &threads) in opts.threads.iter().enumerate() {
+                    let runs: Vec<f64> = per_process
+                        .iter()
+                        .filter_map(|f| Some(f[o][t]? / f[b][t]?))
+                        .filter(|x| x.is_finite())
+                        .collect();
+                    if let Some(spread) = Spread::of(&runs) {
+                        ratios.push(Ratio {
+                            ours: rows[o].name.to_owned(),
+                            baseline: rows[b].name.to_owned(),
+                            threads,
+                            spread,
+                            runs,
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(&first) = members.first() {
             groups.push(Group {
                 name: name.to_owned(),
-                unit: first.unit,
+                unit: rows[first].unit,
                 series,
+                ratios,
             });
         }
     }
     progress.finish_and_clear();
-    Report {
+    Ok(Report {
         cpus: cpus(),
         cpu_model: cpu_model(),
+        backend: Some(format!("{:?}", scalrand_pool::chacha::backend())),
         threads: opts.threads.clone(),
         duration_ms: u64::try_from(opts.duration.as_millis()).unwrap_or(u64::MAX),
         repeat: opts.repeat,
+        processes: true,
+        full: false,
         pinned: opts.pin,
         groups,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -234,48 +365,117 @@ mod tests {
     fn row(
         group: &'static str,
         name: &'static str,
+        baseline: bool,
         make: fn() -> Result<crate::Worker, MakeError>,
     ) -> Row {
         Row {
             group,
             name,
-            baseline: false,
+            baseline,
             unit: crate::Unit::Ops,
             make,
         }
     }
 
-    /// The rounds of a group interleave across its rows (a, b, a, b), groups run one after the
-    /// other, and a row whose state cannot be built is left out of its group's report.
     #[test]
-    fn rounds_interleave_within_a_group() {
+    fn every_other_process_measures_in_reverse() {
+        assert_eq!(order(2, 2, false), [(0, 0), (0, 1), (1, 0), (1, 1)]);
+        assert_eq!(order(2, 2, true), [(1, 1), (1, 0), (0, 1), (0, 0)]);
+    }
+
+    /// One process measures every row once in order, or in reverse; a row whose state cannot
+    /// be built is recorded and not retried.
+    #[test]
+    fn one_process_measures_every_point_once() {
         let rows = [
-            row("g1", "a", || worker("a")),
-            row("g1", "b", || worker("b")),
-            row("g1", "broken", || {
+            row("g1", "a", false, || worker("a")),
+            row("g1", "broken", true, || {
                 Err(MakeError::from("no such thing here".to_owned()))
             }),
-            row("g2", "c", || worker("c")),
+            row("g2", "c", false, || worker("c")),
+        ];
+        ORDER.lock().unwrap().clear();
+        let f = measure_once(&rows, &[1, 2], Duration::from_millis(1), true, true);
+        assert_eq!(*ORDER.lock().unwrap(), ["c", "c", "a", "a"]);
+        assert!(f.per_sec[0].iter().all(|v| v.is_some_and(|v| v > 0.0)));
+        assert_eq!(f.per_sec[1], [None, None]);
+        assert_eq!(f.errors[1].as_deref(), Some("no such thing here"));
+        assert!(f.errors[0].is_none() && f.errors[2].is_none());
+    }
+
+    /// Processes alternate their order; points keep the median and spread of the processes,
+    /// and ratios are taken inside each process: a process twice as fast for every row (a
+    /// speed mode) moves the figures but not the ratio.
+    #[test]
+    fn ratios_are_taken_inside_each_process() {
+        let rows = [
+            row("g", "ours", false, || worker("ours")),
+            row("g", "base", true, || worker("base")),
+            row("g", "broken", true, || {
+                Err(MakeError::from("gone".to_owned()))
+            }),
         ];
         let opts = Options {
             threads: vec![1],
             duration: Duration::from_millis(1),
-            repeat: 3,
-            pin: true,
+            repeat: 4,
+            pin: false,
         };
-        ORDER.lock().unwrap().clear();
-        let report = run(&rows, &opts, &ProgressBar::hidden(), true);
+        let mut reversed = vec![];
+        let report = run(&rows, &opts, &ProgressBar::hidden(), true, |p, reverse| {
+            reversed.push(reverse);
+            let mode = if p % 2 == 0 { 1.0 } else { 2.0 };
+            Ok(ProcessFigures {
+                per_sec: vec![
+                    vec![Some(300.0 * mode)],
+                    vec![Some(100.0 * mode)],
+                    vec![None],
+                ],
+                errors: vec![None, None, Some("gone".to_owned())],
+            })
+        })
+        .unwrap();
+        assert_eq!(reversed, [false, true, false, true]);
+        let g = &report.groups[0];
+        let names: Vec<&str> = g.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ours", "base"]);
+        let p = g.series[0].points[0];
+        assert_eq!(p.per_sec, 450.0);
+        let sp = p.spread.unwrap();
+        assert_eq!((sp.min, sp.max, sp.n), (300.0, 600.0, 4));
+        assert_eq!(g.ratios.len(), 1);
+        let r = &g.ratios[0];
         assert_eq!(
-            *ORDER.lock().unwrap(),
-            ["a", "b", "a", "b", "a", "b", "c", "c", "c"]
+            (r.ours.as_str(), r.baseline.as_str(), r.threads),
+            ("ours", "base", 1)
         );
-        let names: Vec<Vec<&str>> = report
-            .groups
-            .iter()
-            .map(|g| g.series.iter().map(|s| s.name.as_str()).collect())
-            .collect();
-        assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
-        assert!(report.groups[0].series[0].points[0].per_sec > 0.0);
+        assert_eq!(r.runs, [3.0; 4]);
+        assert_eq!(
+            (r.spread.median, r.spread.min, r.spread.max),
+            (3.0, 3.0, 3.0)
+        );
+        assert!(report.processes);
+    }
+
+    #[test]
+    fn a_process_that_answers_the_wrong_shape_is_an_error() {
+        let rows = [row("g", "a", false, || worker("a"))];
+        let opts = Options {
+            threads: vec![1, 2],
+            duration: Duration::from_millis(1),
+            repeat: 2,
+            pin: false,
+        };
+        let e = run(&rows, &opts, &ProgressBar::hidden(), true, |_, _| {
+            Ok(ProcessFigures::default())
+        })
+        .unwrap_err();
+        assert_eq!(e, "process 1 answered 0 rows, not the 1 asked for");
+        let e = run(&rows, &opts, &ProgressBar::hidden(), true, |_, _| {
+            Err("process 1 exited with 101".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(e, "process 1 exited with 101");
     }
 
     #[test]

@@ -57,6 +57,37 @@ pub struct Row {
     pub make: fn() -> Result<Worker, MakeError>,
 }
 
+/// The rows of the default, quick run, by (group, name), in [`all_rows`]' order: the figures
+/// a user chooses by.
+/// `scalrand::fill_bytes` against what a program calls today for secure bytes (rand's
+/// `ThreadRng`, the kernel's vDSO getrandom, the `getrandom` crate), and `scalrand::fast`
+/// against `fastrand`.
+pub const HEADLINE: &[(&str, &str)] = &[
+    ("fast u64", "scalrand::fast::u64(..)"),
+    ("fast u64", "fastrand::u64 (thread-local)"),
+    ("crypto 32B", "scalrand::fill_bytes (crypto facade)"),
+    ("crypto 32B", "rand ThreadRng (rand::rng())"),
+    ("crypto 32B", "getrandom::fill"),
+    ("crypto 32B", "vDSO getrandom (direct, Linux >= 6.11)"),
+];
+
+/// The rows a user is pointed to for their group's job (README's "Which generator?"), by
+/// name: marked in the headline figure.
+pub const RECOMMENDED: &[&str] = &[
+    "scalrand::fast::u64(..)",
+    "scalrand::fill_bytes (crypto facade)",
+];
+
+/// Whether `row` is one of the [`HEADLINE`] rows.
+pub fn is_headline(row: &Row) -> bool {
+    HEADLINE.contains(&(row.group, row.name))
+}
+
+/// Whether `row` is one of the [`RECOMMENDED`] rows.
+pub fn is_recommended(row: &Row) -> bool {
+    RECOMMENDED.contains(&row.name)
+}
+
 /// Every row of every crate, in table order.
 pub fn all_rows() -> Vec<Row> {
     let mut v = Vec::new();
@@ -64,4 +95,29 @@ pub fn all_rows() -> Vec<Row> {
     v.extend(rows::fortuna::rows());
     v.extend(rows::numa::rows());
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every headline and recommended name is a row (on Linux, where the vDSO row exists).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_headline_rows_exist() {
+        let rows = all_rows();
+        for (group, name) in HEADLINE {
+            assert!(
+                rows.iter().any(|r| r.group == *group && r.name == *name),
+                "{group} / {name} is not a row"
+            );
+        }
+        for name in RECOMMENDED {
+            assert!(rows.iter().any(|r| r.name == *name && is_headline(r)));
+        }
+        assert_eq!(
+            rows.iter().filter(|r| is_headline(r)).count(),
+            HEADLINE.len()
+        );
+    }
 }

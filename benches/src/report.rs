@@ -21,10 +21,24 @@ pub struct Report {
     pub cpu_model: Option<String>,
     /// Thread counts measured, in order.
     pub threads: Vec<usize>,
+    /// The ChaCha keystream backend the node pools and `scalrand::fill_bytes` ran on
+    /// (`scalrand_pool::chacha::backend()`, e.g. `Avx512`), where recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// Length of one measurement, in milliseconds.
     pub duration_ms: u64,
-    /// Measurements per point; the median is reported.
+    /// Measurements per point; the median is reported. In a run with
+    /// [`processes`](Report::processes), each came from a process of its own.
     pub repeat: usize,
+    /// Whether every repeat ran in a separate process, the order of the rows reversed in every
+    /// other one, with each ratio taken inside one process; absent (false) in reports from
+    /// before, whose repeats were rounds inside one process.
+    #[serde(default)]
+    pub processes: bool,
+    /// Whether this was a `--full` run (every row at every thread count) rather than the quick
+    /// headline run.
+    #[serde(default)]
+    pub full: bool,
     /// Whether worker `i` ran pinned to CPU `i` (`--pin`); absent in reports from before the
     /// option, which were not pinned.
     #[serde(default)]
@@ -42,6 +56,66 @@ pub struct Group {
     pub unit: Unit,
     /// The rows of the group, in table order.
     pub series: Vec<Series>,
+    /// Every scalrand row over every baseline at every thread count, each ratio taken inside
+    /// one process; absent in reports from before, whose ratios were of the medians.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratios: Vec<Ratio>,
+}
+
+/// One scalrand row over one baseline at one thread count, over the processes of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// The scalrand row's name.
+    pub ours: String,
+    /// The baseline's name.
+    pub baseline: String,
+    /// Threads running at once.
+    pub threads: usize,
+    /// The ratio's median and spread over the processes.
+    pub spread: Spread,
+    /// The ratio in each process, in process order.
+    pub runs: Vec<f64>,
+}
+
+/// The median and spread of figures over processes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// The median (the mean of the middle two of an even count).
+    pub median: f64,
+    /// The first quartile (linear interpolation between order statistics).
+    pub q1: f64,
+    /// The third quartile.
+    pub q3: f64,
+    /// The smallest figure.
+    pub min: f64,
+    /// The largest figure.
+    pub max: f64,
+    /// How many figures.
+    pub n: usize,
+}
+
+impl Spread {
+    /// The spread of the finite figures of `v`; `None` when there is none.
+    pub fn of(v: &[f64]) -> Option<Self> {
+        let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            let pos = q * (v.len() - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+        };
+        Some(Self {
+            median: at(0.5),
+            q1: at(0.25),
+            q3: at(0.75),
+            min: v[0],
+            max: v[v.len() - 1],
+            n: v.len(),
+        })
+    }
 }
 
 /// One row measured at every thread count.
@@ -51,6 +125,10 @@ pub struct Series {
     pub name: String,
     /// True for the baselines we compare against.
     pub baseline: bool,
+    /// True for the row a user is pointed to for the group's job (`scalrand::fill_bytes`,
+    /// `scalrand::fast`): marked in the headline figure.
+    #[serde(default)]
+    pub recommended: bool,
     /// One point per thread count, in the report's thread order.
     pub points: Vec<Point>,
 }
@@ -62,6 +140,9 @@ pub struct Point {
     pub threads: usize,
     /// Aggregate units per second over all threads (median of the runs).
     pub per_sec: f64,
+    /// The median and spread over the processes, where the run kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
 }
 
 impl Series {
@@ -115,6 +196,14 @@ pub fn human(per_sec: f64, unit: Unit) -> String {
     }
 }
 
+/// A throughput in [`human`]'s scale without the unit: `1534`, `12.5`.
+fn bare(per_sec: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Ops => format!("{:.1}", per_sec / 1e6),
+        Unit::Bytes => format!("{:.0}", per_sec / 1e6),
+    }
+}
+
 /// A markdown table: header cells, then rows of cells; the first column is left-aligned and
 /// the others right-aligned (they hold figures).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -159,7 +248,15 @@ pub fn group_table(report: &Report, group: &Group) -> Table {
                 s.name,
                 if s.baseline { " *(baseline)*" } else { "" }
             )];
-            cells.extend(s.points.iter().map(|p| human(p.per_sec, group.unit)));
+            cells.extend(s.points.iter().map(|p| match p.spread {
+                Some(sp) if sp.n > 1 => format!(
+                    "{} ({}–{})",
+                    human(p.per_sec, group.unit),
+                    bare(sp.q1, group.unit),
+                    bare(sp.q3, group.unit)
+                ),
+                _ => human(p.per_sec, group.unit),
+            }));
             cells.push(format!("{:.2}x", s.scaling().unwrap_or(1.0)));
             cells.push(
                 s.serial_fraction()
@@ -177,7 +274,8 @@ pub fn group_table(report: &Report, group: &Group) -> Table {
 
 /// How to read the tables' columns (the markdown's second paragraph).
 pub const COLUMNS_EXPLAINED: &str = "\
-Columns: `N thr` is the aggregate throughput of N threads at once (median of the runs); \
+Columns: `N thr` is the aggregate throughput of N threads at once (median of the runs; in \
+brackets, where the run kept them, the interquartile range over its processes); \
 `M/1 thr` is the most threads' throughput over one thread's. `serial s` is the fraction of \
 one call that Amdahl's law, speedup(n) = 1 / (s + (1 - s) / n), fits to those two points: \
 near 0 for a row that scales (per-CPU or per-thread state), near 1 for one that does not \
@@ -258,10 +356,22 @@ impl Report {
     /// and any [`warnings`](Report::warnings) first.
     pub fn markdown(&self) -> String {
         let mut md = format!(
-            "Measured by `cargo xtask scaling` on {} CPUs ({} ms x {} runs, median{}).\n\n",
+            "Measured by `cargo xtask scaling{}` on {} CPUs{}{} ({} ms x {} {}, median{}).\n\n",
+            if self.full { " --full" } else { "" },
             self.cpus,
+            self.cpu_model
+                .as_ref()
+                .map_or_else(String::new, |m| format!(", {m}")),
+            self.backend
+                .as_ref()
+                .map_or_else(String::new, |b| format!(", ChaCha backend {b}")),
             self.duration_ms,
             self.repeat,
+            if self.processes {
+                "alternated processes"
+            } else {
+                "runs"
+            },
             if self.pinned {
                 "; worker i pinned to CPU i"
             } else {
@@ -296,15 +406,37 @@ impl Report {
                             .find(|p| p.threads == t)
                             .map_or(f64::NAN, |p| p.per_sec)
                     };
+                    let per_process = g.ratios.iter().any(|r| r.threads == t);
                     md.push_str(&format!(
-                        "\nRatios at {t} thread{} (ours / baseline):\n\n",
-                        if t == 1 { "" } else { "s" }
+                        "\nRatios at {t} thread{} (ours / baseline{}):\n\n",
+                        if t == 1 { "" } else { "s" },
+                        if per_process {
+                            "; median of the ratios inside each process, interquartile range \
+                             and min–max in brackets"
+                        } else {
+                            ""
+                        }
                     ));
                     for o in &ours {
-                        let ov = at(o);
                         let parts: Vec<String> = base
                             .iter()
-                            .map(|b| format!("{} {}", ratio(ov, at(b)), b.name))
+                            .map(|b| {
+                                let found = g.ratios.iter().find(|r| {
+                                    r.threads == t && r.ours == o.name && r.baseline == b.name
+                                });
+                                match found {
+                                    Some(r) => format!(
+                                        "{} ({:.2}–{:.2}, {:.2}–{:.2}) {}",
+                                        ratio(r.spread.median, 1.0),
+                                        r.spread.q1,
+                                        r.spread.q3,
+                                        r.spread.min,
+                                        r.spread.max,
+                                        b.name
+                                    ),
+                                    None => format!("{} {}", ratio(at(o), at(b)), b.name),
+                                }
+                            })
                             .collect();
                         md.push_str(&format!("- {}: {}\n", o.name, parts.join(", ")));
                     }
@@ -324,23 +456,29 @@ mod tests {
         let series = |name: &str, baseline, a, b| Series {
             name: name.to_owned(),
             baseline,
+            recommended: !baseline,
             points: vec![
                 Point {
                     threads: 1,
                     per_sec: a,
+                    spread: None,
                 },
                 Point {
                     threads: 2,
                     per_sec: b,
+                    spread: None,
                 },
             ],
         };
         Report {
             cpus: 2,
             cpu_model: None,
+            backend: None,
             threads: vec![1, 2],
             duration_ms: 400,
             repeat: 5,
+            processes: false,
+            full: false,
             pinned: false,
             groups: vec![Group {
                 name: "fast u64".to_owned(),
@@ -349,8 +487,62 @@ mod tests {
                     series("ours", false, 100e6, 200e6),
                     series("Mutex", true, 50e6, 10e6),
                 ],
+                ratios: vec![],
             }],
         }
+    }
+
+    #[test]
+    fn spread_is_median_quartiles_and_extremes() {
+        let s = Spread::of(&[5.0, 1.0, f64::NAN, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!(
+            (s.median, s.q1, s.q3, s.min, s.max, s.n),
+            (3.0, 2.0, 4.0, 1.0, 5.0, 5)
+        );
+        let s = Spread::of(&[1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.q1, s.q3), (1.5, 1.25, 1.75));
+        assert!(Spread::of(&[f64::INFINITY]).is_none());
+    }
+
+    /// A run in processes reports each point's interquartile range and each ratio's median
+    /// over the processes, with its spread; the header names the machine and the backend.
+    #[test]
+    fn per_process_ratios_and_spreads_are_reported() {
+        let mut r = report();
+        r.processes = true;
+        r.full = true;
+        r.repeat = 15;
+        r.cpu_model = Some("Some CPU".to_owned());
+        r.backend = Some("Avx2".to_owned());
+        r.groups[0].series[0].points[0].spread = Spread::of(&[90e6, 100e6, 110e6]);
+        let runs = vec![1.9, 2.1, 2.0, 1.8, 2.2];
+        r.groups[0].ratios.push(Ratio {
+            ours: "ours".to_owned(),
+            baseline: "Mutex".to_owned(),
+            threads: 1,
+            spread: Spread::of(&runs).unwrap(),
+            runs,
+        });
+        let md = r.markdown();
+        assert!(
+            md.starts_with(
+                "Measured by `cargo xtask scaling --full` on 2 CPUs, Some CPU, ChaCha backend \
+                 Avx2 (400 ms x 15 alternated processes, median)."
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| ours | 100.0 M/s (95.0–105.0) | 200.0 M/s |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- ours: 2.00x (1.90–2.10, 1.80–2.20) Mutex"),
+            "{md}"
+        );
+        // Where no per-process ratio was kept (2 threads here), the medians' ratio.
+        assert!(md.contains("Ratios at 2 threads (ours / baseline):\n\n- ours: 20.00x Mutex"));
+        let back: Report = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 
     #[test]
@@ -405,6 +597,7 @@ mod tests {
             s.points.push(Point {
                 threads: 4,
                 per_sec: 0.0,
+                spread: None,
             });
         }
         let w = r.warnings();

@@ -35,6 +35,7 @@ fn help_lists_the_flags_and_examples() {
             "--svg",
             "--png",
             "--pin",
+            "--full",
             "--version",
             "Examples:",
         ],
@@ -90,7 +91,11 @@ fn a_short_run_writes_tables_json_and_both_plots() {
     assert!(md.contains("### fast u64"));
     assert!(md.contains("worker i pinned to CPU i"));
     let svg = std::fs::read_to_string(dir.join("scaling.svg")).unwrap();
-    assert!(svg.contains("<svg") && svg.contains("fast u64"));
+    assert!(svg.contains("<svg") && svg.contains("fastrand::u64"));
+    assert!(svg.contains("higher is better"));
+    let groups = std::fs::read_to_string(dir.join("scaling-groups.svg")).unwrap();
+    assert!(groups.contains("Fast, non-cryptographic numbers"));
+    assert!(dir.join("scaling-groups.png").is_file());
     let png = std::fs::read(dir.join("scaling.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 
@@ -127,6 +132,61 @@ fn a_short_run_writes_tables_json_and_both_plots() {
     );
 }
 
+/// The default run: the headline rows only, at 1 thread and all CPUs, each point from every
+/// process with its spread, each ratio taken inside each process.
+#[test]
+fn the_default_run_measures_the_headline_rows_in_processes() {
+    let dir = out_dir("scaling-cli-default");
+    let out = scaling()
+        .args(["--duration-ms", "5", "--repeat", "3", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("process  3/3"), "{err}");
+    let report: Report =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("scaling.json")).unwrap()).unwrap();
+    assert!(report.processes && !report.full);
+    assert_eq!(report.repeat, 3);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut want = vec![1, cpus];
+    want.dedup();
+    assert_eq!(report.threads, want);
+    let rows: Vec<(&str, &str)> = report
+        .groups
+        .iter()
+        .flat_map(|g| g.series.iter().map(|s| (g.name.as_str(), s.name.as_str())))
+        .collect();
+    let mut headline = scalrand_benches::HEADLINE.to_vec();
+    // The vDSO row is left out on a kernel without vDSO getrandom.
+    if rows.len() < headline.len() {
+        headline.retain(|(_, n)| !n.starts_with("vDSO"));
+    }
+    assert_eq!(rows, headline);
+    let crypto = report
+        .groups
+        .iter()
+        .find(|g| g.name == "crypto 32B")
+        .unwrap();
+    let p = crypto.series[0].points[0];
+    assert_eq!(p.spread.unwrap().n, 3);
+    let r = crypto
+        .ratios
+        .iter()
+        .find(|r| r.threads == 1 && r.baseline == "getrandom::fill")
+        .unwrap();
+    assert_eq!(r.ours, "scalrand::fill_bytes (crypto facade)");
+    assert_eq!(r.runs.len(), 3);
+    assert!(crypto.series[0].recommended);
+    let md = std::fs::read_to_string(dir.join("scaling.md")).unwrap();
+    assert!(md.contains("5 ms x 3 alternated processes"), "{md}");
+    assert!(
+        md.contains("median of the ratios inside each process"),
+        "{md}"
+    );
+}
+
 #[test]
 fn a_bad_value_exits_2_naming_the_flag() {
     cli::assert_exits(scaling().args(["--threads", "1,x"]), 2, "--threads");
@@ -159,6 +219,15 @@ fn bad_inputs_are_refused_before_the_run() {
         (&["--repeat", "-1"], 2, "-1 is negative: a repeat count"),
         (&["--out", file], 1, "is a file, not a directory"),
         (&["--png", missing], 1, "does not exist"),
+        (&["--full", "--from", file], 2, "cannot be used with"),
+        (&["--full=1"], 2, "unexpected value"),
+        (&["--child-rows", "x"], 2, "is not a row index"),
+        (
+            &["--child-rows", "100000"],
+            1,
+            "--child-rows: there is no row 100000",
+        ),
+        (&["--child-reverse"], 2, "--child-rows"),
     ] {
         let out = scaling()
             .args(["--filter", "fastrand", "--threads", "1"])

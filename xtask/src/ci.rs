@@ -141,13 +141,29 @@ fn run_step(step: Step) -> Result {
         Step::DocLinks => doc_links::run(),
         Step::FreshCrate => fresh_crate::run(),
         // The workspace's release build (`cargo bench`'s own profile would build every
-        // dependency once more, with debug info), each benchmark run once.
-        Step::BenchBuild => cargo(
-            name,
-            ["test", "--release", "--benches", "-p", "scalrand-benches"],
-        )
-        .args(["--", "--test"])
-        .run(),
+        // dependency once more, with debug info), each benchmark run once; then the scaling
+        // harness as `cargo xtask scaling` builds it, without the criterion benches' feature.
+        Step::BenchBuild => {
+            cargo(
+                name,
+                ["test", "--release", "--benches", "-p", "scalrand-benches"],
+            )
+            .args(["--", "--test"])
+            .run()?;
+            cargo(
+                name,
+                [
+                    "build",
+                    "--release",
+                    "-p",
+                    "scalrand-benches",
+                    "--no-default-features",
+                    "--bin",
+                    "scaling",
+                ],
+            )
+            .run()
+        }
         Step::NoStd => no_std::run(),
         Step::Loom => loom::run(),
         Step::Miri => miri(),

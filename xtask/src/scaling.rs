@@ -1,6 +1,10 @@
 //! `cargo xtask scaling`: the scaling harness (`benches/src/bin/scaling.rs`) in release, with
 //! the arguments passed through once they parse.
 //!
+//! The harness is built without scalrand-benches' default `criterion` feature: the criterion
+//! benches' own dependencies (criterion, tokio, sha2, blake3, the shuffle and chunked-hashing
+//! crates) are not built, which roughly halves a build from scratch.
+//!
 //! The harness's flags are declared in `benches/src/args.rs`, which this crate includes
 //! (`crate::bench_args`): `--help`, `--version` and every bad value (a thread count over the
 //! cap, a zero duration, an output path that cannot be written) are answered here, before
@@ -18,8 +22,9 @@ use crate::{Result, flags};
 enum Plan {
     /// Help or version text, printed; nothing to run.
     Answered(String),
-    /// Build and run the harness with these (checked) arguments.
-    Run(Vec<String>),
+    /// Build and run the harness with these (checked) arguments; the line says what the run
+    /// will do.
+    Run(Vec<String>, String),
 }
 
 /// Parses and checks the harness's arguments without building anything.
@@ -28,13 +33,47 @@ fn plan(args: &[String]) -> std::result::Result<Plan, String> {
     match ScalingArgs::try_parse_from(argv) {
         Ok(parsed) => {
             parsed.check_outputs()?;
-            Ok(Plan::Run(args.to_vec()))
+            Ok(Plan::Run(args.to_vec(), announce(&parsed)))
         }
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             Ok(Plan::Answered(e.render().to_string()))
         }
         Err(e) => Err(e.render().to_string()),
     }
+}
+
+/// What a run will do, in one line, printed before cargo starts building.
+fn announce(args: &ScalingArgs) -> String {
+    let what = if args.list {
+        "then list the rows".to_owned()
+    } else if let Some(from) = &args.from {
+        format!("then redraw {} into {}", from.display(), args.out.display())
+    } else {
+        let rows = if !args.filter.is_empty() {
+            format!("the rows matching {:?}", args.filter)
+        } else if args.full {
+            "every row".to_owned()
+        } else {
+            "the headline rows (--full: every row)".to_owned()
+        };
+        let threads = if !args.threads.is_empty() {
+            format!("{:?} threads", args.threads)
+        } else if args.full {
+            "1, 2, 4, ... all CPUs".to_owned()
+        } else {
+            "1 thread and all CPUs".to_owned()
+        };
+        format!(
+            "then measure {rows} at {threads}, {} ms per point in each of {} processes, into {}",
+            args.duration_ms(),
+            args.repeat,
+            args.out.display()
+        )
+    };
+    format!(
+        "cargo xtask scaling: building the harness (release, without the criterion benches' \
+         dependencies), {what}"
+    )
 }
 
 /// `cargo xtask scaling ARGS...`.
@@ -47,7 +86,10 @@ pub fn run(flags: &flags::Scaling) -> Result {
             print!("{text}");
             return Ok(());
         }
-        Ok(Plan::Run(args)) => args,
+        Ok(Plan::Run(args, line)) => {
+            eprintln!("{line}");
+            args
+        }
         Err(message) => {
             // clap's own rendering (usage and hint included); exit 2 as clap does.
             eprint!("{}", message.trim_end_matches('\n'));
@@ -62,6 +104,7 @@ pub fn run(flags: &flags::Scaling) -> Result {
             "--release",
             "-p",
             "scalrand-benches",
+            "--no-default-features",
             "--bin",
             "scaling",
             "--",
@@ -98,9 +141,35 @@ mod tests {
         assert!(e.contains("0 is not a duration in milliseconds"), "{e}");
         let e = plan_of(&["--out", "Cargo.toml"]).unwrap_err();
         assert!(e.contains("is a file, not a directory"), "{e}");
+        let e = plan_of(&["--full", "--from", "docs/scaling.json"]).unwrap_err();
+        assert!(e.contains("cannot be used with"), "{e}");
+        let e = plan_of(&["--full", "--full"]).unwrap_err();
+        assert!(e.contains("cannot be used multiple times"), "{e}");
         assert!(matches!(
             plan_of(&["--list", "--filter", "crypto"]),
-            Ok(Plan::Run(a)) if a == ["--list", "--filter", "crypto"]
+            Ok(Plan::Run(a, _)) if a == ["--list", "--filter", "crypto"]
         ));
+    }
+
+    #[test]
+    fn the_run_is_announced_before_the_build() {
+        let Ok(Plan::Run(_, line)) = plan_of(&[]) else {
+            panic!("a plain run should run");
+        };
+        assert!(
+            line.contains("the headline rows (--full: every row) at 1 thread and all CPUs"),
+            "{line}"
+        );
+        assert!(
+            line.contains("100 ms per point in each of 15 processes"),
+            "{line}"
+        );
+        let Ok(Plan::Run(_, line)) = plan_of(&["--full", "--repeat", "3"]) else {
+            panic!("--full should run");
+        };
+        assert!(
+            line.contains("every row at 1, 2, 4, ... all CPUs, 200 ms per point in each of 3"),
+            "{line}"
+        );
     }
 }

@@ -19,6 +19,8 @@ pub fn run(flags: &flags::Stats) -> Result {
             "--release",
             "-p",
             "scalrand-benches",
+            // The tool needs none of the criterion benches' dependencies (as `scaling`).
+            "--no-default-features",
             "--bin",
             "stats",
             "--",

@@ -112,6 +112,11 @@ fn scaling_help_answers_without_building() {
         "{help}"
     );
     assert!(help.contains("--duration-ms"));
+    assert!(help.contains("--full"));
+    assert!(
+        !help.contains("--child-rows"),
+        "the internal flag is hidden: {help}"
+    );
 }
 
 #[test]
@@ -131,6 +136,12 @@ fn scaling_refuses_bad_values_before_building() {
             &["--png", "no-such-dir/x.png"],
             "the directory no-such-dir does not exist",
         ),
+        (
+            &["--full", "--from", "docs/scaling.json"],
+            "cannot be used with",
+        ),
+        (&["--full", "--full"], "cannot be used multiple times"),
+        (&["--full=no"], "unexpected value"),
     ] {
         let out = xtask_without_cargo()
             .arg("scaling")
