@@ -253,6 +253,12 @@ fn selected(flags: &flags::Ci) -> Vec<Step> {
 }
 
 /// `cargo xtask ci`.
+///
+/// The steps run in two lanes at once unless `--serial` is given: the first lane here, in
+/// CI's order, and the second ([`Step::second_lane`]) in a child process (`cargo xtask ci
+/// --serial --only …`) whose output goes to `target/ci-logs/second-lane.log` and is printed
+/// whole when it ends. A lane stops at its first failed step; a failure in either stops the
+/// other.
 pub fn run(flags: &flags::Ci) -> Result {
     check(flags)?;
     let steps = selected(flags);
@@ -263,9 +269,28 @@ pub fn run(flags: &flags::Ci) -> Result {
         return Ok(());
     }
     let t = Instant::now();
+    let (mut first, mut second): (Vec<Step>, Vec<Step>) = if flags.serial {
+        (steps, Vec::new())
+    } else {
+        steps.iter().partition(|s| !s.second_lane())
+    };
+    if first.is_empty() {
+        std::mem::swap(&mut first, &mut second);
+    }
+    let mut lane = if second.is_empty() {
+        None
+    } else {
+        Some(SecondLane::start(&second)?)
+    };
     let mut times = Vec::new();
     let mut result = Ok(());
-    for s in steps {
+    for s in first {
+        if let Some(l) = &mut lane
+            && l.failed()
+        {
+            result = Err("the second lane failed (its log follows)".to_owned());
+            break;
+        }
         let started = Instant::now();
         let cpu = children_cpu_secs();
         result = run_step(s);
@@ -286,12 +311,98 @@ pub fn run(flags: &flags::Ci) -> Result {
             None => eprintln!("  {:<20} {:>6.0}s", s.name(), secs),
         }
     }
+    if let Some(l) = lane {
+        if result.is_err() {
+            l.stop();
+        }
+        let second = l.finish();
+        result = result.and(second);
+    }
     let total = t.elapsed().as_secs_f64();
     match &result {
         Ok(()) => eprintln!("xtask ci: all steps passed in {total:.0}s"),
         Err(_) => eprintln!("xtask ci: stopped after {total:.0}s"),
     }
     result
+}
+
+/// The second lane of [`run`]: this program again, in a process group of its own (so that
+/// stopping it stops the builds and tests it started), running its steps with `--serial`.
+struct SecondLane {
+    child: std::process::Child,
+    log: std::path::PathBuf,
+    names: String,
+    status: Option<std::process::ExitStatus>,
+}
+
+impl SecondLane {
+    fn start(steps: &[Step]) -> Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let dir = crate::project_root().join("target/ci-logs");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let log = dir.join("second-lane.log");
+        let io = |e: std::io::Error| format!("{}: {e}", log.display());
+        let out = std::fs::File::create(&log).map_err(io)?;
+        let err = out.try_clone().map_err(io)?;
+        let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+        let names: Vec<String> = steps.iter().map(|s| s.name()).collect();
+        let mut c = std::process::Command::new(exe);
+        c.args(["ci", "--serial"]);
+        for n in &names {
+            c.args(["--only", n]);
+        }
+        c.current_dir(crate::project_root())
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        let names = names.join(", ");
+        eprintln!("==> [second lane] {names} > {}", log.display());
+        let child = c
+            .spawn()
+            .map_err(|e| format!("[second lane] cannot start: {e}"))?;
+        Ok(Self {
+            child,
+            log,
+            names,
+            status: None,
+        })
+    }
+
+    /// Whether the lane has ended with a failure (without waiting).
+    fn failed(&mut self) -> bool {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status.is_some_and(|s| !s.success())
+    }
+
+    /// Stops the lane: its whole process group gets SIGTERM.
+    fn stop(&self) {
+        eprintln!("==> [second lane] stopped: the first lane failed");
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", "--", &format!("-{}", self.child.id())])
+            .status();
+    }
+
+    /// Waits for the lane, prints its log, and returns its result.
+    fn finish(mut self) -> Result {
+        let status = match self.status {
+            Some(s) => s,
+            None => self
+                .child
+                .wait()
+                .map_err(|e| format!("[second lane] waiting: {e}"))?,
+        };
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        eprintln!("\n---- [second lane: {}] ----\n{text}", self.names);
+        eprintln!("<== [second lane] {status}");
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("[second lane] failed: {status}"))
+        }
+    }
 }
 
 /// User and system CPU seconds of every child process this one has waited for (Linux:
@@ -567,6 +678,7 @@ mod tests {
             only: vec![Step::Test, Step::Fmt, Step::Miri],
             skip: vec![Step::Miri],
             list: true,
+            serial: false,
         };
         assert_eq!(selected(&f), [Step::Fmt, Step::Test]);
     }

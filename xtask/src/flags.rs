@@ -61,6 +61,11 @@ pub struct Ci {
     /// Print the steps that would run, in order, and exit
     #[arg(long)]
     pub list: bool,
+    /// Run every step in one lane, one after another (by default the steps of the second
+    /// lane, which keep about one core busy and build into directories of their own, run in
+    /// a child process beside the first lane)
+    #[arg(long)]
+    pub serial: bool,
 }
 
 /// `cargo xtask vm`.

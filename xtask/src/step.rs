@@ -73,6 +73,24 @@ pub enum Step {
 }
 
 impl Step {
+    /// Whether the step runs in the second lane: steps that build into target directories
+    /// of their own (so no build lock is shared with the first lane) and keep about one core
+    /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
+    /// that on a 2-core machine the two lanes together fill both cores.
+    pub fn second_lane(self) -> bool {
+        matches!(
+            self,
+            Step::Aarch64Qemu
+                | Step::WindowsWine
+                | Step::Loom
+                | Step::Miri
+                | Step::Sanitizers
+                | Step::FuzzBuild
+                | Step::FuzzSmoke
+                | Step::Package
+        )
+    }
+
     /// Every step, in CI's order.
     pub fn all() -> &'static [Step] {
         Step::value_variants()
