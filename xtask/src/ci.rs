@@ -8,8 +8,8 @@ use crate::config::{
     BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, EMULATED_LINKER, EMULATED_POOL_TESTS,
     EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS,
     GETRANDOM_BACKEND_RUSTFLAGS, LATEST_DEPS_TESTS, LIB_CRATES, MIRI, OTHER_TARGETS, SANITIZE,
-    SANITIZER_HOST, SANITIZERS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET,
-    WINE_TESTS,
+    SANITIZER_HOST, SANITIZERS, SCALING_HARNESS, UNPUBLISHED, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM,
+    WINE_TARGET, WINE_TESTS,
 };
 use crate::step::Step;
 use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
@@ -150,19 +150,7 @@ fn run_step(step: Step) -> Result {
             )
             .args(["--", "--test"])
             .run()?;
-            cargo(
-                name,
-                [
-                    "build",
-                    "--release",
-                    "-p",
-                    "scalrand-benches",
-                    "--no-default-features",
-                    "--bin",
-                    "scaling",
-                ],
-            )
-            .run()
+            cargo(name, ["build"]).args(SCALING_HARNESS).run()
         }
         Step::NoStd => no_std::run(),
         Step::Loom => loom::run(),

@@ -306,12 +306,25 @@ pub const VM_TESTS: &[(&str, &str, &str, &str, &str)] = &[
 pub const VM_CHECK_OF_CHECKS: (&str, crate::flags::Broken) =
     ("four-nodes", crate::flags::Broken::Shuffle);
 
+/// Cargo's arguments that select the scaling harness, after `build` or `run`: the release
+/// build of `scalrand-benches`'s `scaling` program without the criterion benches'
+/// dependencies (its default `criterion` feature), as `cargo xtask scaling`, CI's
+/// `bench-build` and `cargo xtask vm` all build it.
+pub const SCALING_HARNESS: [&str; 6] = [
+    "--release",
+    "-p",
+    "scalrand-benches",
+    "--no-default-features",
+    "--bin",
+    "scaling",
+];
+
 /// The scaling harness (`scalrand-benches`'s `scaling` program) runs on this machine after
 /// the tests, with these arguments: every row once at 16 threads, to its end. Its figures
 /// mean nothing under TCG; that it finishes does.
 pub const VM_SCALING: (&str, &str) = (
     "four-nodes",
-    "--threads 16 --duration-ms 20 --repeat 1 --quiet --out /tmp/scaling",
+    "--full --threads 16 --duration-ms 20 --repeat 1 --quiet --out /tmp/scaling",
 );
 
 /// Packages installed from the distribution for `cargo xtask vm`: `qemu-system-x86`

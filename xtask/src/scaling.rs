@@ -15,6 +15,7 @@ use clap::error::ErrorKind;
 
 use crate::bench_args::ScalingArgs;
 use crate::cmd::cargo;
+use crate::config::SCALING_HARNESS;
 use crate::{Result, flags};
 
 /// What the command line asks for.
@@ -97,21 +98,11 @@ pub fn run(flags: &flags::Scaling) -> Result {
             std::process::exit(2);
         }
     };
-    cargo(
-        "scaling",
-        [
-            "run",
-            "--release",
-            "-p",
-            "scalrand-benches",
-            "--no-default-features",
-            "--bin",
-            "scaling",
-            "--",
-        ],
-    )
-    .args(&args)
-    .run()
+    cargo("scaling", ["run"])
+        .args(SCALING_HARNESS)
+        .arg("--")
+        .args(&args)
+        .run()
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use crate::artifacts::{TestBinary, build_executables, build_tests};
 use crate::cmd::{Cmd, cargo};
 use crate::config::{
-    MACHINES, Machine, VM_BUSYBOX, VM_CHECK_OF_CHECKS, VM_MEMORY_MIB, VM_SCALING, VM_TESTS,
-    VM_TIMEOUT_SECS,
+    MACHINES, Machine, SCALING_HARNESS, VM_BUSYBOX, VM_CHECK_OF_CHECKS, VM_MEMORY_MIB, VM_SCALING,
+    VM_TESTS, VM_TIMEOUT_SECS,
 };
 use crate::{Result, flags, project_root};
 
@@ -122,20 +122,10 @@ fn build() -> Result<Vec<TestBinary>> {
     {
         return Err(format!("vm build: cargo built no test binary {t}"));
     }
-    let scaling = build_executables(cargo(
-        "vm build scaling",
-        [
-            "build",
-            "--release",
-            "-p",
-            "scalrand-benches",
-            "--bin",
-            SCALING,
-        ],
-    ))?
-    .into_iter()
-    .find(|b| b.target == SCALING && !b.test)
-    .ok_or_else(|| format!("vm build: cargo built no {SCALING} program"))?;
+    let scaling = build_executables(cargo("vm build scaling", ["build"]).args(SCALING_HARNESS))?
+        .into_iter()
+        .find(|b| b.target == SCALING && !b.test)
+        .ok_or_else(|| format!("vm build: cargo built no {SCALING} program"))?;
     found.push(scaling);
     Ok(found)
 }
