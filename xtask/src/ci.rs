@@ -299,7 +299,7 @@ pub fn run(flags: &flags::Ci) -> Result {
             None => eprintln!("  {:<20} {:>6.0}s", s.name(), secs),
         }
     }
-    if let Some(l) = lane {
+    if let Some(mut l) = lane {
         if result.is_err() {
             l.stop();
         }
@@ -365,8 +365,14 @@ impl SecondLane {
         self.status.is_some_and(|s| !s.success())
     }
 
-    /// Stops the lane: its whole process group gets SIGTERM.
-    fn stop(&self) {
+    /// Stops the lane if it still runs: its whole process group gets SIGTERM.
+    fn stop(&mut self) {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        if self.status.is_some() {
+            return;
+        }
         eprintln!("==> [second lane] stopped: the first lane failed");
         let _ = std::process::Command::new("kill")
             .args(["-TERM", "--", &format!("-{}", self.child.id())])

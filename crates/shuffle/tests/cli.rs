@@ -7,6 +7,7 @@
 use std::process::Command;
 
 use scalrand_testkit::cli;
+use scalrand_testkit::cli::output;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_scalrand-shuffle"))
@@ -136,24 +137,24 @@ fn simulate_table_and_svg() {
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("plot.svg");
     let png = dir.join("plot.png");
-    let out = bin()
-        .args([
-            "simulate",
-            "--preset",
-            "tiny",
-            "--rounds",
-            "2",
-            "--seeds",
-            "1",
-            "--accesses",
-            "2000",
-            "--svg",
-        ])
-        .arg(&svg)
-        .arg("--png")
-        .arg(&png)
-        .output()
-        .unwrap();
+    let out = output(
+        bin()
+            .args([
+                "simulate",
+                "--preset",
+                "tiny",
+                "--rounds",
+                "2",
+                "--seeds",
+                "1",
+                "--accesses",
+                "2000",
+                "--svg",
+            ])
+            .arg(&svg)
+            .arg("--png")
+            .arg(&png),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -221,7 +222,7 @@ fn bad_input_exits_2_with_a_message() {
         &["bias", "--trials"],
         &[],
     ] {
-        let out = bin().args(args).output().unwrap();
+        let out = output(bin().args(args));
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
             String::from_utf8_lossy(&out.stderr).starts_with("scalrand-shuffle: "),
@@ -378,34 +379,31 @@ fn help_version_good_run_and_bad_flag() {
             "--png <PATH>",
         ],
     );
-    let out = bin().arg("--version").output().unwrap();
+    let out = output(bin().arg("--version"));
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stdout).unwrap().trim(),
         format!("scalrand-shuffle {}", env!("CARGO_PKG_VERSION"))
     );
     // A good run with typed sizes; the JSON parses and survives a round trip.
-    let out = bin()
-        .args([
-            "simulate",
-            "--preset",
-            "tiny",
-            "--zone-mib",
-            "32MiB",
-            "--cache-mib",
-            "4MiB",
-            "--kernel",
-            "5.4",
-            "--rounds",
-            "1",
-            "--seeds",
-            "1,2",
-            "--accesses",
-            "2000",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = output(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--zone-mib",
+        "32MiB",
+        "--cache-mib",
+        "4MiB",
+        "--kernel",
+        "5.4",
+        "--rounds",
+        "1",
+        "--seeds",
+        "1,2",
+        "--accesses",
+        "2000",
+        "--json",
+    ]));
     assert!(
         out.status.success(),
         "{}",
@@ -423,13 +421,13 @@ fn help_version_good_run_and_bad_flag() {
     std::fs::create_dir_all(&dir).unwrap();
     let (report, svg) = (dir.join("run.json"), dir.join("run.svg"));
     std::fs::write(&report, &out.stdout).unwrap();
-    let out = bin()
-        .args(["plot", "--report"])
-        .arg(&report)
-        .arg("--svg")
-        .arg(&svg)
-        .output()
-        .unwrap();
+    let out = output(
+        bin()
+            .args(["plot", "--report"])
+            .arg(&report)
+            .arg("--svg")
+            .arg(&svg),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -447,7 +445,7 @@ fn help_version_good_run_and_bad_flag() {
         (&["simulate", "--zone-mib", "12parsecs"], "--zone-mib"),
         (&["simulate", "--kernel", "4.19"], "--kernel"),
     ] {
-        let out = bin().args(args).output().unwrap();
+        let out = output(bin().args(args));
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -510,10 +508,7 @@ fn simulate_refuses_before_work() {
         // 17 bytes per 4 KiB page: a zone of 256 × the available GiB needs over 1 × it.
         let zone = format!("{}GiB", (avail + 1) * 256);
         let t = std::time::Instant::now();
-        let out = bin()
-            .args(["simulate", "--preset", "tiny", "--zone-mib", &zone])
-            .output()
-            .unwrap();
+        let out = output(bin().args(["simulate", "--preset", "tiny", "--zone-mib", &zone]));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(
@@ -527,7 +522,7 @@ fn simulate_refuses_before_work() {
 /// `simulate --help` says what each preset is, not only its name.
 #[test]
 fn help_describes_every_preset() {
-    let out = bin().args(["simulate", "--help"]).output().unwrap();
+    let out = output(bin().args(["simulate", "--help"]));
     let help = String::from_utf8_lossy(&out.stdout);
     for (name, words) in [
         ("server", "64 GiB zone"),
@@ -556,10 +551,7 @@ fn jobs_refused(subcommand: &str, jobs: &str, needle: &str) {
         ["--preset", "server"]
     };
     let t = std::time::Instant::now();
-    let out = bin()
-        .args([subcommand, big[0], big[1], "--jobs", jobs])
-        .output()
-        .unwrap();
+    let out = output(bin().args([subcommand, big[0], big[1], "--jobs", jobs]));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
@@ -675,19 +667,16 @@ fn compact_every_refused_before_work() {
         assert_refused(args, want);
     }
     // A good value is accepted and lands in the resolved config.
-    let out = bin()
-        .args([
-            "simulate",
-            "--preset",
-            "tiny",
-            "--aging",
-            "server",
-            "--compact-every",
-            "2",
-            "--dump-config",
-        ])
-        .output()
-        .unwrap();
+    let out = output(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--aging",
+        "server",
+        "--compact-every",
+        "2",
+        "--dump-config",
+    ]));
     assert!(
         out.status.success(),
         "{}",
@@ -695,17 +684,14 @@ fn compact_every_refused_before_work() {
     );
     let cfg: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(cfg["server"]["compact_every"], 2);
-    let out = bin()
-        .args([
-            "simulate",
-            "--preset",
-            "tiny",
-            "--aging",
-            "server",
-            "--dump-config",
-        ])
-        .output()
-        .unwrap();
+    let out = output(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--aging",
+        "server",
+        "--dump-config",
+    ]));
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains("compact"));
 }
@@ -782,17 +768,14 @@ fn kernel_takes_known_releases_only() {
     ] {
         assert_refused_naming(&[sub, "--kernel", v], "--kernel", "5.2 – 5.19, 6.0 – 6.19");
     }
-    let out = bin()
-        .args([
-            "simulate",
-            "--preset",
-            "tiny",
-            "--kernel",
-            "6.8",
-            "--dump-config",
-        ])
-        .output()
-        .unwrap();
+    let out = output(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--kernel",
+        "6.8",
+        "--dump-config",
+    ]));
     assert!(out.status.success());
     let cfg: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(cfg["kernel"], "5.10");
@@ -835,19 +818,13 @@ fn long_runs_are_estimated_and_capped() {
         );
     }
     // A small run prints its estimate too (and `--quiet` does not).
-    let out = bin()
-        .args(["bias", "--blocks", "4", "--trials", "1000", "--json"])
-        .output()
-        .unwrap();
+    let out = output(bin().args(["bias", "--blocks", "4", "--trials", "1000", "--json"]));
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("estimate: 4000 shuffle steps"), "{err}");
-    let out = bin()
-        .args([
-            "bias", "--blocks", "4", "--trials", "1000", "--json", "--quiet",
-        ])
-        .output()
-        .unwrap();
+    let out = output(bin().args([
+        "bias", "--blocks", "4", "--trials", "1000", "--json", "--quiet",
+    ]));
     assert!(out.status.success() && out.stderr.is_empty());
     // `--force` runs past the cap: still running (not refused) after two seconds.
     let mut child = bin()
@@ -887,19 +864,16 @@ fn sizes_with_units_are_parsed_or_refused_by_flag() {
         "--zone-mib",
         "use B, KiB, MiB, GiB, TiB",
     );
-    let out = bin()
-        .args([
-            "simulate",
-            "--preset",
-            "tiny",
-            "--zone-mib",
-            "1GiB",
-            "--cache-mib",
-            "64MiB",
-            "--dump-config",
-        ])
-        .output()
-        .unwrap();
+    let out = output(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--zone-mib",
+        "1GiB",
+        "--cache-mib",
+        "64MiB",
+        "--dump-config",
+    ]));
     assert!(out.status.success());
     let cfg: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(cfg["cache_bytes"], 64 << 20);
@@ -927,9 +901,6 @@ fn bias_shows_progress_on_a_terminal_only() {
         text.contains("/300000 shuffles"),
         "no progress bar in: {text}"
     );
-    let out = bin()
-        .args(["bias", "--blocks", "64", "--trials", "30000", "--json"])
-        .output()
-        .unwrap();
+    let out = output(bin().args(["bias", "--blocks", "64", "--trials", "30000", "--json"]));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("shuffles,"));
 }

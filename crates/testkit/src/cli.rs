@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// Runs `cmd` and checks that it succeeded (its stderr in the failure message); returns its
 /// stdout as text.
 pub fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
+    let out = output(cmd);
     assert!(
         out.status.success(),
         "{cmd:?}: {}",
@@ -33,10 +33,37 @@ pub fn assert_help_lists(cmd: &mut Command, wants: &[&str]) -> String {
     help
 }
 
+/// Starts `cmd`. Under wine, `CreateProcess` now and then fails with `ERROR_INTERNAL_ERROR`
+/// (1359) while the machine is busy; that error is tried again a few times (a program that
+/// cannot be started fails every try), every other error fails the test at once.
+pub fn spawn(cmd: &mut Command) -> std::process::Child {
+    const ERROR_INTERNAL_ERROR: i32 = 1359;
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Ok(child) => return child,
+            Err(e)
+                if cfg!(windows) && e.raw_os_error() == Some(ERROR_INTERNAL_ERROR) && tries < 4 =>
+            {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Err(e) => panic!("{cmd:?}: cannot start: {e}"),
+        }
+    }
+}
+
+/// Runs `cmd` to the end with stdout and stderr captured (started through [`spawn`]).
+pub fn output(cmd: &mut Command) -> Output {
+    spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()))
+        .wait_with_output()
+        .unwrap()
+}
+
 /// Runs `cmd` and checks that it exited with status `code` and that its stderr holds `want`;
 /// returns the whole output.
 pub fn assert_exits(cmd: &mut Command, code: i32, want: &str) -> Output {
-    let out = cmd.output().unwrap();
+    let out = output(cmd);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{cmd:?}: {err}");
     assert!(err.contains(want), "{cmd:?}: {err}");
@@ -46,11 +73,7 @@ pub fn assert_exits(cmd: &mut Command, code: i32, want: &str) -> Output {
 /// Runs `cmd` with stdout and stderr captured; one still running after `secs` seconds is
 /// killed and the test fails (a refusal that does the work instead would otherwise run on).
 pub fn output_within(cmd: &mut Command, secs: u64) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
     let deadline = Instant::now() + Duration::from_secs(secs);
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
