@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use crate::Result;
 use crate::cmd::Cmd;
+use crate::cmd::Result;
 
 /// One executable cargo built: a test binary or a program.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use crate::artifacts::build_tests;
+use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
     BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, EMULATED_LINKER, EMULATED_POOL_TESTS,
@@ -12,7 +13,7 @@ use crate::config::{
     WINE_TARGET, WINE_TESTS,
 };
 use crate::step::Step;
-use crate::{Result, doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
+use crate::{doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
 
 /// Runs one step.
 fn run_step(step: Step) -> Result {
@@ -185,7 +186,9 @@ fn run_step(step: Step) -> Result {
 /// Without this a second run on one machine verifies against the first run's code; a fresh
 /// CI machine has neither.
 fn forget_overlay_sources() -> Result {
-    let built = crate::project_root().join("target").join("package-check");
+    let built = crate::cmd::project_root()
+        .join("target")
+        .join("package-check");
     if built.exists() {
         std::fs::remove_dir_all(&built)
             .map_err(|e| format!("removing {}: {e}", built.display()))?;
@@ -326,7 +329,7 @@ struct SecondLane {
 impl SecondLane {
     fn start(steps: &[Step]) -> Result<Self> {
         use std::os::unix::process::CommandExt;
-        let dir = crate::project_root().join("target/ci-logs");
+        let dir = crate::cmd::project_root().join("target/ci-logs");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let log = dir.join("second-lane.log");
         let io = |e: std::io::Error| format!("{}: {e}", log.display());
@@ -339,7 +342,7 @@ impl SecondLane {
         for n in &names {
             c.args(["--only", n]);
         }
-        c.current_dir(crate::project_root())
+        c.current_dir(crate::cmd::project_root())
             .stdin(std::process::Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -425,7 +428,7 @@ fn miri() -> Result {
                 .env("PROPTEST_CASES", "4")
         })
         .collect();
-    run_parallel(runs, 2, &crate::project_root().join("target/ci-logs"))
+    run_parallel(runs, 2, &crate::cmd::project_root().join("target/ci-logs"))
 }
 
 /// Tests [`WINE_TESTS`] on [`WINE_TARGET`] under wine. The wine prefix is the step's own,
@@ -433,7 +436,9 @@ fn miri() -> Result {
 /// its `system32` as `bcryptprimitives.dll`. Debug builds: the tests run at native speed, so
 /// the shorter compile wins.
 fn windows_wine(name: &str) -> Result {
-    let dir = crate::project_root().join("target").join("windows-wine");
+    let dir = crate::cmd::project_root()
+        .join("target")
+        .join("windows-wine");
     let prefix = dir.join("wine-prefix");
     // Made by a `wineboot` that ran to the end; a prefix without it is half made.
     let ready = dir.join("wine-prefix.ready");
@@ -546,7 +551,7 @@ fn backends() -> Result {
 /// Copies the workspace (without `target/`) to `target/latest-deps/src`, runs `cargo update`
 /// there and tests [`LATEST_DEPS_TESTS`] against what it resolved.
 fn latest_deps() -> Result {
-    let root = crate::project_root();
+    let root = crate::cmd::project_root();
     let copy = root.join("target/latest-deps/src");
     if copy.exists() {
         std::fs::remove_dir_all(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;

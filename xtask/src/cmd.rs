@@ -1,13 +1,23 @@
 //! The one way xtask starts a process: a labelled [`Cmd`] that logs what it runs and how long
-//! it took, and turns a failure into an error naming the label.
+//! it took, and turns a failure into an error naming the label; the [`Result`] every command
+//! returns and the [`project_root`] it runs in.
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{Result, project_root};
+/// What a command reports when it fails.
+pub type Result<T = ()> = std::result::Result<T, String>;
+
+/// The workspace root (xtask's parent directory).
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
 
 /// A command with the label its log lines and errors carry.
 pub struct Cmd {

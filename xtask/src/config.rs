@@ -300,12 +300,6 @@ pub const VM_TESTS: &[(&str, &str, &str, &str, &str)] = &[
     ),
 ];
 
-/// The check of the checks that CI's `numa-vm` step runs inside one machine's normal boot,
-/// after its tests: `numa_guest`'s routing test once more with the pools handed a wrong
-/// topology ([`crate::flags::Broken`]), which must fail and name a misrouted CPU.
-pub const VM_CHECK_OF_CHECKS: (&str, crate::flags::Broken) =
-    ("four-nodes", crate::flags::Broken::Shuffle);
-
 /// Cargo's arguments that select the scaling harness, after `build` or `run`: the release
 /// build of `scalrand-benches`'s `scaling` program without the criterion benches'
 /// dependencies (its default `criterion` feature), as `cargo xtask scaling`, CI's

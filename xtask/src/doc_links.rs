@@ -25,7 +25,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::Result;
+use crate::cmd::Result;
 use crate::cmd::{cargo, cargo_nightly};
 use crate::config::DOCS_RS_URL;
 

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::Result;
+use crate::cmd::Result;
 use crate::cmd::cargo;
 
 /// Where the README's dependency lines point at the facade; the step rewrites it to this
@@ -18,7 +18,7 @@ const README_PATH: &str = "path = \"../scalrand\"";
 
 /// Builds and runs the crate under `target/fresh-crate`.
 pub fn run() -> Result {
-    let root = crate::project_root();
+    let root = crate::cmd::project_root();
     let readme = read(&root.join("README.md"))?;
     let page = read(&root.join("docs").join("crate.md"))?;
     let dependencies = install_lines(&readme, &root)?;
@@ -150,7 +150,7 @@ mod tests {
     /// The real README has the parts this step needs.
     #[test]
     fn the_readme_has_install_lines_and_a_quick_start() {
-        let root = crate::project_root();
+        let root = crate::cmd::project_root();
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
         let deps = install_lines(&readme, &root).unwrap();
         assert!(deps.contains("[dependencies]") && deps.contains("rand = "));

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::cmd::{Result, project_root};
 use crate::cmd::{cargo_nightly, run_parallel};
-use crate::{Result, flags, project_root};
+use crate::flags;
 
 /// Every target `cargo fuzz list` names.
 fn all_targets() -> Result<Vec<String>> {

@@ -1,7 +1,7 @@
 //! `cargo xtask loom`: every loom model (`config::LOOM`), in release, with the crates' atomics
 //! swapped for loom's through `--cfg` (`config::LOOM_CFG`).
 
-use crate::Result;
+use crate::cmd::Result;
 use crate::cmd::cargo;
 use crate::config::{LOOM, LOOM_CFG};
 

@@ -7,7 +7,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -30,17 +29,6 @@ mod scaling;
 mod stats;
 mod step;
 mod vm;
-
-/// What a command reports when it fails.
-type Result<T = ()> = std::result::Result<T, String>;
-
-/// The workspace root (xtask's parent directory).
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
 
 fn main() -> ExitCode {
     let flags = flags::Xtask::parse();

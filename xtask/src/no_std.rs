@@ -2,7 +2,7 @@
 //! target, and linted there with `clippy -D warnings`, with each feature set that must work
 //! without `std` (`config::NO_STD`).
 
-use crate::Result;
+use crate::cmd::Result;
 use crate::cmd::cargo;
 use crate::config::{NO_STD, NO_STD_TARGET};
 

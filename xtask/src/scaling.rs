@@ -14,9 +14,10 @@ use clap::Parser;
 use clap::error::ErrorKind;
 
 use crate::bench_args::ScalingArgs;
+use crate::cmd::Result;
 use crate::cmd::cargo;
 use crate::config::SCALING_HARNESS;
-use crate::{Result, flags};
+use crate::flags;
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -80,7 +81,7 @@ fn announce(args: &ScalingArgs) -> String {
 /// `cargo xtask scaling ARGS...`.
 pub fn run(flags: &flags::Scaling) -> Result {
     // The harness runs from the workspace root: relative paths are checked from there too.
-    let root = crate::project_root();
+    let root = crate::cmd::project_root();
     std::env::set_current_dir(&root).map_err(|e| format!("cd {}: {e}", root.display()))?;
     let args = match plan(&flags.args) {
         Ok(Plan::Answered(text)) => {

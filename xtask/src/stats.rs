@@ -3,8 +3,9 @@
 
 use std::io::IsTerminal;
 
+use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo};
-use crate::{Result, bench_args, flags};
+use crate::{bench_args, flags};
 
 /// `cargo xtask stats`.
 pub fn run(flags: &flags::Stats) -> Result {

@@ -20,14 +20,20 @@ use std::path::{Path, PathBuf};
 
 use crate::artifacts::{TestBinary, build_executables, build_tests};
 use crate::cmd::{Cmd, cargo};
+use crate::cmd::{Result, project_root};
 use crate::config::{
-    MACHINES, Machine, SCALING_HARNESS, VM_BUSYBOX, VM_CHECK_OF_CHECKS, VM_MEMORY_MIB, VM_SCALING,
-    VM_TESTS, VM_TIMEOUT_SECS,
+    MACHINES, Machine, SCALING_HARNESS, VM_BUSYBOX, VM_MEMORY_MIB, VM_SCALING, VM_TESTS,
+    VM_TIMEOUT_SECS,
 };
-use crate::{Result, flags, project_root};
+use crate::flags;
 
 /// The line `/init` prints last; the status follows it.
 const DONE: &str = "scalrand-vm: done, status ";
+
+/// The check of the checks that CI's `numa-vm` step runs inside one machine's normal boot,
+/// after its tests: `numa_guest`'s routing test once more with the pools handed a wrong
+/// topology ([`flags::Broken`]), which must fail and name a misrouted CPU.
+pub const VM_CHECK_OF_CHECKS: (&str, flags::Broken) = ("four-nodes", flags::Broken::Shuffle);
 
 /// The line a failed test binary leaves.
 const FAILED: &str = "scalrand-vm: FAILED";
