@@ -1,0 +1,275 @@
+//! The `ci` steps whose bodies are more than a few commands: miri, windows-wine, backends,
+//! latest-deps, sanitizers, and the clean-up before package.
+
+use crate::artifacts::build_tests;
+use crate::cmd::Result;
+use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
+use crate::config::{
+    BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, LATEST_DEPS_TESTS, MIRI, SANITIZE,
+    SANITIZER_HOST, SANITIZERS, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
+};
+
+/// Removes what earlier `cargo package` runs left of the workspace's crates as registry
+/// crates: the sources cargo extracted from the overlay registry
+/// (`$CARGO_HOME/registry/src/<overlay hash>/<name>-<version>`) and the build directory that
+/// compiled them (cargo treats a registry crate of one version as immutable and reuses both).
+/// Without this a second run on one machine verifies against the first run's code; a fresh
+/// CI machine has neither.
+pub(super) fn forget_overlay_sources() -> Result {
+    let built = crate::cmd::project_root()
+        .join("target")
+        .join("package-check");
+    if built.exists() {
+        std::fs::remove_dir_all(&built)
+            .map_err(|e| format!("removing {}: {e}", built.display()))?;
+    }
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(&src) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        // The real registries' directories are named after their index host; overlays are
+        // named by a bare hash (`-<hex>`).
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(crates) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for krate in crates.flatten() {
+            if krate.file_name().to_string_lossy().starts_with("scalrand") {
+                std::fs::remove_dir_all(krate.path())
+                    .map_err(|e| format!("removing {}: {e}", krate.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The miri runs, two at a time: the interpreter keeps one core busy per run (cargo's build
+/// lock orders the builds).
+pub(super) fn miri() -> Result {
+    let runs = MIRI
+        .iter()
+        .map(|(pkg, args)| {
+            cargo_nightly(&format!("miri {pkg}"), ["miri", "test", "-p", pkg])
+                .args(*args)
+                // Isolation off: proptest's failure persistence reads the working directory.
+                .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+                .env("PROPTEST_CASES", "4")
+        })
+        .collect();
+    run_parallel(runs, 2, &crate::cmd::project_root().join("target/ci-logs"))
+}
+
+/// Tests [`WINE_TESTS`] on [`WINE_TARGET`] under wine. The wine prefix is the step's own,
+/// `target/windows-wine/wine-prefix`, made on first use; every run compiles [`WINE_SHIM`] into
+/// its `system32` as `bcryptprimitives.dll`. Debug builds: the tests run at native speed, so
+/// the shorter compile wins.
+pub(super) fn windows_wine(name: &str) -> Result {
+    let dir = crate::cmd::project_root()
+        .join("target")
+        .join("windows-wine");
+    let prefix = dir.join("wine-prefix");
+    // Made by a `wineboot` that ran to the end; a prefix without it is half made.
+    let ready = dir.join("wine-prefix.ready");
+    let wine = |c: Cmd| {
+        c.env("WINEPREFIX", &prefix)
+            // No debug channels; no offer to install wine-mono or wine-gecko (neither is used).
+            .env("WINEDEBUG", "-all")
+            .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+    };
+    if !ready.exists() {
+        if prefix.exists() {
+            std::fs::remove_dir_all(&prefix)
+                .map_err(|e| format!("removing {}: {e}", prefix.display()))?;
+        }
+        std::fs::create_dir_all(&prefix)
+            .map_err(|e| format!("creating {}: {e}", prefix.display()))?;
+        wine(Cmd::new(&format!("{name} prefix"), WINE_RUNNER).args(["wineboot", "--init"]))
+            .run()?;
+        // The registry reaches disk when the prefix's wineserver exits.
+        wine(Cmd::new(&format!("{name} prefix"), "wineserver").arg("--wait")).run()?;
+        std::fs::write(&ready, "").map_err(|e| format!("{}: {e}", ready.display()))?;
+    }
+    let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll");
+    Cmd::new(&format!("{name} shim"), WINE_DLL_CC)
+        .args(["-O2", "-shared", "-s", "-o"])
+        .arg(&dll)
+        .arg(WINE_SHIM)
+        .arg("-ladvapi32")
+        .run()?;
+    let env_target = WINE_TARGET.to_uppercase().replace('-', "_");
+    let test = |label: &str, extra: &[&str]| {
+        let mut c = cargo(label, ["test", "--target", WINE_TARGET, "--lib", "--tests"]).args(extra);
+        for p in WINE_TESTS {
+            c = c.args(["-p", p]);
+        }
+        wine(c)
+            .env(&format!("CARGO_TARGET_{env_target}_RUNNER"), WINE_RUNNER)
+            .target_dir("windows-wine")
+            .run()
+    };
+    test(&format!("{name} build"), &["--no-run"])?;
+    // A wineserver started by a test program exits 3 s after its last client, and a program
+    // that connects while it exits fails ("recvmsg: Connection reset by peer"). So one server
+    // that outlives the gaps between test binaries serves them all, in place of any server
+    // already running there (a second one would refuse to start), and is stopped afterwards.
+    let server = |arg: &str| wine(Cmd::new(&format!("{name} server"), "wineserver").arg(arg)).run();
+    // `--kill` exits 1 where no server runs: nothing to stop.
+    let _ = server("--kill");
+    server("--persistent=120")?;
+    let tested = test(name, &[]);
+    let _ = server("--kill");
+    tested
+}
+
+/// The pool's [`BACKEND_TESTS`] once per forced backend, and with the default backend only
+/// [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others), all in the workspace's
+/// release build that the `test`, `numa-vm` and `bench-build` steps share: the backend is
+/// forced through the pool's build script, so each one rebuilds the pool and its tests, not
+/// the dependencies; then the fork-mid-read and register tests again with rseq off. What
+/// runs no ChaCha code (Fortuna's AES reads) runs with the default backend only, and what
+/// never takes the restartable sequence (Fortuna's reads) is not run again with rseq off.
+pub(super) fn backends() -> Result {
+    for backend in BACKENDS {
+        let (label, tests) = if backend.is_empty() {
+            ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
+        } else {
+            (format!("backend {backend}"), BACKEND_TESTS)
+        };
+        let mut c = cargo(
+            &label,
+            ["test", "--release", "-p", "scalrand-pool", "--lib"],
+        )
+        // The pool as `numa-vm` builds it.
+        .args(["--features", "scalrand-pool/hwloc"]);
+        // Unset, not empty, for the default: the other steps' builds leave it unset, and a
+        // change of its value reruns the build script and rebuilds the pool.
+        c = if backend.is_empty() {
+            c.env_remove("SCALRAND_CHACHA_BACKEND")
+        } else {
+            c.env("SCALRAND_CHACHA_BACKEND", backend)
+        };
+        for t in tests {
+            c = c.args(["--test", t]);
+        }
+        if backend.is_empty() {
+            // The facade's fork-mid-read test needs an optimised build too.
+            c = c.args(["-p", "scalrand"]);
+        } else {
+            // Fortuna's AES reads run no ChaCha code: the default build covers them.
+            c = c.args(["--", "--skip", "fortuna_concurrent_reads_aes"]);
+        }
+        c.run()?;
+    }
+    // A fork from another thread in the middle of a read, and the registers after every
+    // key-deriving call, with glibc's rseq registration off (the locked slots serve every
+    // read): the default backend's build, run again.
+    cargo(
+        "backend default, rseq off",
+        ["test", "--release", "-p", "scalrand-pool"],
+    )
+    .args(["--features", "scalrand-pool/hwloc"])
+    .args(["--test", "fork_mid_read", "--test", "key_registers"])
+    // Fortuna never takes the restartable sequence: its mid-read forks ran above.
+    .args(["--", "--skip", "fortuna_concurrent_reads"])
+    .env_remove("SCALRAND_CHACHA_BACKEND")
+    .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
+    .run()
+}
+
+/// Copies the workspace (without `target/`) to `target/latest-deps/src`, runs `cargo update`
+/// there and tests [`LATEST_DEPS_TESTS`] against what it resolved.
+pub(super) fn latest_deps() -> Result {
+    let root = crate::cmd::project_root();
+    let copy = root.join("target/latest-deps/src");
+    if copy.exists() {
+        std::fs::remove_dir_all(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+    }
+    copy_tree(&root, &root, &copy).map_err(|e| format!("copying the workspace: {e}"))?;
+    cargo("latest-deps update", ["update"])
+        .current_dir(&copy)
+        .run()?;
+    // One build of the tested packages' library and test targets (the features they
+    // resolve to together, as a program that uses all three gets them), then each test
+    // binary of that build.
+    let mut build = cargo(
+        "latest-deps build",
+        ["test", "--lib", "--tests", "--no-run"],
+    );
+    for pkg in LATEST_DEPS_TESTS {
+        build = build.args(["-p", pkg]);
+    }
+    let built = build_tests(
+        build
+            .current_dir(&copy)
+            .env("CARGO_TARGET_DIR", root.join("target/latest-deps/target")),
+    )?;
+    let mut ran = 0;
+    for b in built
+        .iter()
+        .filter(|b| LATEST_DEPS_TESTS.contains(&b.package.as_str()))
+    {
+        b.run(&format!("latest-deps test {} {}", b.package, b.target), &[])?;
+        ran += 1;
+    }
+    if ran == 0 {
+        return Err("latest-deps: no test binary of the tested packages was built".into());
+    }
+    Ok(())
+}
+
+/// Copies `from` (under the workspace `root`) to `to`, leaving out the root's `target/`,
+/// `.git/` and `fuzz/` (its own workspace).
+fn copy_tree(
+    root: &std::path::Path,
+    from: &std::path::Path,
+    to: &std::path::Path,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if from == root && ["target", ".git", "fuzz"].iter().any(|n| name == *n) {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            copy_tree(root, &path, &to.join(&name))?;
+        } else {
+            std::fs::copy(&path, to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs each of [`SANITIZE`]'s tests under each of [`SANITIZERS`] (nightly, the standard
+/// library rebuilt for [`SANITIZER_HOST`] with the sanitizer).
+pub(super) fn sanitizers() -> Result {
+    for san in SANITIZERS {
+        for (pkg, test) in SANITIZE {
+            let c = cargo_nightly(
+                &format!("{san}-sanitizer {pkg} {test}"),
+                ["test", "-Zbuild-std", "--target", SANITIZER_HOST],
+            )
+            .args(["-p", pkg, "--test", test])
+            .env("RUSTFLAGS", format!("-Zsanitizer={san}"))
+            .env("RUSTDOCFLAGS", format!("-Zsanitizer={san}"))
+            .target_dir(&format!("san-{san}"));
+            let c = if *san == "thread" {
+                // Fail on the first report instead of printing and exiting 0.
+                c.env("TSAN_OPTIONS", "halt_on_error=1")
+            } else {
+                c.env("ASAN_OPTIONS", "detect_leaks=1")
+            };
+            c.run()?;
+        }
+    }
+    Ok(())
+}
