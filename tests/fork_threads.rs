@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use scalrand_testkit::fork::{in_child, libc_fork};
+use scalrand_testkit::fork::{in_child, in_child_with_alarm, libc_fork};
 
 /// Forks; the child reads 32 bytes with `read` and writes them to a pipe. Returns the child's
 /// bytes. The child has 20 s (its alarm) before it counts as deadlocked.
@@ -229,26 +229,24 @@ fn fork_init_trial() {
     while start.elapsed() < Duration::from_micros(delay) {
         std::hint::spin_loop();
     }
-    // SAFETY: the child sets an alarm, uses the globals (glibc's malloc is fork-safe for
-    // fork()), and leaves with `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
-        // SAFETY: alarm and _exit are async-signal-safe; SIGALRM's default action kills us.
-        unsafe { libc::alarm(10) };
-        let mut b = [0u8; 32];
-        scalrand::fill_bytes(&mut b);
-        let _ = scalrand::fast::u64(..);
-        // SAFETY: never returns.
-        unsafe { libc::_exit(i32::from(b == [0u8; 32])) };
-    }
-    let mut status = 0;
-    // SAFETY: a valid status pointer.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    // The child uses the globals (glibc's malloc is fork-safe for fork()) and reports whether
+    // its read was filled; its alarm at 10 s ends it if it hangs.
+    let ((), filled) = in_child_with_alarm(
+        libc_fork,
+        10,
+        || {
+            let mut b = [0u8; 32];
+            scalrand::fill_bytes(&mut b);
+            let _ = scalrand::fast::u64(..);
+            [u8::from(b != [0u8; 32])]
+        },
+        || (),
+    );
     t.join().unwrap();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the child hung in the first initialisation (status {status:#x})"
+    assert_eq!(
+        filled.as_deref(),
+        Some(&[1u8][..]),
+        "the child hung in the first initialisation, or read zeros"
     );
 }
 

@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use scalrand_testkit::cpu::{allowed_cpus, pin_to, pin_to_set};
+
 /// Pieces each child reads.
 const CHILD_READS: usize = 20_000;
 /// Parent threads reading while a child reads.
@@ -37,45 +39,15 @@ struct ChildOut {
     cpu: usize,
 }
 
-/// The CPUs this process may run on.
-fn allowed() -> libc::cpu_set_t {
-    // SAFETY: `set` is plain data; sched_getaffinity fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        set
-    }
-}
-
-/// Restricts the calling task to `set` (best effort: a refusal leaves the test weaker, not
-/// wrong).
-fn set_affinity(set: &libc::cpu_set_t) {
-    // SAFETY: `set` is a valid `cpu_set_t`.
-    unsafe { libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), set) };
-}
-
-/// The set holding only CPU `c`.
-fn only(c: usize) -> libc::cpu_set_t {
-    // SAFETY: plain data, cleared by CPU_ZERO before use.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(c, &mut set);
-        set
-    }
-}
-
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `ChildOut` the parent passed, which it does not touch until this
     // child has exited (`waitpid`).
     let out = unsafe { &mut *arg.cast::<ChildOut>() };
     // Away from the CPU its parent thread last ran on, which is the CPU number the shared
     // rseq area shows: there the parent's threads read the same per-CPU state at the same time.
+    // Best effort: a refusal leaves the test weaker, not wrong. (`pin_to` allocates nothing.)
     if out.cpu != usize::MAX {
-        set_affinity(&only(out.cpu));
+        let _ = pin_to(out.cpu);
     }
     for (c, f) in out.crypto.iter_mut().zip(out.fast.iter_mut()) {
         scalrand::fill_bytes(c);
@@ -88,12 +60,8 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// parent's and the child's output. Where two CPUs are allowed, the calling thread runs on
 /// the first while it makes the child, and the child on the second.
 fn trial(flags: libc::c_int) -> (ChildOut, ChildOut) {
-    let all = allowed();
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `all` is a valid `cpu_set_t`.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &all) })
-        .take(2)
-        .collect();
+    let all = allowed_cpus();
+    let cpus: Vec<usize> = all.iter().copied().take(2).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let started = Arc::new(Barrier::new(PARENT_THREADS + 1));
     let readers: Vec<_> = (0..PARENT_THREADS)
@@ -124,8 +92,9 @@ fn trial(flags: libc::c_int) -> (ChildOut, ChildOut) {
     let mut stack = vec![0u8; STACK];
     started.wait();
     if cpus.len() == 2 {
-        // After the readers were spawned: they keep every allowed CPU.
-        set_affinity(&only(cpus[0]));
+        // After the readers were spawned: they keep every allowed CPU. Best effort, as in
+        // the child.
+        let _ = pin_to(cpus[0]);
     }
     // SAFETY: `child_main` runs on `stack` (16-byte aligned top, the buffer outlives the
     // child: we wait for it below) and only touches `child` and the generators; `child` is
@@ -148,7 +117,7 @@ fn trial(flags: libc::c_int) -> (ChildOut, ChildOut) {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "child status {status:#x}"
     );
-    set_affinity(&all);
+    let _ = pin_to_set(&all);
     stop.store(true, Ordering::Relaxed);
     let mut parent = ChildOut {
         crypto: Vec::new(),

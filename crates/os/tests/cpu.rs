@@ -4,37 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use scalrand_os::cpu;
-
-/// Pins the calling thread to `c`; false if this process may not run there.
-fn pin(c: usize) -> bool {
-    // SAFETY: `set` is plain data, initialised by CPU_ZERO before use; sched_setaffinity reads
-    // `size_of::<cpu_set_t>()` bytes of it.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(c, &mut set);
-        libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
-/// The CPUs this process may run on.
-fn allowed() -> Vec<usize> {
-    // SAFETY: as in `pin`; sched_getaffinity fills `set`.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
+use scalrand_testkit::cpu::{allowed_cpus, pin_to};
 
 #[test]
 fn pinned_threads_get_their_own_cpu() {
-    let cpus = allowed();
+    let cpus = allowed_cpus();
     if cpus.len() < 2 {
         eprintln!("one CPU allowed: nothing to compare");
         return;
@@ -44,7 +18,7 @@ fn pinned_threads_get_their_own_cpu() {
         .take(8)
         .map(|&c| {
             std::thread::spawn(move || {
-                assert!(pin(c));
+                assert!(pin_to(c));
                 std::thread::yield_now(); // let the scheduler move us there
                 (c, cpu::current())
             })

@@ -14,7 +14,7 @@
 
 use core::time::Duration;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aes::Aes256Dec;
 use aes::cipher::array::Array;
@@ -22,7 +22,7 @@ use aes::cipher::{BlockCipherDecrypt, KeyInit};
 use scalrand_pool::fortuna::{ChaCha20Prf, Fortuna, ReadMode};
 #[cfg(target_os = "linux")]
 use scalrand_testkit::fork::raw_fork;
-use scalrand_testkit::fork::{ForkFn, in_child, libc_fork, write_all};
+use scalrand_testkit::fork::{ForkFn, in_child, libc_fork};
 
 const N: usize = 64;
 
@@ -41,12 +41,14 @@ fn read(fill: &dyn Fn(&mut [u8])) -> Vec<u8> {
 /// The Fortuna the early handler draws from (one per mode; set by the test).
 static EARLY_AES: [std::sync::OnceLock<Fortuna>; 2] =
     [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
-/// Which of them the handler uses, the pipe it writes to, and the thread that forks (only
-/// children of that thread's forks draw, so other tests' forks are left alone).
+/// Which of them the handler uses, and the thread that forks (only children of that thread's
+/// forks draw, so other tests' forks are left alone).
 static EARLY_MODE: AtomicUsize = AtomicUsize::new(0);
-static EARLY_FD: AtomicI32 = AtomicI32::new(-1);
 static EARLY_ARMED: AtomicBool = AtomicBool::new(false);
 static EARLY_THREAD: AtomicUsize = AtomicUsize::new(0);
+/// What the handler drew in the child, and whether it drew (the child sends them back).
+static mut EARLY_DRAW: [u8; N] = [0; N];
+static EARLY_DREW: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn early_child_handler() {
     // SAFETY: pthread_self has no preconditions.
@@ -55,9 +57,10 @@ extern "C" fn early_child_handler() {
         return;
     }
     if let Some(f) = EARLY_AES[EARLY_MODE.load(Ordering::Acquire)].get() {
-        let mut b = [0u8; N];
-        f.fill_bytes(&mut b);
-        write_all(EARLY_FD.load(Ordering::Acquire), &b);
+        // SAFETY: the child is single-threaded while atfork handlers run, so this handler is
+        // `EARLY_DRAW`'s one writer there (the parent never writes it).
+        f.fill_bytes(unsafe { &mut *std::ptr::addr_of_mut!(EARLY_DRAW) });
+        EARLY_DREW.store(true, Ordering::Release);
     }
 }
 
@@ -83,37 +86,25 @@ fn an_earlier_atfork_child_handler_draws_fresh_bytes() {
         let f = EARLY_AES[i].get_or_init(|| Fortuna::new(mode).unwrap());
         let mut before = [0u8; N];
         f.fill_bytes(&mut before); // the parent has used it before forking
-        let mut fds = [0; 2];
-        // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         EARLY_MODE.store(i, Ordering::Release);
-        EARLY_FD.store(fds[1], Ordering::Release);
         // SAFETY: pthread_self has no preconditions.
         EARLY_THREAD.store(unsafe { libc::pthread_self() } as usize, Ordering::Release);
         EARLY_ARMED.store(true, Ordering::Release);
-        let pid = libc_fork();
-        assert!(pid >= 0);
-        if pid == 0 {
-            // SAFETY: the handler already wrote its bytes; `_exit` never returns.
-            unsafe { libc::_exit(0) };
-        }
-        EARLY_ARMED.store(false, Ordering::Release);
-        // SAFETY: our copy of the write end.
-        unsafe { libc::close(fds[1]) };
-        let mut child = [0u8; N];
-        let mut got = 0;
-        while got < N {
-            // SAFETY: `child[got..]` is `N - got` writable bytes.
-            let r = unsafe { libc::read(fds[0], child[got..].as_mut_ptr().cast(), N - got) };
-            assert!(r > 0, "the handler wrote nothing ({mode:?})");
-            got += r as usize;
-        }
-        let mut status = 0;
-        // SAFETY: our child, a valid out-pointer, our fd.
-        unsafe {
-            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
-            libc::close(fds[0]);
-        }
+        // The child only sends back what the handler drew there (nothing if it did not).
+        let ((), child) = in_child(
+            libc_fork,
+            || {
+                if EARLY_DREW.load(Ordering::Acquire) {
+                    // SAFETY: the handler has run and the child is single-threaded: no writer.
+                    unsafe { &*std::ptr::addr_of!(EARLY_DRAW) }.as_slice()
+                } else {
+                    &[]
+                }
+            },
+            || EARLY_ARMED.store(false, Ordering::Release),
+        );
+        let child = child.expect("the child exited after its report");
+        assert_eq!(child.len(), N, "the handler wrote nothing ({mode:?})");
         let mut parent = [0u8; N];
         f.fill_bytes(&mut parent);
         assert_ne!(

@@ -260,51 +260,45 @@ fn a_child_holds_none_of_its_parents_later_output() {
         eprintln!("skipped: keys are not in wipe-on-fork memory here");
         return;
     }
-    let (mut to_child, mut from_child) = ([0; 2], [0; 2]);
-    // SAFETY: valid arrays for pipe(2).
+    let mut to_child = [0; 2];
+    // SAFETY: a valid array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(to_child.as_mut_ptr()) }, 0);
+    let ((), counted) = in_child(
+        libc_fork,
+        || {
+            // The child never reads from the pools: it waits for what the parent hands out
+            // after the fork and looks for it in its own memory.
+            static mut NEEDLES: [[u8; 32]; 4] = [[0; 32]; 4];
+            // SAFETY: single-threaded child; the static has one user.
+            let needles = unsafe { &mut *std::ptr::addr_of_mut!(NEEDLES) };
+            let mut total = 0u64;
+            for needle in needles.iter_mut() {
+                // SAFETY: 32 writable bytes.
+                let n = unsafe { libc::read(to_child[0], needle.as_mut_ptr().cast(), 32) };
+                assert_eq!(n, 32);
+            }
+            for needle in needles.iter() {
+                total += count_in_memory(needle, needle.as_ptr());
+            }
+            total.to_ne_bytes()
+        },
+        || {
+            // The parent's next small reads come from the batch slot 0 already held at the fork.
+            for _ in 0..4 {
+                let mut out = [0u8; 32];
+                pools.fill_bytes_on_cpu(0, &mut out);
+                // SAFETY: 32 valid bytes.
+                let n = unsafe { libc::write(to_child[1], out.as_ptr().cast(), 32) };
+                assert_eq!(n, 32);
+            }
+        },
+    );
+    // SAFETY: both ends are ours, and the child has exited.
     unsafe {
-        assert_eq!(libc::pipe(to_child.as_mut_ptr()), 0);
-        assert_eq!(libc::pipe(from_child.as_mut_ptr()), 0);
+        libc::close(to_child[0]);
+        libc::close(to_child[1]);
     }
-    let pid = libc_fork();
-    assert!(pid >= 0);
-    if pid == 0 {
-        // The child never reads from the pools: it waits for what the parent hands out after
-        // the fork and looks for it in its own memory.
-        static mut NEEDLES: [[u8; 32]; 4] = [[0; 32]; 4];
-        // SAFETY: single-threaded child; the static has one user.
-        let needles = unsafe { &mut *std::ptr::addr_of_mut!(NEEDLES) };
-        let mut total = 0u64;
-        for needle in needles.iter_mut() {
-            // SAFETY: 32 writable bytes.
-            let n = unsafe { libc::read(to_child[0], needle.as_mut_ptr().cast(), 32) };
-            assert_eq!(n, 32);
-        }
-        for needle in needles.iter() {
-            total += count_in_memory(needle, needle.as_ptr());
-        }
-        let b = total.to_ne_bytes();
-        // SAFETY: 8 valid bytes; `_exit` never returns.
-        unsafe {
-            libc::write(from_child[1], b.as_ptr().cast(), 8);
-            libc::_exit(0);
-        }
-    }
-    // The parent's next small reads come from the batch slot 0 already held at the fork.
-    for _ in 0..4 {
-        let mut out = [0u8; 32];
-        pools.fill_bytes_on_cpu(0, &mut out);
-        // SAFETY: 32 valid bytes.
-        let n = unsafe { libc::write(to_child[1], out.as_ptr().cast(), 32) };
-        assert_eq!(n, 32);
-    }
-    let mut b = [0u8; 8];
-    // SAFETY: 8 writable bytes; a valid status pointer.
-    unsafe {
-        assert_eq!(libc::read(from_child[0], b.as_mut_ptr().cast(), 8), 8);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0);
-    }
+    let b: [u8; 8] = counted.expect("the child answered").try_into().unwrap();
     assert!(pools.keys_wipe_on_fork());
     assert_eq!(
         u64::from_ne_bytes(b),

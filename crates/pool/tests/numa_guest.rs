@@ -27,6 +27,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_testkit::cpu::pin_to_set;
+use scalrand_testkit::fork::{in_child_with_alarm, libc_fork};
 
 const IN_GUEST: &str = "runs inside the emulated machines of `cargo xtask vm`";
 
@@ -113,16 +115,9 @@ impl Drop for OnlineAgain {
     }
 }
 
-fn pin_to(cpus: &[usize]) {
-    // SAFETY: `set` is a zeroed cpu_set_t that CPU_SET fills; pid 0 is the calling thread.
-    let ok = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) == 0
-    };
-    assert!(ok, "cannot pin to CPUs {cpus:?}");
+/// Pins the calling thread to `cpus` (any of them), failing the test if the kernel refuses.
+fn pin(cpus: &[usize]) {
+    assert!(pin_to_set(cpus), "cannot pin to CPUs {cpus:?}");
 }
 
 fn reads_per_node(p: &NodePools) -> Vec<usize> {
@@ -137,7 +132,7 @@ fn route(p: &NodePools, nodes: &[Vec<usize>], cpu: usize) -> Result<usize, Strin
     let rseq_before = p.__rseq_reads();
     let seen = std::thread::scope(|s| {
         s.spawn(|| {
-            pin_to(&[cpu]);
+            pin(&[cpu]);
             let seen = scalrand_os::cpu::current();
             let mut small = [0u8; 32];
             let mut large = [0u8; 4096];
@@ -335,7 +330,7 @@ fn nothing_repeats_across_cpus_and_forks() {
             .map(|&c| {
                 let p = &p;
                 s.spawn(move || {
-                    pin_to(&[c]);
+                    pin(&[c]);
                     let mut v = vec![[0u8; 16]; PER];
                     for b in &mut v {
                         p.fill_bytes(b);
@@ -352,38 +347,23 @@ fn nothing_repeats_across_cpus_and_forks() {
     // Children forked from this (now single-threaded) process, each on another CPU, after
     // every slot has been used: each must rekey, not replay the parent's slots.
     for &c in cpus.iter().step_by(cpus.len().div_ceil(4).max(1)) {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe writes.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: no other thread runs (the scope above joined them all); the child only
-        // pins, reads, writes to the pipe and leaves with `_exit`.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            pin_to(&[c]);
-            let mut buf = vec![0u8; 16 * PER];
-            for chunk in buf.chunks_exact_mut(16) {
-                p.fill_bytes(chunk);
-            }
-            // SAFETY: `buf` is valid for its length; `_exit` skips the parent's atexit work.
-            unsafe {
-                libc::write(fds[1], buf.as_ptr().cast(), buf.len());
-                libc::_exit(0);
-            }
-        }
-        // SAFETY: closing our copy of the write end; the read end stays ours.
-        unsafe { libc::close(fds[1]) };
-        let mut got = Vec::new();
-        let mut file = {
-            use std::os::fd::FromRawFd;
-            // SAFETY: `fds[0]` is an open descriptor that only this `File` owns from here.
-            unsafe { std::fs::File::from_raw_fd(fds[0]) }
-        };
-        std::io::Read::read_to_end(&mut file, &mut got).unwrap();
-        let mut status = 0;
-        // SAFETY: `pid` is our child.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
-        assert_eq!(got.len(), 16 * PER, "child on CPU {c} (status {status})");
+        // No other thread runs (the scope above joined them all), so the child may allocate.
+        // No alarm: TCG is slow, and the VM runner's timeout bounds the whole guest.
+        let ((), got) = in_child_with_alarm(
+            libc_fork,
+            0,
+            || {
+                pin(&[c]);
+                let mut buf = vec![0u8; 16 * PER];
+                for chunk in buf.chunks_exact_mut(16) {
+                    p.fill_bytes(chunk);
+                }
+                buf
+            },
+            || (),
+        );
+        let got = got.unwrap_or_else(|| panic!("the child on CPU {c} failed"));
+        assert_eq!(got.len(), 16 * PER, "child on CPU {c}");
         all.extend(
             got.chunks_exact(16)
                 .map(|c| <[u8; 16]>::try_from(c).unwrap()),
@@ -412,52 +392,53 @@ fn a_process_confined_to_high_cpus_reads_from_their_node() {
         .copied()
         .filter(|c| online_cpus().contains(c))
         .collect();
-    // SAFETY: the child pins itself, runs the checks and leaves with `_exit`; the parent
-    // runs no other thread now.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let r = std::panic::catch_unwind(|| {
-            pin_to(&cpus);
-            let allowed = std::thread::available_parallelism().unwrap().get();
-            assert_eq!(allowed, cpus.len());
-            assert!(
-                cpus.iter().all(|&c| c >= allowed),
-                "CPUs {cpus:?}, available_parallelism {allowed}"
-            );
-            let p = NodePools::new(pools_topology()).unwrap();
-            assert_eq!(p.topology().nodes(), &nodes[..]);
-            // Threads inherit the confinement; each lands on one of the node's CPUs.
-            std::thread::scope(|s| {
-                for _ in 0..cpus.len() {
-                    s.spawn(|| {
-                        let c = scalrand_os::cpu::current().unwrap();
-                        assert!(cpus.contains(&c), "CPU {c} outside {cpus:?}");
-                        let mut b = [0u8; 32];
-                        for _ in 0..64 {
-                            p.fill_bytes(&mut b);
-                        }
-                    });
+    // The child pins itself, runs the checks and reports whether they passed; the parent runs
+    // no other thread now, so the child may allocate and spawn threads. No alarm, as in
+    // `nothing_repeats_across_cpus_and_forks`.
+    let ((), passed) = in_child_with_alarm(
+        libc_fork,
+        0,
+        || {
+            let r = std::panic::catch_unwind(|| {
+                pin(&cpus);
+                let allowed = std::thread::available_parallelism().unwrap().get();
+                assert_eq!(allowed, cpus.len());
+                assert!(
+                    cpus.iter().all(|&c| c >= allowed),
+                    "CPUs {cpus:?}, available_parallelism {allowed}"
+                );
+                let p = NodePools::new(pools_topology()).unwrap();
+                assert_eq!(p.topology().nodes(), &nodes[..]);
+                // Threads inherit the confinement; each lands on one of the node's CPUs.
+                std::thread::scope(|s| {
+                    for _ in 0..cpus.len() {
+                        s.spawn(|| {
+                            let c = scalrand_os::cpu::current().unwrap();
+                            assert!(cpus.contains(&c), "CPU {c} outside {cpus:?}");
+                            let mut b = [0u8; 32];
+                            for _ in 0..64 {
+                                p.fill_bytes(&mut b);
+                            }
+                        });
+                    }
+                });
+                let reads = reads_per_node(&p);
+                let total: usize = reads.iter().sum();
+                assert_eq!(
+                    reads[last], total,
+                    "every read of the confined process from node {last}: {reads:?}"
+                );
+                for &c in &cpus {
+                    route(&p, &nodes, c).unwrap();
                 }
             });
-            let reads = reads_per_node(&p);
-            let total: usize = reads.iter().sum();
-            assert_eq!(
-                reads[last], total,
-                "every read of the confined process from node {last}: {reads:?}"
-            );
-            for &c in &cpus {
-                route(&p, &nodes, c).unwrap();
-            }
-        });
-        // SAFETY: leaves the child without running the parent's exit handlers.
-        unsafe { libc::_exit(i32::from(r.is_err())) };
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the confined process failed (status {status}; its panic is above)"
+            [u8::from(r.is_ok())]
+        },
+        || (),
+    );
+    assert_eq!(
+        passed.as_deref(),
+        Some(&[1u8][..]),
+        "the confined process failed (its panic is above)"
     );
 }

@@ -15,6 +15,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
 use scalrand_pool::numa::{NodePools, Topology};
+#[cfg(target_arch = "x86_64")]
+use scalrand_testkit::fork::in_child;
+use scalrand_testkit::{cli, fork, fork::libc_fork};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -25,46 +28,24 @@ fn topology() -> Topology {
     Topology::from_nodes(vec![(0..cpus).collect()])
 }
 
-/// Forks; the child runs `f` and reports what it wrote to the pipe; returns the parent's
-/// copy of the report and the child's exit status.
+/// Room for what a child reports (at most a 12-byte verdict and a 300-byte read).
 #[cfg(target_arch = "x86_64")]
-fn in_child(f: impl FnOnce(&mut dyn FnMut(&[u8]))) -> (Vec<u8>, i32) {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for two descriptors.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: the child only runs `f`, writes to the pipe and `_exit`s.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
-        // SAFETY: closing the read end we do not use.
-        unsafe { libc::close(fds[0]) };
-        let mut write = |b: &[u8]| {
-            // SAFETY: `b` is valid for `b.len()` bytes; `fds[1]` is the pipe's write end.
-            unsafe { libc::write(fds[1], b.as_ptr().cast(), b.len()) };
-        };
-        f(&mut write);
-        // SAFETY: ends the child without running the parent's destructors.
-        unsafe { libc::_exit(0) };
-    }
-    // SAFETY: closing our copy of the write end, so that `read` sees EOF.
-    unsafe { libc::close(fds[1]) };
-    let mut out = Vec::new();
-    let mut buf = [0u8; 256];
-    loop {
-        // SAFETY: `buf` has room for 256 bytes.
-        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        out.extend_from_slice(&buf[..n as usize]);
-    }
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    unsafe {
-        libc::close(fds[0]);
-        libc::waitpid(pid, &mut status, 0);
-    }
-    (out, status)
+const REPORT: usize = 1024;
+
+/// Runs `f` in a child of libc's `fork()` ([`in_child`]); what `f` reports goes into a buffer
+/// allocated before the fork, which the child sends back. `None` if the child failed.
+#[cfg(target_arch = "x86_64")]
+fn reported_by_child(f: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(REPORT);
+    let ((), got) = in_child(
+        libc_fork,
+        move || {
+            f(&mut |b: &[u8]| out.extend_from_slice(b));
+            out
+        },
+        || (),
+    );
+    got
 }
 
 /// Children whose OS entropy is denied refuse to answer instead of repeating each other:
@@ -89,7 +70,7 @@ fn a_fork_child_without_entropy_refuses_to_answer() {
         for len in [16usize, 32, 300] {
             let mut answers = Vec::new();
             for _ in 0..3 {
-                let (out, status) = in_child(|report| {
+                let out = reported_by_child(|report| {
                     scalrand_testkit::seccomp::deny_entropy();
                     let mut b = vec![0u8; len];
                     match pools.try_fill_bytes(&mut b) {
@@ -105,8 +86,7 @@ fn a_fork_child_without_entropy_refuses_to_answer() {
                         Err(_) => report(b"panicked"),
                     }
                 });
-                assert_eq!(status, 0);
-                answers.push(out);
+                answers.push(out.expect("the child exited after its report"));
             }
             for a in &answers {
                 assert_eq!(
@@ -133,7 +113,7 @@ fn a_fortuna_fork_child_without_entropy_refuses_to_answer() {
         let f = Fortuna::<P>::with_prf(mode).unwrap();
         let mut warm = [0u8; 32];
         f.fill_bytes(&mut warm);
-        let (out, status) = in_child(|report| {
+        let out = reported_by_child(|report| {
             scalrand_testkit::seccomp::deny_entropy();
             let mut b = [0u8; 32];
             match f.try_fill_bytes(&mut b) {
@@ -146,8 +126,8 @@ fn a_fortuna_fork_child_without_entropy_refuses_to_answer() {
                 Ok(()) => report(&b),
                 Err(_) => report(b"panicked"),
             }
-        });
-        assert_eq!(status, 0);
+        })
+        .expect("the child exited after its report");
         assert_eq!(
             out.as_slice(),
             b"refused;panicked",
@@ -252,8 +232,7 @@ fn signal_handlers_that_read_never_hang() {
                 .env("GLIBC_TUNABLES", tunables)
                 .spawn()
                 .unwrap();
-            let start = Instant::now();
-            let status = wait_with_deadline(&mut child, start);
+            let status = cli::wait_within(&mut child, Duration::from_secs(30));
             if status.and_then(|s| s.code()) == Some(127) {
                 // This binary cannot be executed again (a user-mode emulator without a
                 // binfmt handler): run the storm in a forked child instead, once per length
@@ -274,52 +253,18 @@ fn signal_handlers_that_read_never_hang() {
     }
 }
 
-/// The child's exit status, or `None` if it ran past 30 s (then it is killed).
-fn wait_with_deadline(
-    child: &mut std::process::Child,
-    start: Instant,
-) -> Option<std::process::ExitStatus> {
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return Some(s);
-        }
-        if start.elapsed() > Duration::from_secs(30) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// [`storm`] in a forked child with the same deadline.
+/// [`storm`] in a forked child, with a deadline of 60 s.
 fn storm_in_fork(len: usize) {
-    // SAFETY: the child runs the storm and leaves with `_exit`.
-    let pid = unsafe { libc::fork() };
+    // The child runs the storm and leaves with `_exit`.
+    let pid = libc_fork();
     assert!(pid >= 0);
     if pid == 0 {
         let ok = std::panic::catch_unwind(|| storm(len)).is_ok();
         // SAFETY: ends the child without running the parent's destructors.
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
-    let start = Instant::now();
-    let mut status = 0;
-    loop {
-        // SAFETY: polling our own child.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            // SAFETY: our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            panic!("handler reads of {len} B in a forked child: hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let status = fork::wait_within(pid, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("handler reads of {len} B in a forked child: hung"));
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "handler reads of {len} B in a forked child: status {status:#x}"

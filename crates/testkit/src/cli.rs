@@ -1,6 +1,6 @@
 //! Command-line tools run from their own tests: a run that must succeed (its stdout back as
 //! text), a `--help` that must list given flags, a run that must be refused (its exit status
-//! and message), and a run with a time limit.
+//! and message), and a run with a time limit (or a started program waited for with one).
 //!
 //! Standard library only, so a package that cannot depend on this crate can include the file
 //! with `#[path]`.
@@ -8,7 +8,7 @@
 // Test support fails loudly (repeated here for the packages that include the file).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs `cmd` and checks that it succeeded (its stderr in the failure message); returns its
@@ -74,14 +74,26 @@ pub fn assert_exits(cmd: &mut Command, code: i32, want: &str) -> Output {
 /// killed and the test fails (a refusal that does the work instead would otherwise run on).
 pub fn output_within(cmd: &mut Command, secs: u64) -> Output {
     let mut child = spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
+    if wait_within(&mut child, Duration::from_secs(secs)).is_none() {
+        panic!("{cmd:?} did work first: still running after {secs} s");
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Waits for `child` until `limit` has passed since the call, polling `try_wait` every 20 ms
+/// (the calling thread sleeps between polls; it does not spin). Returns its exit status, or
+/// `None` if it was still running at the limit: then it is killed and reaped.
+pub fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
         if Instant::now() > deadline {
             child.kill().unwrap();
             child.wait().unwrap();
-            panic!("{cmd:?} did work first: still running after {secs} s");
+            return None;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    child.wait_with_output().unwrap()
 }

@@ -3,11 +3,21 @@
 /// Pins the calling thread to `cpu`; `false` if the kernel refused (no such CPU, or one
 /// outside this process's affinity).
 pub fn pin_to(cpu: usize) -> bool {
-    // SAFETY: `set` is a zeroed, valid cpu_set_t that CPU_SET fills before the call; pid 0 is
+    pin_to_set(&[cpu])
+}
+
+/// Confines the calling thread to the CPUs in `cpus` (it may run on any of them), as a
+/// container's cpuset confines a process; `false` if the kernel refused (none of them exists
+/// or is in this process's affinity). Allocation-free, so a fork child may call it.
+pub fn pin_to_set(cpus: &[usize]) -> bool {
+    // SAFETY: `set` is a zeroed, valid cpu_set_t that CPU_SET fills before the call (a CPU at
+    // or above CPU_SETSIZE panics there, out of bounds, rather than writing past it); pid 0 is
     // the calling thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     }
 }

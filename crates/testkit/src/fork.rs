@@ -3,6 +3,9 @@
 //! it returns through a pipe. Nothing on the child's side allocates, so a child of a
 //! multi-threaded process (whose allocator lock another thread may have held at the fork) or
 //! of a raw `SYS_fork` (after which glibc's own bookkeeping is stale) can use it.
+//! [`wait_within`] reaps a child that runs on its own, killing it at a deadline.
+
+use std::time::{Duration, Instant};
 
 /// How a test forks: [`libc_fork`] or [`raw_fork`].
 pub type ForkFn = fn() -> libc::pid_t;
@@ -68,6 +71,18 @@ pub fn in_child<B: AsRef<[u8]>, R>(
     child: impl FnOnce() -> B,
     parent: impl FnOnce() -> R,
 ) -> (R, Option<Vec<u8>>) {
+    in_child_with_alarm(how, CHILD_ALARM_SECS, child, parent)
+}
+
+/// [`in_child`] with the child's alarm at `alarm_secs` seconds instead of
+/// [`CHILD_ALARM_SECS`]; 0 arms none (as `alarm(0)`), for a child whose test is bounded some
+/// other way (a slow emulated machine that its runner times out as a whole).
+pub fn in_child_with_alarm<B: AsRef<[u8]>, R>(
+    how: ForkFn,
+    alarm_secs: u32,
+    child: impl FnOnce() -> B,
+    parent: impl FnOnce() -> R,
+) -> (R, Option<Vec<u8>>) {
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -75,7 +90,7 @@ pub fn in_child<B: AsRef<[u8]>, R>(
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
         // SAFETY: alarm has no preconditions; SIGALRM's default action ends the child.
-        unsafe { libc::alarm(CHILD_ALARM_SECS) };
+        unsafe { libc::alarm(alarm_secs) };
         let out = child();
         let out = out.as_ref();
         write_all(fds[1], &(out.len() as u64).to_le_bytes());
@@ -108,4 +123,37 @@ pub fn in_child<B: AsRef<[u8]>, R>(
     }
     let len = u64::from_le_bytes(got[..8].try_into().unwrap()) as usize;
     (r, (got.len() == 8 + len).then(|| got[8..].to_vec()))
+}
+
+/// Waits for the forked child `pid` until `limit` has passed since the call, polling `waitpid`
+/// with `WNOHANG` every 20 ms (the calling thread sleeps between polls; it does not spin).
+/// Returns its wait status, or `None` if it was still running at the limit: then it is
+/// killed with `SIGKILL` and reaped. (A program started with `Command` has
+/// [`crate::cli::wait_within`].)
+pub fn wait_within(pid: libc::pid_t, limit: Duration) -> Option<libc::c_int> {
+    let start = Instant::now();
+    let mut status = 0;
+    loop {
+        // SAFETY: `pid` is the caller's child; `status` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted,
+                "waitpid({pid}): {e}"
+            );
+        } else if r == pid {
+            return Some(status);
+        }
+        if start.elapsed() > limit {
+            // SAFETY: `pid` is the caller's child, not reaped yet (so not a recycled pid).
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

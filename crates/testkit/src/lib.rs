@@ -1,9 +1,10 @@
 //! Test support shared by the scalrand crates' tests (not published): command-line tools run
-//! from their tests ([`cli`]), threads pinned to CPUs ([`cpu`]), real forks with a child that reports through a pipe
-//! ([`fork`]), forks in the middle of reads with a scan of the child's memory ([`midread`]),
-//! the process's writable mappings read without allocating ([`maps`]), the vector registers
-//! as they are now ([`regs`]), a thread's rseq registration taken away ([`rseq`]), and
-//! entropy denied by a seccomp filter ([`seccomp`]).
+//! from their tests ([`cli`]), threads pinned to CPUs ([`cpu`]), real forks with a child that
+//! reports through a pipe or is waited for with a deadline ([`fork`]), forks in the middle of
+//! reads with a scan of the child's memory ([`midread`]), the process's writable mappings read
+//! without allocating ([`maps`]), the vector registers as they are now ([`regs`]), a thread's
+//! rseq registration taken away ([`rseq`]), and entropy denied by a seccomp filter
+//! ([`seccomp`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support fails loudly
 
