@@ -9,7 +9,7 @@
 //!   /dev/urandom scalable", 2015-10-06): an explicit 4-node topology of 4 CPUs each, 1 to 4
 //!   "nodes" of threads (thread `i` reads as CPU `i`), against one global lock;
 //! * the pools' keystream alone (`chacha::keystream`, which picks the widest of its AVX-512,
-//!   AVX2, SSE2 and portable backends at run time) against the `chacha20` crate's core, 1 KiB (one slot batch)
+//!   AVX2, SSE2 and portable backends at run time) against the `chacha20` crate's core, 1 KiB
 //!   and 4 KiB, ChaCha8/12/20, single thread; after criterion the same pairs again as a ratio
 //!   table from interleaved A/B timings (best and median batches), which a shared, busy
 //!   machine disturbs far less than two criterion runs one after the other.

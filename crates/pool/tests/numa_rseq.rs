@@ -37,7 +37,7 @@ fn pools(seed: u8, rounds: Rounds) -> NodePools {
 /// On one pinned CPU, reads through the rseq path return exactly the bytes the locked path
 /// returns from an identically seeded instance: the same slot key (the node's first
 /// derivation), the same batch layout (the first 32 bytes of each batch become the next key),
-/// across refills. Read lengths that divide a batch's 992 output bytes (8, 16, 32), because the
+/// across refills. Read lengths that divide a batch's 2016 output bytes (8, 16, 32), because the
 /// two paths differ at a batch's end: a read that does not fit in what is left takes the rest
 /// and continues in the next batch on the locked path, and skips the rest (zeroed at the
 /// refill) on the rseq path.
@@ -54,7 +54,7 @@ fn the_rseq_path_gives_the_locked_paths_bytes() {
                     return;
                 };
                 let locked = pools(5, rounds);
-                // Past several 992-byte batches at each length.
+                // Past several 2016-byte batches at each length.
                 for i in 0..600usize {
                     let len = [8, 16, 32][i / 200];
                     let mut a = vec![0u8; len];
@@ -74,11 +74,11 @@ fn the_rseq_path_gives_the_locked_paths_bytes() {
 }
 
 /// A read leaves no copy of what it handed out in the pools' memory: the path zeroes the
-/// bytes it hands out (and the old batch at each refill).
+/// bytes it hands out (and what is left of the old batch at each refill).
 #[test]
 fn handed_out_bytes_are_gone_from_the_pools_memory() {
     for len in [8usize, 16, 24, 32, 40, 64, 13, 1] {
-        // Fresh pools per length, and fewer reads than one 992-byte batch holds, so the
+        // Fresh pools per length, and fewer reads than one 2016-byte batch holds, so the
         // scan below sees the very batch the reads came from (a later refill would wipe it
         // and hide a take that left words behind).
         let p = pools(6, Rounds::ChaCha20);
@@ -107,6 +107,54 @@ fn handed_out_bytes_are_gone_from_the_pools_memory() {
             }
         }
     }
+}
+
+/// The bytes a batch never handed out are gone after its refill: 40-byte reads leave 16
+/// bytes at the end of each 2016-byte batch, which the rseq path skips (the next read does
+/// not fit). Those bytes, known from an identically seeded instance's locked path (which
+/// hands out every byte of the batch in order), are nowhere in the pools' memory once the
+/// next batch serves a read.
+#[test]
+fn a_batch_tail_that_was_never_handed_out_is_gone_after_the_refill() {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let cpu = current_cpu();
+            assert!(pin_to(cpu));
+            let fast = pools(8, Rounds::ChaCha20);
+            let Some(before) = fast.__rseq_reads() else {
+                eprintln!("no rseq path on this machine: nothing to check");
+                return;
+            };
+            let out_len = scalrand_pool::numa::BATCH_LEN - 32;
+            let locked = pools(8, Rounds::ChaCha20);
+            let mut batch = vec![0u8; out_len];
+            for chunk in batch.chunks_exact_mut(8) {
+                locked.fill_bytes_on_cpu(cpu, chunk);
+            }
+            let reads = out_len / 40;
+            let tail = &batch[reads * 40..];
+            assert!(!tail.is_empty(), "40 does not divide a batch's output");
+            let mut b = [0u8; 40];
+            for i in 0..reads {
+                fast.fill_bytes(&mut b);
+                assert_eq!(b[..], batch[i * 40..(i + 1) * 40], "read {i} is the batch's");
+            }
+            // This read does not fit in what is left: the slot refills and skips the tail.
+            fast.fill_bytes(&mut b);
+            assert_ne!(b[..16], tail[..16], "the tail was handed out");
+            assert_eq!(fast.__rseq_reads(), Some(before + reads + 1));
+            for (ptr, size) in fast.__secret_memory() {
+                // SAFETY: the ranges are live memory of `fast`, which no other thread uses.
+                let mem = unsafe { std::slice::from_raw_parts(ptr, size) };
+                for word in tail.chunks_exact(8) {
+                    assert!(
+                        !mem.windows(8).any(|w| w == word),
+                        "a word of the skipped tail is still in the pools' memory"
+                    );
+                }
+            }
+        });
+    });
 }
 
 extern "C" fn on_signal(_: libc::c_int) {}

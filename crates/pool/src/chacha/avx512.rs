@@ -24,7 +24,7 @@ use core::arch::x86_64::{
 /// Blocks per pass: one per 32-bit lane of a zmm register.
 const LANES: usize = 16;
 
-/// Bytes per pass (16 blocks, 1 KiB: exactly one slot batch).
+/// Bytes per pass (16 blocks, 1 KiB: half a slot batch).
 const PASS_LEN: usize = LANES * BLOCK_LEN;
 
 /// The 16 state words of RFC 8439 §2.3, one register each, for 16 blocks.

@@ -87,20 +87,41 @@ impl RseqSlots {
     /// calling CPU's slot (the caller's [`refill`](Self::refill) with what it needs), `false`
     /// when it could not.
     ///
-    /// Only the common case is inline: whole words, taken on the first try. Other lengths,
-    /// refills and retries are in `fill_slow`, so that this path stays small enough to inline
-    /// into a caller's loop.
+    /// Only the common cases are inline: a read of 32 bytes (a key, a token) or 8 (a `u64`),
+    /// taken on the first try, each with its own copy step, so that a length the compiler
+    /// cannot see costs a compare, not a jump table. Everything else (other lengths, an
+    /// inline take that did not read) is one call to `fill_other`. This keeps the path small
+    /// enough to inline into a caller's loop.
     #[inline]
     pub(crate) fn fill(&self, dest: &mut [u8], refill: impl FnMut() -> bool) -> bool {
         debug_assert!(!dest.is_empty() && dest.len() <= MAX_LEN);
+        let out: *mut u64 = dest.as_mut_ptr().cast();
+        let taken = if dest.len() == 32 {
+            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe these slots,
+            // used only as the protocol says; `dest` holds 32 bytes, written as 4 unaligned
+            // words (x86 is little-endian, so the bytes are the batch's bytes in order).
+            unsafe { take(self.off, self.base(), self.n(), 4, out) }
+        } else if dest.len() == 8 {
+            // SAFETY: as above, with 8 bytes written as one word.
+            unsafe { take(self.off, self.base(), self.n(), 1, out) }
+        } else {
+            Taken::No
+        };
+        // One call site for everything else (a second one costs the caller its inlining).
+        taken == Taken::Done || self.fill_other(dest, refill)
+    }
+
+    /// `fill` for the lengths it does not inline, and after an inline take that did not read:
+    /// whole words take one [`take`] here (no retry state to set up); anything else, and a
+    /// take that did not read, go on to `fill_slow`.
+    #[inline(never)]
+    fn fill_other(&self, dest: &mut [u8], refill: impl FnMut() -> bool) -> bool {
         if dest.len().is_multiple_of(8) {
             let k = (dest.len() / 8) as u64;
-            let out: *mut u64 = dest.as_mut_ptr().cast();
-            // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe these slots,
-            // used only as the protocol says; `dest` holds `8k` bytes, written as `k`
-            // unaligned words (x86 is little-endian, so the bytes are the batch's bytes in
-            // order).
-            if unsafe { take(self.off, self.base(), self.n(), k, out) } == Taken::Done {
+            // SAFETY: as in `fill`; `dest` holds `8k` bytes, `1 <= k <= 8` (`MAX_LEN`).
+            if unsafe { take(self.off, self.base(), self.n(), k, dest.as_mut_ptr().cast()) }
+                == Taken::Done
+            {
                 return true;
             }
         }

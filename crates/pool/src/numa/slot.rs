@@ -21,8 +21,8 @@ use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
 
-/// Bytes of keystream per batch refill (16 blocks); 32 of them become the next slot key.
-pub const BATCH_LEN: usize = 1024;
+/// Bytes of keystream per batch refill (32 blocks); 32 of them become the next slot key.
+pub const BATCH_LEN: usize = 2048;
 
 /// Reads up to this length are served from the batch; longer ones derive a one-read key and
 /// generate their keystream outside every lock.
@@ -381,7 +381,7 @@ mod tests {
         let mut big = [0u8; 3000];
         s.take(&mut big, Rounds::ChaCha20);
         assert!(s.left as usize <= BATCH_LEN);
-        // 3000 bytes over three refills of 992: none of the output blocks repeats.
+        // 3000 bytes over two refills of 2016: none of the output blocks repeats.
         let chunks: alloc::vec::Vec<&[u8]> = big.chunks(64).collect();
         for i in 0..chunks.len() {
             for j in 0..i {

@@ -156,6 +156,9 @@ emit("fke_key", fke_key)
 emit("fke_next_key", k1)
 emit("fke_output", out)
 
+# A slot batch (the pools' BATCH_LEN): its first 32 bytes become the next slot key.
+BATCH_LEN = 2048
+
 print("# The whole key schedule: from_seed(Topology [[0],[1]], seed 00..1f), then")
 print("# cpu 0 reads 32 bytes, cpu 1 reads 32 bytes, cpu 0 reads 4096 bytes.")
 seed = KEY_0_31
@@ -176,11 +179,11 @@ K[0], o = fke(K[0])            # node 0 initialises node 1 from its output
 K[1] = node_reseed(K[1], b"init", o)
 # cpu 0: slot 0 takes a key from node 0, refills its batch, hands out 32 bytes
 K[0], slot0 = fke(K[0])
-b = keystream(slot0, 0, 1024)
+b = keystream(slot0, 0, BATCH_LEN)
 slot0, first0 = b[:32], b[32:64]
 # cpu 1: the same on node 1
 K[1], slot1 = fke(K[1])
-b = keystream(slot1, 0, 1024)
+b = keystream(slot1, 0, BATCH_LEN)
 slot1, first1, second1 = b[:32], b[32:64], b[64:96]
 # cpu 0, 4096 bytes: a one-read key by fast key erasure of the slot key, keystream from block 0
 slot0, one_read = fke(slot0)
@@ -207,7 +210,7 @@ for r in (12, 8):
     K0 = node_reseed(bytes(32), b"init", extract_out)
     K0, _ = fke(K0)                 # node 0 initialises node 1
     K0, slot = fke(K0)              # slot 0's key
-    b = keystream(slot, 0, 1024, r)
+    b = keystream(slot, 0, BATCH_LEN, r)
     slot, first = b[:32], b[32:64]
     slot, one_read = fke(slot)
     emit(f"schedule{r}_cpu0_first32", first)

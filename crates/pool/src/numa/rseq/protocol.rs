@@ -13,10 +13,10 @@
 //!
 //! # The slot
 //! One [`RseqSlot`] per CPU number, 64-byte aligned: a control word `[epoch:32 | reads:16 |
-//! pos:16]`, the generation and node its key came from, a lock, the key, and two 1 KiB
-//! buffers. Buffer `epoch & 1` is **active**: readers hand out its bytes from `pos` on. The
-//! other is scratch for the next refill. Epoch 0 means "never keyed" (the zero state a fork
-//! child finds in wipe-on-fork memory).
+//! pos:16]`, the generation and node its key came from, a lock, the key, and two
+//! [`BATCH_LEN`]-byte buffers. Buffer `epoch & 1` is **active**: readers hand out its bytes
+//! from `pos` on. The other is scratch for the next refill. Epoch 0 means "never keyed" (the
+//! zero state a fork child finds in wipe-on-fork memory).
 //!
 //! # Sections
 //! - **take** (`take`): read `cpu_id`, the control word; bail out if the epoch is 0, the
@@ -229,12 +229,21 @@ impl Refill<'_> {
             Some(old) => {
                 let served = reads(old);
                 self.slot.reads.fetch_add(served, Ordering::Relaxed);
+                // Only the words the old epoch never handed out are zeroed: every word
+                // before its `pos` is zero already (a take zeroes the words it hands out
+                // before its commit, a skip commits only zero words, and a refill zeroes the
+                // key's words below the first `pos`).
+                let pos = pos(old).min(BATCH_LEN);
                 let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
-                // SAFETY: the old active buffer: after the commit no reader reads it, and the
-                // next writer of it is the next refill, which needs the lock held here. Plain
-                // stores (`zeroize`'s byte-wise volatile ones are many times slower):
-                // the buffer is shared memory that is read again, so they are not dead.
-                unsafe { core::ptr::write_bytes(bufs.add((self.from & 1) as usize), 0, 1) };
+                // SAFETY: the old active buffer, from `pos <= BATCH_LEN` to its end: after
+                // the commit no reader reads it, and the next writer of it is the next
+                // refill, which needs the lock held here. Plain stores (`zeroize`'s byte-wise
+                // volatile ones are many times slower): the buffer is shared memory that is
+                // read again, so they are not dead.
+                unsafe {
+                    let old_buf = bufs.add((self.from & 1) as usize).cast::<u8>();
+                    core::ptr::write_bytes(old_buf.add(pos), 0, BATCH_LEN - pos);
+                }
                 self.from = to;
                 Some(served)
             }
@@ -250,6 +259,11 @@ impl Refill<'_> {
 /// The epoch of a control word.
 pub(crate) fn epoch(w: u64) -> u32 {
     (w >> 32) as u32
+}
+
+/// The position of a control word: the offset of the next byte to hand out.
+pub(crate) fn pos(w: u64) -> usize {
+    (w & 0xffff) as usize
 }
 
 /// The read count of a control word.
@@ -288,13 +302,13 @@ macro_rules! open_slot {
 }
 
 /// With the epoch in `{t}` and `pos` in `{p}`: `{t}` becomes the address of the word at `pos`
-/// in the active buffer, less `{bufs}` (buffer `epoch & 1`, 1 KiB each), and the flags say
-/// whether that word is zero.
+/// in the active buffer, less `{bufs}` (buffer `epoch & 1`, [`BATCH_LEN`] bytes each, so
+/// `{shift}` is its log2), and the flags say whether that word is zero.
 macro_rules! word_at_pos {
     () => {
         concat!(
             "and {t}, 1\n",
-            "shl {t}, 10\n",
+            "shl {t}, {shift}\n",
             "add {t}, {slot}\n",
             "add {t}, {p}\n",
             "cmp qword ptr [{t} + {bufs}], 0\n",
@@ -302,7 +316,9 @@ macro_rules! word_at_pos {
     };
 }
 
-const _: () = assert!(BATCH_LEN == 1 << 10, "word_at_pos! shifts by log2(BATCH_LEN)");
+/// log2 of [`BATCH_LEN`]: `word_at_pos!` finds the active buffer with a shift.
+const BATCH_SHIFT: u32 = BATCH_LEN.trailing_zeros();
+const _: () = assert!(BATCH_LEN == 1 << BATCH_SHIFT, "word_at_pos! shifts by log2(BATCH_LEN)");
 
 /// The **take** section with its copy step given: `$copy` moves the `k` words at `t + bufs`
 /// into `out` and zeroes each in the batch after loading it (registers `p` and `x` are free
@@ -342,6 +358,7 @@ macro_rules! take_section {
             node_gen = const NODE_GEN,
             src_gen = const SRC_GEN,
             batch = const BATCH_LEN,
+            shift = const BATCH_SHIFT,
             bufs = const BUFS,
             slot = out(reg) _,
             w = out(reg) _,
@@ -493,6 +510,7 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
             n = in(reg) u64::from(n),
             size = const SLOT_BYTES,
             batch = const BATCH_LEN,
+            shift = const BATCH_SHIFT,
             bufs = const BUFS,
             slot = out(reg) _,
             w = out(reg) _,
