@@ -137,7 +137,11 @@ fn a_batch_tail_that_was_never_handed_out_is_gone_after_the_refill() {
             let mut b = [0u8; 40];
             for i in 0..reads {
                 fast.fill_bytes(&mut b);
-                assert_eq!(b[..], batch[i * 40..(i + 1) * 40], "read {i} is the batch's");
+                assert_eq!(
+                    b[..],
+                    batch[i * 40..(i + 1) * 40],
+                    "read {i} is the batch's"
+                );
             }
             // This read does not fit in what is left: the slot refills and skips the tail.
             fast.fill_bytes(&mut b);
