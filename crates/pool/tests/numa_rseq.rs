@@ -55,8 +55,8 @@ fn the_rseq_path_gives_the_locked_paths_bytes() {
                 };
                 let locked = pools(5, rounds);
                 // Past several 2016-byte batches at each length.
-                for i in 0..600usize {
-                    let len = [8, 16, 32][i / 200];
+                for i in 0..1800usize {
+                    let len = [8, 16, 32][i / 600];
                     let mut a = vec![0u8; len];
                     let mut b = vec![0u8; len];
                     fast.fill_bytes(&mut a);
@@ -65,7 +65,7 @@ fn the_rseq_path_gives_the_locked_paths_bytes() {
                 }
                 assert_eq!(
                     fast.__rseq_reads(),
-                    Some(before + 600),
+                    Some(before + 1800),
                     "every read took the rseq path"
                 );
             }

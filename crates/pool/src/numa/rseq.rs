@@ -94,7 +94,10 @@ impl RseqSlots {
     /// enough to inline into a caller's loop.
     #[inline]
     pub(crate) fn fill(&self, dest: &mut [u8], refill: impl FnMut() -> bool) -> bool {
-        debug_assert!(!dest.is_empty() && dest.len() <= MAX_LEN);
+        // The callers check this already (so it folds away); `take` relies on it.
+        if dest.is_empty() || dest.len() > MAX_LEN {
+            return false;
+        }
         let out: *mut u64 = dest.as_mut_ptr().cast();
         let taken = if dest.len() == 32 {
             // SAFETY: `off` is `rseq_offset()`'s value and `base`/`n` describe these slots,
@@ -112,8 +115,8 @@ impl RseqSlots {
     }
 
     /// `fill` for the lengths it does not inline, and after an inline take that did not read:
-    /// whole words take one [`take`] here (no retry state to set up); anything else, and a
-    /// take that did not read, go on to `fill_slow`.
+    /// whole words try one [`take`] here (no retry state to set up; for 8 and 32 bytes, the
+    /// inline take again); anything else, and a take that did not read, go on to `fill_slow`.
     #[inline(never)]
     fn fill_other(&self, dest: &mut [u8], refill: impl FnMut() -> bool) -> bool {
         if dest.len().is_multiple_of(8) {
@@ -142,30 +145,35 @@ impl RseqSlots {
         };
         let mut refills = 0;
         // An aborted take leaves at most 8 zero words; 3 refills; slack for migrations.
-        for _ in 0..16 {
-            // SAFETY: as in `fill`; `out` is valid for `k <= 8` (unaligned) word writes:
-            // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
-            match unsafe { take(self.off, self.base(), self.n(), k, out) } {
-                Taken::Done => {
-                    if !direct {
-                        for (c, word) in dest.chunks_mut(8).zip(tmp.iter()) {
-                            c.copy_from_slice(&word.to_le_bytes()[..c.len()]);
+        let done = 'read: {
+            for _ in 0..16 {
+                // SAFETY: as in `fill`; `out` is valid for `k <= 8` (unaligned) word writes:
+                // `dest` holds `8k` bytes when `direct`, `tmp` 8 words otherwise.
+                match unsafe { take(self.off, self.base(), self.n(), k, out) } {
+                    Taken::Done => break 'read true,
+                    // SAFETY: as above.
+                    Taken::Zero => drop(unsafe { skip(self.off, self.base(), self.n()) }),
+                    Taken::No => {
+                        if refills == 3 || !refill() {
+                            break 'read false;
                         }
-                        tmp.zeroize();
+                        refills += 1;
                     }
-                    return true;
-                }
-                // SAFETY: as above.
-                Taken::Zero => drop(unsafe { skip(self.off, self.base(), self.n()) }),
-                Taken::No => {
-                    if refills == 3 || !refill() {
-                        return false;
-                    }
-                    refills += 1;
                 }
             }
+            false
+        };
+        if !direct {
+            if done {
+                for (c, word) in dest.chunks_mut(8).zip(tmp.iter()) {
+                    c.copy_from_slice(&word.to_le_bytes()[..c.len()]);
+                }
+            }
+            // Also when nothing was read: an aborted take may have left batch words in `tmp`
+            // (a signal handler's read that interrupted it was handed those words).
+            tmp.zeroize();
         }
-        false
+        done
     }
 
     /// Refills the calling CPU's slot (see "commit a refill" in the protocol's docs). `false`

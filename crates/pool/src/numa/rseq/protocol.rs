@@ -218,8 +218,14 @@ impl Refill<'_> {
     ///
     /// # Safety
     /// `off`, `base` and `n` are as [`take`]'s, and `base` holds this slot; the caller wrote
-    /// the scratch buffer and the key.
+    /// the scratch buffer and the key, and zeroed the scratch buffer's first [`KEY_LEN`]
+    /// bytes (the new key's: they lie below the first `pos`, which no refill zeroes again;
+    /// `chacha::refill_batch` does this).
     pub(crate) unsafe fn publish(&mut self, off: isize, base: *mut u8, n: u32) -> Option<usize> {
+        debug_assert!(
+            self.key_and_scratch().1[..KEY_LEN].iter().all(|&b| b == 0),
+            "the new key's bytes were left in the batch"
+        );
         let to = self.to();
         let new = (u64::from(to) << 32) | KEY_LEN as u64;
         let slot_ptr = core::ptr::from_ref(self.slot).cast_mut().cast::<u8>();
@@ -233,6 +239,7 @@ impl Refill<'_> {
                 // before its `pos` is zero already (a take zeroes the words it hands out
                 // before its commit, a skip commits only zero words, and a refill zeroes the
                 // key's words below the first `pos`).
+                debug_assert!(pos(old) <= BATCH_LEN && pos(old).is_multiple_of(8));
                 let pos = pos(old).min(BATCH_LEN);
                 let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
                 // SAFETY: the old active buffer, from `pos <= BATCH_LEN` to its end: after
@@ -319,6 +326,7 @@ macro_rules! word_at_pos {
 /// log2 of [`BATCH_LEN`]: `word_at_pos!` finds the active buffer with a shift.
 const BATCH_SHIFT: u32 = BATCH_LEN.trailing_zeros();
 const _: () = assert!(BATCH_LEN == 1 << BATCH_SHIFT, "word_at_pos! shifts by log2(BATCH_LEN)");
+const _: () = assert!(BATCH_LEN < 1 << 16, "pos is a 16-bit field of the control word");
 
 /// The **take** section with its copy step given: `$copy` moves the `k` words at `t + bufs`
 /// into `out` and zeroes each in the batch after loading it (registers `p` and `x` are free
