@@ -23,6 +23,27 @@ fn current_cpu() -> usize {
     unsafe { libc::sched_getcpu() as usize }
 }
 
+/// Runs `f` on a thread pinned to the CPU it starts on, given that CPU's number.
+fn on_one_cpu(f: impl FnOnce(usize) + Send) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let cpu = current_cpu();
+            assert!(pin_to(cpu));
+            f(cpu);
+        });
+    });
+}
+
+/// Whether any 8-byte window of `p`'s secret memory holds `word`. No other thread may use
+/// `p` meanwhile.
+fn in_pools_memory(p: &NodePools, word: &[u8]) -> bool {
+    p.__secret_memory().into_iter().any(|(ptr, size)| {
+        // SAFETY: the ranges are live memory of `p`, which no other thread uses now.
+        let mem = unsafe { std::slice::from_raw_parts(ptr, size) };
+        mem.windows(8).any(|w| w == word)
+    })
+}
+
 /// One node of every configured CPU (not `available_parallelism`, which a pinned thread
 /// sees as 1).
 fn pools(seed: u8, rounds: Rounds) -> NodePools {
@@ -43,33 +64,29 @@ fn pools(seed: u8, rounds: Rounds) -> NodePools {
 /// refill) on the rseq path.
 #[test]
 fn the_rseq_path_gives_the_locked_paths_bytes() {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let cpu = current_cpu();
-            assert!(pin_to(cpu));
-            for rounds in [Rounds::ChaCha20, Rounds::ChaCha12, Rounds::ChaCha8] {
-                let fast = pools(5, rounds);
-                let Some(before) = fast.__rseq_reads() else {
-                    eprintln!("no rseq path on this machine: nothing to compare");
-                    return;
-                };
-                let locked = pools(5, rounds);
-                // Past several 2016-byte batches at each length.
-                for i in 0..1800usize {
-                    let len = [8, 16, 32][i / 600];
-                    let mut a = vec![0u8; len];
-                    let mut b = vec![0u8; len];
-                    fast.fill_bytes(&mut a);
-                    locked.fill_bytes_on_cpu(cpu, &mut b);
-                    assert_eq!(a, b, "{rounds:?} read {i} ({len} bytes)");
-                }
-                assert_eq!(
-                    fast.__rseq_reads(),
-                    Some(before + 1800),
-                    "every read took the rseq path"
-                );
+    on_one_cpu(|cpu| {
+        for rounds in [Rounds::ChaCha20, Rounds::ChaCha12, Rounds::ChaCha8] {
+            let fast = pools(5, rounds);
+            let Some(before) = fast.__rseq_reads() else {
+                eprintln!("no rseq path on this machine: nothing to compare");
+                return;
+            };
+            let locked = pools(5, rounds);
+            // Past several 2016-byte batches at each length.
+            for i in 0..1800usize {
+                let len = [8, 16, 32][i / 600];
+                let mut a = vec![0u8; len];
+                let mut b = vec![0u8; len];
+                fast.fill_bytes(&mut a);
+                locked.fill_bytes_on_cpu(cpu, &mut b);
+                assert_eq!(a, b, "{rounds:?} read {i} ({len} bytes)");
             }
-        });
+            assert_eq!(
+                fast.__rseq_reads(),
+                Some(before + 1800),
+                "every read took the rseq path"
+            );
+        }
     });
 }
 
@@ -91,19 +108,15 @@ fn handed_out_bytes_are_gone_from_the_pools_memory() {
             p.fill_bytes(&mut b);
             outs.push(b);
         }
-        for (ptr, size) in p.__secret_memory() {
-            // SAFETY: the ranges are live memory of `p`, which no other thread uses now.
-            let mem = unsafe { std::slice::from_raw_parts(ptr, size) };
-            // Every whole word of every read, not just whole reads: a read whose words are
-            // only partly erased from the batch must fail too (a chance match of 8 random
-            // bytes in a few KiB is about 2^-50).
-            for o in &outs {
-                for word in o.chunks_exact(8) {
-                    assert!(
-                        !mem.windows(8).any(|w| w == word),
-                        "a word of a {len}-byte read is still in the pools' memory"
-                    );
-                }
+        // Every whole word of every read, not just whole reads: a read whose words are only
+        // partly erased from the batch must fail too (a chance match of 8 random bytes in a
+        // few KiB is about 2^-50).
+        for o in &outs {
+            for word in o.chunks_exact(8) {
+                assert!(
+                    !in_pools_memory(&p, word),
+                    "a word of a {len}-byte read is still in the pools' memory"
+                );
             }
         }
     }
@@ -116,48 +129,40 @@ fn handed_out_bytes_are_gone_from_the_pools_memory() {
 /// next batch serves a read.
 #[test]
 fn a_batch_tail_that_was_never_handed_out_is_gone_after_the_refill() {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let cpu = current_cpu();
-            assert!(pin_to(cpu));
-            let fast = pools(8, Rounds::ChaCha20);
-            let Some(before) = fast.__rseq_reads() else {
-                eprintln!("no rseq path on this machine: nothing to check");
-                return;
-            };
-            let out_len = scalrand_pool::numa::BATCH_LEN - 32;
-            let locked = pools(8, Rounds::ChaCha20);
-            let mut batch = vec![0u8; out_len];
-            for chunk in batch.chunks_exact_mut(8) {
-                locked.fill_bytes_on_cpu(cpu, chunk);
-            }
-            let reads = out_len / 40;
-            let tail = &batch[reads * 40..];
-            assert!(!tail.is_empty(), "40 does not divide a batch's output");
-            let mut b = [0u8; 40];
-            for i in 0..reads {
-                fast.fill_bytes(&mut b);
-                assert_eq!(
-                    b[..],
-                    batch[i * 40..(i + 1) * 40],
-                    "read {i} is the batch's"
-                );
-            }
-            // This read does not fit in what is left: the slot refills and skips the tail.
+    on_one_cpu(|cpu| {
+        let fast = pools(8, Rounds::ChaCha20);
+        let Some(before) = fast.__rseq_reads() else {
+            eprintln!("no rseq path on this machine: nothing to check");
+            return;
+        };
+        let out_len = scalrand_pool::numa::BATCH_LEN - 32;
+        let locked = pools(8, Rounds::ChaCha20);
+        let mut batch = vec![0u8; out_len];
+        for chunk in batch.chunks_exact_mut(8) {
+            locked.fill_bytes_on_cpu(cpu, chunk);
+        }
+        let reads = out_len / 40;
+        let tail = &batch[reads * 40..];
+        assert!(!tail.is_empty(), "40 does not divide a batch's output");
+        let mut b = [0u8; 40];
+        for i in 0..reads {
             fast.fill_bytes(&mut b);
-            assert_ne!(b[..16], tail[..16], "the tail was handed out");
-            assert_eq!(fast.__rseq_reads(), Some(before + reads + 1));
-            for (ptr, size) in fast.__secret_memory() {
-                // SAFETY: the ranges are live memory of `fast`, which no other thread uses.
-                let mem = unsafe { std::slice::from_raw_parts(ptr, size) };
-                for word in tail.chunks_exact(8) {
-                    assert!(
-                        !mem.windows(8).any(|w| w == word),
-                        "a word of the skipped tail is still in the pools' memory"
-                    );
-                }
-            }
-        });
+            assert_eq!(
+                b[..],
+                batch[i * 40..(i + 1) * 40],
+                "read {i} is the batch's"
+            );
+        }
+        // This read does not fit in what is left: the slot refills and skips the tail.
+        fast.fill_bytes(&mut b);
+        assert_ne!(b[..16], tail[..16], "the tail was handed out");
+        assert_eq!(fast.__rseq_reads(), Some(before + reads + 1));
+        for word in tail.chunks_exact(8) {
+            assert!(
+                !in_pools_memory(&fast, word),
+                "a word of the skipped tail is still in the pools' memory"
+            );
+        }
     });
 }
 
