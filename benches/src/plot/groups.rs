@@ -9,7 +9,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use super::output::{PlotError, register_fonts, write_rgb_png};
+use super::output::{PlotError, write_png_with, write_svg_with};
 use super::style::{FONT, colour, log_ticks, machine, si, title};
 use crate::Unit;
 use crate::report::{Group, Report};
@@ -167,20 +167,11 @@ where
 
 /// Writes every group of `report` as an SVG picture at `path`.
 pub fn write_groups_svg(report: &Report, path: &Path) -> Result<(), PlotError> {
-    register_fonts()?;
-    let root = SVGBackend::new(path, groups_size(report)).into_drawing_area();
-    draw_groups(&root, report)
+    write_svg_with(path, groups_size(report), |root| draw_groups(root, report))
 }
 
 /// Writes every group of `report` as a PNG picture at `path` (the same drawing as
 /// [`write_groups_svg`]).
 pub fn write_groups_png(report: &Report, path: &Path) -> Result<(), PlotError> {
-    register_fonts()?;
-    let size = groups_size(report);
-    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
-        draw_groups(&root, report)?;
-    }
-    write_rgb_png(path, size, &rgb)
+    write_png_with(path, groups_size(report), |root| draw_groups(root, report))
 }

@@ -11,7 +11,7 @@ use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::groups::{draw_groups, groups_size};
-use super::output::{PlotError, register_fonts, write_rgb_png};
+use super::output::{PlotError, write_png_with, write_svg_with};
 use super::style::{FONT, machine, si, title};
 use crate::report::{Group, Report, Series};
 use crate::{HEADLINE, Unit};
@@ -270,20 +270,11 @@ pub fn short_name(name: &str) -> String {
 
 /// Writes the headline figure of `report` as an SVG picture at `path`.
 pub fn write_svg(report: &Report, path: &Path) -> Result<(), PlotError> {
-    register_fonts()?;
-    let root = SVGBackend::new(path, size(report)).into_drawing_area();
-    draw(&root, report)
+    write_svg_with(path, size(report), |root| draw(root, report))
 }
 
 /// Writes the headline figure of `report` as a PNG picture at `path` (the same drawing as
 /// [`write_svg`]).
 pub fn write_png(report: &Report, path: &Path) -> Result<(), PlotError> {
-    register_fonts()?;
-    let size = size(report);
-    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
-        draw(&root, report)?;
-    }
-    write_rgb_png(path, size, &rgb)
+    write_png_with(path, size(report), |root| draw(root, report))
 }

@@ -1,9 +1,11 @@
 //! Writing a scaling figure: the error every drawing and writing function returns, the fonts
-//! registered before any text is drawn, and the PNG encoding of a drawn bitmap.
+//! registered before any text is drawn, and a drawing put on an SVG file or a PNG file.
 
 use std::error::Error;
 use std::path::Path;
 
+use plotters::coord::Shift;
+use plotters::prelude::{BitMapBackend, DrawingArea, IntoDrawingArea, SVGBackend};
 use plotters::style::{FontStyle, register_font};
 
 use super::style::FONT;
@@ -20,9 +22,31 @@ pub(super) fn register_fonts() -> Result<(), PlotError> {
     Ok(())
 }
 
+/// Draws a figure of `size` with `draw` onto an SVG file at `path`.
+pub(super) fn write_svg_with(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), PlotError>,
+) -> Result<(), PlotError> {
+    register_fonts()?;
+    draw(&SVGBackend::new(path, size).into_drawing_area())
+}
+
+/// Draws a figure of `size` with `draw` into a bitmap and writes it as a PNG file at `path`.
+pub(super) fn write_png_with(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), PlotError>,
+) -> Result<(), PlotError> {
+    register_fonts()?;
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    draw(&BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area())?;
+    write_rgb_png(path, size, &rgb)
+}
+
 /// Encodes an RGB buffer of `size` as a PNG file at `path`. plotters' own PNG writer goes
 /// through the `image` crate, whose codecs are a quarter of the scaling harness's build.
-pub(super) fn write_rgb_png(path: &Path, size: (u32, u32), rgb: &[u8]) -> Result<(), PlotError> {
+fn write_rgb_png(path: &Path, size: (u32, u32), rgb: &[u8]) -> Result<(), PlotError> {
     let file = std::fs::File::create(path)?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), size.0, size.1);
     encoder.set_color(png::ColorType::Rgb);
