@@ -79,8 +79,12 @@ fn pin_to(cpu: usize) -> bool {
     }
 }
 
-/// Runs one row at `threads` threads for `duration`; returns aggregate units per second.
-/// With `pin`, worker `i` runs pinned to CPU `i mod cpus()`.
+/// Runs one row at `threads` threads for `duration`; returns aggregate units per second: the
+/// units all workers completed over the wall time of the window, from the first worker's
+/// start to the last worker's stop. With more threads than CPUs neither a sum of per-thread
+/// rates (a thread that waits to be scheduled starts its clock late) nor the main thread's
+/// own clock (it may itself be woken from the start barrier long after the workers) gives
+/// that. With `pin`, worker `i` runs pinned to CPU `i mod cpus()`.
 pub fn measure(row: &Row, threads: usize, duration: Duration, pin: bool) -> Result<f64, MakeError> {
     let worker = (row.make)()?;
     let stop = AtomicBool::new(false);
@@ -96,17 +100,24 @@ pub fn measure(row: &Row, threads: usize, duration: Duration, pin: bool) -> Resu
                     barrier.wait();
                     let start = Instant::now();
                     let units = worker(t, stop);
-                    units as f64 / start.elapsed().as_secs_f64()
+                    (units, start, Instant::now())
                 })
             })
             .collect();
         barrier.wait();
         std::thread::sleep(duration);
         stop.store(true, Ordering::Relaxed);
-        handles.into_iter().try_fold(0.0, |sum, h| match h.join() {
-            Ok(v) => Ok(sum + v),
-            Err(_) => Err(MakeError::from(format!("{}: a worker panicked", row.name))),
-        })
+        let mut window: Option<(Instant, Instant)> = None;
+        let mut units = 0u64;
+        for h in handles {
+            let (u, start, end) = h
+                .join()
+                .map_err(|_| MakeError::from(format!("{}: a worker panicked", row.name)))?;
+            units += u;
+            window = Some(window.map_or((start, end), |(s0, e0)| (s0.min(start), e0.max(end))));
+        }
+        let secs = window.map_or(0.0, |(s0, e0)| (e0 - s0).as_secs_f64());
+        Ok(if secs > 0.0 { units as f64 / secs } else { 0.0 })
     })
 }
 

@@ -48,6 +48,17 @@ unsafe impl<T: ZeroValid> ZeroValid for Frame<T> {}
 /// Frames of wipe-on-fork memory, each holding a `T` for the duration of one call (see the
 /// module docs). `T`'s all-zero value is what a frame holds when it is handed out.
 pub struct Scratch<T: ZeroValid> {
+    levels: Levels<CachePadded<Frame<T>>>,
+}
+
+/// Up to [`LEVELS`] arrays of wipe-on-fork memory, level `i` holding `base << i` elements,
+/// each mapped the first time it is asked for and kept until `drop`: the growing storage under
+/// [`Scratch`], public for pools of frames whose ownership outlives one call (a frame taken by
+/// one thread and given back by another), which keep their own busy marks in `T`.
+///
+/// Async-signal-safe where [`WipeOnFork::new`] maps memory of its own (see the module docs): a
+/// level that another caller is mapping at that moment is passed by, never waited for.
+pub struct Levels<T: ZeroValid> {
     base: usize,
     heap: bool,
     levels: [Level<T>; LEVELS],
@@ -57,17 +68,24 @@ pub struct Scratch<T: ZeroValid> {
 /// or [`READY`] (`mem` is written and stays until `drop`).
 struct Level<T: ZeroValid> {
     state: AtomicU8,
-    mem: UnsafeCell<MaybeUninit<WipeOnFork<CachePadded<Frame<T>>>>>,
+    mem: UnsafeCell<MaybeUninit<WipeOnFork<T>>>,
 }
 
 const EMPTY: u8 = 0;
 const MAPPING: u8 = 1;
 const READY: u8 = 2;
 
+// SAFETY: a level's `mem` is written once, by the one caller that moved its state from EMPTY
+// to MAPPING, and read only after the state is READY (release/acquire); after that it is only
+// shared (`&WipeOnFork<T>`, which gives `&[T]`), so `T: Sync` suffices for sharing and
+// `T: Send` for the drop on another thread.
+unsafe impl<T: ZeroValid + Send + Sync> Sync for Levels<T> {}
+// SAFETY: `Levels` owns its elements like a `Vec` of boxes.
+unsafe impl<T: ZeroValid + Send> Send for Levels<T> {}
+
 // SAFETY: a frame's value is reached only by the one thread that set its busy flag (acquire)
-// until it clears it (release); `T: Send` lets that thread be any thread. A level's `mem` is
-// written once, by the one caller that moved its state from EMPTY to MAPPING, and read only
-// after the state is READY (release/acquire).
+// until it clears it (release); `T: Send` lets that thread be any thread. The levels under it
+// are shared as `Levels` are.
 unsafe impl<T: ZeroValid + Send> Sync for Scratch<T> {}
 // SAFETY: `Scratch` owns its frames like a `Vec` of boxes.
 unsafe impl<T: ZeroValid + Send> Send for Scratch<T> {}
@@ -76,25 +94,30 @@ impl<T: ZeroValid> fmt::Debug for Scratch<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Frames hold secrets: never printed.
         f.debug_struct("Scratch")
+            .field("base", &self.levels.base)
+            .field("wipes_on_fork", &self.wipes_on_fork())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: ZeroValid> fmt::Debug for Levels<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Elements may hold secrets: never printed.
+        f.debug_struct("Levels")
             .field("base", &self.base)
             .field("wipes_on_fork", &self.wipes_on_fork())
             .finish_non_exhaustive()
     }
 }
 
-impl<T: ZeroValid> Scratch<T> {
-    /// `base` frames (at least 1) in wipe-on-fork memory where the OS offers it; more are
-    /// mapped when they are all busy.
-    pub fn new(base: usize) -> Self {
-        Self::build(base, false)
-    }
-
-    /// As [`new`](Self::new), on the ordinary heap (never wiped): the fallback, for tests.
-    pub fn on_heap(base: usize) -> Self {
-        Self::build(base, true)
-    }
-
-    fn build(base: usize, heap: bool) -> Self {
+impl<T: ZeroValid> Levels<T> {
+    /// Levels of `base << i` elements (`base` at least 1), each element initialised by
+    /// `init` when its level is mapped; level 0 is mapped now. On the ordinary heap when
+    /// `heap` (never wiped: the fallback, for tests).
+    pub fn new(base: usize, heap: bool) -> Self
+    where
+        T: ZeroValid,
+    {
         let s = Self {
             base: base.max(1),
             heap,
@@ -107,15 +130,15 @@ impl<T: ZeroValid> Scratch<T> {
         s
     }
 
-    /// Whether a fork child receives the frames zeroed (false where the OS cannot do it).
+    /// Whether a fork child receives the elements zeroed (false where the OS cannot do it).
     pub fn wipes_on_fork(&self) -> bool {
         self.ready(0).is_some_and(|l| l.wipes_on_fork())
     }
 
-    /// Level `i` if it is mapped.
+    /// Level `i` (below [`LEVELS`]) if it is mapped.
     #[inline]
-    fn ready(&self, i: usize) -> Option<&WipeOnFork<CachePadded<Frame<T>>>> {
-        let l = &self.levels[i];
+    pub fn ready(&self, i: usize) -> Option<&WipeOnFork<T>> {
+        let l = self.levels.get(i)?;
         if l.state.load(Ordering::Acquire) == READY {
             // SAFETY: READY is stored (release) only after `mem` was written, and `mem` is
             // dropped only in `drop`, which has `&mut self`.
@@ -125,18 +148,19 @@ impl<T: ZeroValid> Scratch<T> {
         }
     }
 
-    /// Level `i`, mapped on first use; `None` while another caller maps it. That caller may
-    /// be the very call a signal handler interrupted: waiting for it would never end, so the
-    /// level is passed by (the next one, or the stack, serves).
+    /// Level `i` (below [`LEVELS`]), mapped on first use with every element all zero; `None`
+    /// while another caller maps it. That caller may be the very call a signal handler
+    /// interrupted: waiting for it would never end, so the level is passed by (the next one
+    /// serves).
     ///
     /// Mapping allocates nothing where [`WipeOnFork::new`] maps memory of its own (no
     /// allocator lock, which the interrupted code may hold): only `mmap` and `madvise`,
     /// both async-signal-safe.
-    fn level(&self, i: usize) -> Option<&WipeOnFork<CachePadded<Frame<T>>>> {
+    pub fn level(&self, i: usize) -> Option<&WipeOnFork<T>> {
         if let Some(l) = self.ready(i) {
             return Some(l);
         }
-        let l = &self.levels[i];
+        let l = self.levels.get(i)?;
         if l.state
             .compare_exchange(EMPTY, MAPPING, Ordering::Acquire, Ordering::Acquire)
             .is_err()
@@ -144,22 +168,49 @@ impl<T: ZeroValid> Scratch<T> {
             return self.ready(i);
         }
         let len = self.base << i;
-        let init = |_| {
-            CachePadded::new(Frame {
-                busy: AtomicBool::new(false),
-                value: UnsafeCell::new(zeroed::<T>()),
-            })
-        };
         let mem = if self.heap {
-            WipeOnFork::on_heap(len, init)
+            WipeOnFork::on_heap(len, |_| zeroed::<T>())
         } else {
-            WipeOnFork::new(len, init)
+            WipeOnFork::new(len, |_| zeroed::<T>())
         };
         // SAFETY: the EMPTY -> MAPPING exchange above made this caller the only writer of
         // `mem`, and no reader looks at it before READY.
         unsafe { (*l.mem.get()).write(mem) };
         l.state.store(READY, Ordering::Release);
         self.ready(i)
+    }
+}
+
+impl<T: ZeroValid> Drop for Levels<T> {
+    fn drop(&mut self) {
+        for l in &mut self.levels {
+            if *l.state.get_mut() == READY {
+                // SAFETY: READY means `mem` was written; it is dropped once, here.
+                unsafe { l.mem.get_mut().assume_init_drop() };
+            }
+        }
+    }
+}
+
+impl<T: ZeroValid> Scratch<T> {
+    /// `base` frames (at least 1) in wipe-on-fork memory where the OS offers it; more are
+    /// mapped when they are all busy.
+    pub fn new(base: usize) -> Self {
+        Self {
+            levels: Levels::new(base, false),
+        }
+    }
+
+    /// As [`new`](Self::new), on the ordinary heap (never wiped): the fallback, for tests.
+    pub fn on_heap(base: usize) -> Self {
+        Self {
+            levels: Levels::new(base, true),
+        }
+    }
+
+    /// Whether a fork child receives the frames zeroed (false where the OS cannot do it).
+    pub fn wipes_on_fork(&self) -> bool {
+        self.levels.wipes_on_fork()
     }
 
     /// Runs `f` on a free frame (all zero when `f` gets it) and zeroes the frame afterwards.
@@ -168,7 +219,7 @@ impl<T: ZeroValid> Scratch<T> {
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
         for i in 0..LEVELS {
-            let Some(level) = self.level(i) else {
+            let Some(level) = self.levels.level(i) else {
                 continue;
             };
             let n = level.len();
@@ -234,17 +285,6 @@ impl<T: ZeroValid> Scratch<T> {
 fn zeroed<T: ZeroValid>() -> T {
     // SAFETY: `ZeroValid` promises that the all-zero bytes are a valid `T`.
     unsafe { core::mem::zeroed() }
-}
-
-impl<T: ZeroValid> Drop for Scratch<T> {
-    fn drop(&mut self) {
-        for l in &mut self.levels {
-            if *l.state.get_mut() == READY {
-                // SAFETY: READY means `mem` was written; it is dropped once, here.
-                unsafe { l.mem.get_mut().assume_init_drop() };
-            }
-        }
-    }
 }
 
 #[cfg(all(test, feature = "std", not(scalrand_loom)))]

@@ -50,6 +50,33 @@ impl ScheduleCount {
     }
 }
 
+impl ScheduleCount {
+    /// [`count`](Self::count) on a count packed into one atomic word (`[calls:32 |
+    /// bytes:32]`), for slots that no lock guards (the rseq slots, counted by whichever
+    /// refill replaces a batch). A compare-exchange loop: the writers are the refills of one
+    /// slot, which rarely meet.
+    pub(crate) fn count_atomic(
+        word: &core::sync::atomic::AtomicU64,
+        calls: usize,
+        bytes: usize,
+    ) -> Option<usize> {
+        use core::sync::atomic::Ordering;
+        let mut w = word.load(Ordering::Relaxed);
+        loop {
+            let mut c = Self {
+                calls: (w >> 32) as u32,
+                bytes: w as u32,
+            };
+            let due = c.count(calls, bytes);
+            let new = (u64::from(c.calls) << 32) | u64::from(c.bytes);
+            match word.compare_exchange_weak(w, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return due,
+                Err(now) => w = now,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +103,19 @@ mod tests {
         // A refill's worth of reads at once, and lengths beyond u32 saturate.
         assert_eq!(c.count(CHECK_EVERY_CALLS as usize, 992), Some(992));
         assert_eq!(c.count(1, usize::MAX), Some(u32::MAX as usize));
+    }
+
+    #[test]
+    fn the_packed_count_is_due_when_the_plain_one_is() {
+        let w = core::sync::atomic::AtomicU64::new(0);
+        let mut c = ScheduleCount::new();
+        for i in 0..3 * CHECK_EVERY_CALLS as usize {
+            let bytes = 100 + i % 7;
+            assert_eq!(
+                ScheduleCount::count_atomic(&w, 1, bytes),
+                c.count(1, bytes),
+                "read {i}"
+            );
+        }
     }
 }

@@ -59,6 +59,8 @@ pub struct NodePools {
     rseq: Option<RseqSlots>,
     /// Reads keyed from the OS because a lock stayed held (`fill_from_os`).
     os_keyed: AtomicUsize,
+    /// Small reads that left the rseq path for the locked one (`count_left_rseq`).
+    left_rseq: AtomicUsize,
     /// The keys of large and fallback reads while they generate (wipe-on-fork frames).
     scratch: Scratch<OneReadKey>,
 }
@@ -264,6 +266,7 @@ impl NodePools {
             wiped,
             rseq,
             os_keyed: AtomicUsize::new(0),
+            left_rseq: AtomicUsize::new(0),
             scratch: if heap {
                 Scratch::on_heap(map_slots)
             } else {

@@ -1,33 +1,52 @@
-//! Small reads without the slot lock: per-CPU batches read in restartable sequences (Linux,
-//! x86_64, glibc ≥ 2.35 registering rseq for every thread; keys in wipe-on-fork memory).
+//! Small reads without any lock: per-CPU batches read in restartable sequences (Linux,
+//! x86_64, glibc ≥ 2.35 registering rseq for every thread; keys and batches in wipe-on-fork
+//! memory).
 //!
 //! The locked read path (`slot.rs`) pays one `lock cmpxchg` per read, a large share of a
-//! 32-byte read's cost beside the cipher. Here the reader instead runs one short restartable
-//! sequence on its CPU's slot. This file is the slot container and its refill policy:
-//! [`RseqSlots`], one slot per CPU number in wipe-on-fork memory, whose `fill` serves a read
-//! (take, step over words an aborted take left zero, refill at most three times) and whose
-//! `refill` keys a slot from its node and writes the next batch with the same refill with
-//! key erasure as the locked slots (`chacha::refill_batch`). The sections themselves, the
-//! slot layout they assume, and why no byte is ever handed out twice are in [`protocol`].
+//! 32-byte read's cost beside the cipher, and a slot lock whose holder is preempted sends
+//! every other reader of that CPU elsewhere for a whole time slice. Here the reader instead
+//! runs one short restartable sequence on its CPU's slot, and a refill holds nothing that
+//! another thread waits for. This file is the slot container and its refill: [`RseqSlots`],
+//! one slot per CPU number and a pool of batch frames (`frames.rs`), whose `fill` serves a
+//! read (take, step over words an aborted take left zero, refill at most three times) and
+//! whose `refill` runs Linux's fast key erasure in user space:
+//!
+//! 1. **take key**: the CPU's slot key, taken exactly once (a section), into a frame the
+//!    refiller owns; a stale or missing key is replaced by one from the node;
+//! 2. block 0 of the key: its first half is the next slot key, **put** back at once (a
+//!    section), so that another refill of this CPU that starts while this one is preempted
+//!    finds a key; its second half is the batch's first output;
+//! 3. the rest of the batch, outside every section and lock, into the frame;
+//! 4. **publish** the frame on whatever CPU the refiller is on now (a section); the batch it
+//!    replaces is zeroed from its first unread byte and its frame given back.
+//!
+//! A reader that finds its CPU's batch used up while another thread's refill is preempted
+//! mid-way runs a refill of its own with the next key. The output stream is the one the
+//! locked slots' `chacha::refill_batch` writes: the keystream of the slot key, whose first 32
+//! bytes become the next key. The sections and why no byte is ever handed out twice are in
+//! [`protocol`].
 //!
 //! The container never sees the pools that own it: a refill takes the nodes, a source of
 //! fresh node keys (where the pools make their fork check), the rounds and the reseed
 //! schedule's hook as arguments.
 
+mod frames;
 mod protocol;
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
 use scalrand_os::wipe::WipeOnFork;
 use zeroize::Zeroize;
 
-use crate::chacha::{KEY_LEN, Rounds, refill_batch};
 use super::node::NodePool;
-use super::policy::is_stale;
-use super::slot::{BATCH_LEN, WIPED_SLOT_TAG};
-use protocol::{RseqSlot, Taken, skip, take};
+use super::policy::ScheduleCount;
+use super::slot::BATCH_LEN;
+use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, clear_vector_registers, observe_key};
+use frames::{Frames, token};
+use protocol::{BatchFrame, RseqSlot, Taken, publish, put_key, skip, take, take_key};
 
 /// Reads up to this many bytes take the rseq path (8 words).
 pub(crate) const MAX_LEN: usize = 64;
@@ -35,6 +54,7 @@ pub(crate) const MAX_LEN: usize = 64;
 /// The per-CPU rseq slots of one set of node pools, indexed by CPU number.
 pub(crate) struct RseqSlots {
     mem: WipeOnFork<RseqSlot>,
+    frames: Frames,
     off: isize,
     /// The node each CPU's slot takes its key from (ordinary memory: configuration).
     node_of_cpu: Box<[u32]>,
@@ -43,15 +63,18 @@ pub(crate) struct RseqSlots {
 impl RseqSlots {
     /// Slots for CPUs `0..node_of_cpu.len()`, or `None` where this path cannot run: no rseq
     /// registration, or memory the OS does not wipe in a fork child (the path relies on a
-    /// child finding epoch 0).
+    /// child finding no batch and no key).
     pub(crate) fn new(node_of_cpu: Box<[u32]>) -> Option<Self> {
         let off = scalrand_os::cpu::rseq_offset()?;
         if node_of_cpu.is_empty() || u32::try_from(node_of_cpu.len()).is_err() {
             return None;
         }
-        let mem = WipeOnFork::new(node_of_cpu.len(), |_| RseqSlot::new());
-        mem.wipes_on_fork().then_some(Self {
+        // SAFETY: `RseqSlot` is `ZeroValid`: all zero is a slot with no batch and no key.
+        let mem = WipeOnFork::new(node_of_cpu.len(), |_| unsafe { core::mem::zeroed() });
+        let frames = Frames::new(node_of_cpu.len());
+        (mem.wipes_on_fork() && frames.wipes_on_fork()).then_some(Self {
             mem,
+            frames,
             off,
             node_of_cpu,
         })
@@ -69,9 +92,11 @@ impl RseqSlots {
         }
     }
 
-    /// Where the slots are (for `__secret_memory`).
-    pub(crate) fn memory(&self) -> (*const u8, usize) {
-        (self.mem.as_ptr().cast(), core::mem::size_of_val(&*self.mem))
+    /// Where the slots and their frames are (for `__secret_memory`).
+    pub(crate) fn memory(&self) -> Vec<(*const u8, usize)> {
+        let mut v = alloc::vec![(self.mem.as_ptr().cast(), core::mem::size_of_val(&*self.mem))];
+        v.extend(self.frames.memory());
+        v
     }
 
     /// Reads served so far, per CPU number (for `node_stats`).
@@ -176,20 +201,21 @@ impl RseqSlots {
         done
     }
 
-    /// Refills the calling CPU's slot (see "commit a refill" in the protocol's docs). `false`
-    /// when the read should take the locked path: no usable CPU number, another thread is
-    /// refilling this slot, no fresh key, or the thread left the CPU before the commit.
+    /// Refills the calling CPU's slot (the steps in the module docs). `false` when the read
+    /// should take the locked path: no usable CPU number, no free frame, no key (the node's
+    /// lock stayed held, or a fork child's rekey failed), or the refill found itself in a fork
+    /// child of the process it started in.
     ///
-    /// The slot's node is one of `nodes`; a slot keyed from an older generation of it (or
-    /// never keyed: what a fork child finds) first takes a key from `fresh_key(node, key)`,
-    /// which writes a key from that node and returns its generation. The batch is keystream
-    /// with `rounds`. Each refill counts the reads the old batch served and its bytes against
+    /// A slot without a key, or whose key came from an older generation of its node (never
+    /// keyed: what a fork child finds), takes one from `fresh_key(node, key)`, which writes a
+    /// key from that node and returns its generation. The batch is keystream with `rounds`.
+    /// Each refill counts the reads of the batch it replaces and that batch's bytes against
     /// the slot's schedule count (the policy of the locked slots, `policy.rs`); when that is
-    /// due, `check_schedule` is given the bytes, once the slot's lock is dropped.
+    /// due, `check_schedule` is given the bytes.
     ///
     /// # Safety
-    /// `nodes` outlive these slots: a slot keeps a pointer to its node's generation word,
-    /// which the take section reads.
+    /// `nodes` outlive these slots: a published batch keeps a pointer to its node's
+    /// generation word, which the take section reads.
     #[inline]
     pub(crate) unsafe fn refill(
         &self,
@@ -204,37 +230,150 @@ impl RseqSlots {
         let Some(cpu) = scalrand_os::cpu::rseq_cpu() else {
             return false;
         };
-        let (Some(slot), Some(&node_idx)) = (self.mem.get(cpu), self.node_of_cpu.get(cpu)) else {
+        let token = token();
+        let Some(frame) = self.frames.claim(cpu, token) else {
             return false;
         };
-        let Some(mut refill) = slot.try_refill(WIPED_SLOT_TAG) else {
+        // SAFETY: `frame` was just claimed with `token`; `nodes` outlive the slots (the
+        // caller's contract).
+        let published = unsafe { self.refill_frame(frame, token, nodes, rounds, fresh_key) };
+        clear_vector_registers();
+        let Some((cpu, old)) = published else {
             return false;
         };
-        let node = &nodes[node_idx as usize];
-        let current = node.generation.load(Ordering::Acquire);
-        if refill.epoch() == 0 || is_stale(refill.source(), node_idx as usize, node_idx as usize, current) {
-            // A fork child's slots are zero (epoch 0): `fresh_key` rekeys the nodes before
-            // deriving from one. It fails (a child whose rekey failed: the locked path
-            // reports the error; or a node lock held through a bounded wait, whose holder may
-            // be this thread, interrupted by the signal handler that reads now): the locked
-            // path keys the read elsewhere.
-            let Some(generation) = fresh_key(node_idx as usize, refill.key_and_scratch().0) else {
-                return false;
-            };
-            refill.set_source(&node.generation, generation);
+        // The batch replaced: its frame is the caller's now.
+        if protocol::next(old) != 0 {
+            // SAFETY: `old` is the control word the publish replaced.
+            unsafe { BatchFrame::give_back_replaced(protocol::next(old)) };
         }
-        let (key, scratch) = refill.key_and_scratch();
-        refill_batch(key, scratch, rounds);
-        // SAFETY: `off`, `base` and `n` describe these slots, `slot` is one of them, and the
-        // key and the scratch buffer were just written.
-        let Some(served) = (unsafe { refill.publish(self.off, self.base(), self.n()) }) else {
-            return false;
-        };
-        let due = refill.schedule().count(served, BATCH_LEN - KEY_LEN);
-        drop(refill);
-        if let Some(bytes) = due {
+        let slot = &self.mem[cpu];
+        let served = protocol::reads(old);
+        slot.add_reads(served);
+        if let Some(bytes) =
+            ScheduleCount::count_atomic(slot.schedule(), served, BATCH_LEN - KEY_LEN)
+        {
             check_schedule(bytes);
         }
         true
+    }
+
+    /// Steps 1 to 4 of a refill into `frame`: the CPU and control word the publish replaced,
+    /// or `None` (the frame is then given back, or, in a fork child, left alone: the kernel
+    /// zeroed it and it is free there).
+    ///
+    /// # Safety
+    /// The caller claimed `frame` with `token`; `nodes` outlive the slots.
+    #[inline(never)]
+    unsafe fn refill_frame(
+        &self,
+        frame: &BatchFrame,
+        token: u64,
+        nodes: &[CachePadded<NodePool>],
+        rounds: Rounds,
+        fresh_key: impl FnOnce(usize, &mut [u8; KEY_LEN]) -> Option<usize>,
+    ) -> Option<(usize, u64)> {
+        let give_back = |frame: &BatchFrame| {
+            // SAFETY: the caller's contract: the frame is this refill's, unpublished.
+            let (key, data) = unsafe { frame.parts() };
+            key.zeroize();
+            data[..BLOCK_LEN].zeroize();
+            frame.owner.store(0, Ordering::Release);
+        };
+        // SAFETY: the caller's contract.
+        let (key, data) = unsafe { frame.parts() };
+        // 1. The slot key, taken exactly once, or a fresh one from the node.
+        // SAFETY: `off`, `base` and `n` describe these slots; `key` holds KEY_LEN bytes.
+        let taken = unsafe { take_key(self.off, self.base(), self.n(), key.as_mut_ptr()) };
+        let Some((cpu, generation)) = taken
+            .map(|(c, g)| (c, g as usize))
+            .or_else(|| Some((scalrand_os::cpu::rseq_cpu()?, 0)))
+            .filter(|&(c, _)| c < self.node_of_cpu.len())
+        else {
+            give_back(frame);
+            return None;
+        };
+        let node_idx = self.node_of_cpu[cpu] as usize;
+        let node = &nodes[node_idx];
+        let current = node.generation.load(Ordering::Acquire);
+        let generation = if generation == 0 || generation != current {
+            // Never keyed (a fork child's zeroed slot), a key of an older generation, or one
+            // that an aborted take key left with a zero word: a fresh one from the node.
+            key.zeroize();
+            match fresh_key(node_idx, key) {
+                Some(g) => g,
+                None => {
+                    give_back(frame);
+                    return None;
+                }
+            }
+        } else {
+            generation
+        };
+        // A zero key (a fork child's wiped frame under this refill) is never used.
+        if key.iter().all(|&b| b == 0) {
+            if frame.owner.load(Ordering::Relaxed) == token {
+                give_back(frame);
+            }
+            return None;
+        }
+        // 2. Block 0: the next slot key, put back at once, and the batch's first output.
+        let (block0, rest) = data.split_at_mut(BLOCK_LEN);
+        // The array conversion cannot fail: `block0` is BLOCK_LEN bytes.
+        let block0: &mut [u8; BLOCK_LEN] = block0.try_into().ok()?;
+        crate::chacha::block_leaving_registers(key, &[0; 3], 0, rounds, block0);
+        observe_key(block0[..KEY_LEN].try_into().ok()?);
+        // SAFETY: as above; `cpu < n` (it indexed `node_of_cpu`), `frame` is a frame of the
+        // pool and `block0` holds the next key in its first KEY_LEN bytes.
+        unsafe {
+            put_key(
+                self.off,
+                self.base(),
+                self.n(),
+                cpu,
+                frame,
+                token,
+                block0.as_ptr(),
+                generation as u64,
+            );
+        }
+        // Put back or not (another CPU now, or a key already there), this copy goes.
+        block0[..KEY_LEN].zeroize();
+        clear_vector_registers();
+        // 3. The rest of the batch, outside every section.
+        crate::chacha::keystream(key, 1, rest, rounds);
+        key.zeroize();
+        frame.set_source(&node.generation, generation);
+        // 4. Publish on the CPU the thread is on now.
+        // SAFETY: as above; the batch and its source are written.
+        match unsafe {
+            publish(
+                self.off,
+                self.base(),
+                self.n(),
+                frame,
+                token,
+                frame.first_word(),
+            )
+        } {
+            Some(r) => Some(r),
+            None => {
+                // A CPU beyond the slots (this refill's frame still), or a fork child: the
+                // kernel zeroed the frame under this refill, which went on writing it. The
+                // writes are the parent's keystream (the key was in registers at the fork) or
+                // this child's fresh key: wiped, unless the child has handed the frame to
+                // another refill since (a handler's nested read), whose frame it now is.
+                let owner = frame.owner.load(Ordering::Relaxed);
+                if owner == token || owner == 0 {
+                    // SAFETY: unpublished; this refill's, or free and untouched by others.
+                    let (key, data) = unsafe { frame.parts() };
+                    key.zeroize();
+                    data.zeroize();
+                    if owner == token {
+                        frame.owner.store(0, Ordering::Release);
+                    }
+                }
+                None
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ impl RseqSlots {
         None
     }
 
-    pub(crate) fn memory(&self) -> (*const u8, usize) {
+    pub(crate) fn memory(&self) -> alloc::vec::Vec<(*const u8, usize)> {
         match *self {}
     }
 

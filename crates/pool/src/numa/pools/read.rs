@@ -45,8 +45,18 @@ impl NodePools {
         {
             return Ok(());
         }
+        self.count_left_rseq(dest.len());
         self.fill_traced(scalrand_os::cpu::current().unwrap_or(0), dest)
             .map(|_| ())
+    }
+
+    /// Counts a read of `len` bytes that the rseq path would have served but did not (its
+    /// refill failed), for [`__left_rseq_reads`](Self::__left_rseq_reads).
+    #[inline]
+    fn count_left_rseq(&self, len: usize) {
+        if self.rseq.is_some() && len != 0 && len <= rseq::MAX_LEN {
+            self.left_rseq.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Fills `dest` (1 to `rseq::MAX_LEN` bytes) from the calling CPU's rseq slot; `false`
@@ -82,6 +92,7 @@ impl NodePools {
     /// above inlines into a caller's loop.
     #[inline(never)]
     fn fill_bytes_locked(&self, dest: &mut [u8]) {
+        self.count_left_rseq(dest.len());
         self.fill_bytes_on_cpu(scalrand_os::cpu::current().unwrap_or(0), dest);
     }
 
@@ -262,6 +273,14 @@ impl NodePools {
         self.os_keyed.load(Ordering::Relaxed)
     }
 
+    /// Test hook (`doc(hidden)`, not API): reads of at most 64 bytes that the rseq path did
+    /// not serve (its refill failed: no frame, no key, a fork during the refill) and that went
+    /// on to the locked path. Always 0 where the rseq path does not run.
+    #[doc(hidden)]
+    pub fn __left_rseq_reads(&self) -> usize {
+        self.left_rseq.load(Ordering::Relaxed)
+    }
+
     /// Test hook (`doc(hidden)`, not API): runs `f` while this thread holds every slot lock,
     /// so that reads on other threads (and this thread's own) take the node fallback.
     #[doc(hidden)]
@@ -315,7 +334,7 @@ impl NodePools {
                 core::mem::size_of_val(&*self.nodes),
             ),
         ];
-        v.extend(self.rseq.as_ref().map(RseqSlots::memory));
+        v.extend(self.rseq.iter().flat_map(RseqSlots::memory));
         v
     }
 

@@ -1,7 +1,8 @@
-//! The restartable sequences of the rseq read path and the slot layout they assume: the
-//! **take**, **skip** and **publish** sections, each one `asm!` block on one CPU's
-//! [`RseqSlot`]. What a slot holds and when it is refilled is the container's business
-//! (`super`); this file is only the protocol that makes the lock-free reads safe.
+//! The restartable sequences of the rseq read path and the memory layout they assume: the
+//! **take** and **skip** sections that readers run, and the **take key**, **put key** and
+//! **publish** sections of a refill, each one `asm!` block on the calling CPU's
+//! [`RseqSlot`]. When a slot is refilled and from what is the container's business (`super`);
+//! this file is only the protocol that makes the lock-free reads and refills safe.
 //!
 //! A restartable sequence (Linux 4.18, commit d7822b1e24f2 "rseq: Introduce restartable
 //! sequences system call"; `scalrand_fastprng`'s `rseq` module explains the guarantee in
@@ -11,119 +12,127 @@
 //! signature, the arming store, the `cpu_id` bounds check and the exits), as
 //! `scalrand_fastprng`'s are; here the abort handler only jumps back to re-arm the section.
 //!
-//! # The slot
-//! One [`RseqSlot`] per CPU number, 64-byte aligned: a control word `[epoch:32 | reads:16 |
-//! pos:16]`, the generation and node its key came from, a lock, the key, and two
-//! [`BATCH_LEN`]-byte buffers. Buffer `epoch & 1` is **active**: readers hand out its bytes
-//! from `pos` on. The other is scratch for the next refill. Epoch 0 means "never keyed" (the
-//! zero state a fork child finds in wipe-on-fork memory).
+//! # No lock anywhere
+//! User space cannot switch off preemption around per-CPU state, as the kernel's per-CPU
+//! `crng` does. So no thread ever owns a slot: everything a refill does between its sections
+//! (a ChaCha20 block, 2 KiB of keystream) happens in memory that thread owns alone, and a
+//! thread preempted, signalled or stopped there delays no other thread's read. The slot only
+//! changes in sections, which a preempted thread abandons.
+//!
+//! # Memory
+//! - One [`RseqSlot`] per CPU number, 128 bytes: the **control word**, the **key cell** (a
+//!   32-byte key and its state word: the node generation the key was taken under, 0 when the
+//!   cell is empty), and counters.
+//! - [`BatchFrame`]s, 4096-byte pages from a pool shared by all CPUs (`frames.rs`): an owner
+//!   word, the node generation word and generation the batch descends from, a work key, and
+//!   [`BATCH_LEN`] bytes of batch. A refiller owns the frame it writes; once published the
+//!   frame belongs to the slot, until the refill that replaces it gives it back.
+//!
+//! The control word is `[next:48 | reads:16]`: `next` is the address of the active batch's
+//! next unread byte (its frame is `next & !4095`, its offset in the frame `next & 4095`), 0
+//! when the slot has no batch (the zero state a fork child finds in wipe-on-fork memory).
 //!
 //! # Sections
-//! - **take** (`take`): read `cpu_id`, the control word; bail out if the epoch is 0, the
-//!   node's generation moved, or fewer than `8k` bytes are left; copy `k` words from the active
-//!   buffer at `pos` into the caller's buffer, **zeroing each word in the batch after loading
-//!   it** (for 2, 4 and 8 words with 16-byte moves, all loads first, then the zero stores; a
-//!   word at a time otherwise); **commit** `pos + 8k, reads + 1` with one store. No other reader reads
+//! - **take** (`take`): read `cpu_id`, the control word; bail out if there is no batch, the
+//!   batch's node generation moved, or fewer than `8k` bytes are left; copy `k` words from
+//!   `next` into the caller's buffer, **zeroing each word in the batch after loading it** (for
+//!   2, 4 and 8 words with 16-byte moves, all loads first, then the zero stores; a word at a
+//!   time otherwise); **commit** `next + 8k, reads + 1` with one store. No other reader reads
 //!   those words before the commit (a reader on this CPU would abort the section first) or
-//!   after it (they are behind `pos`), so the zero stores race with nothing.
+//!   after it (they are behind `next`), so the zero stores race with nothing.
 //! - **skip** (`skip`): an abort between a zero store and the commit leaves zero words at
-//!   `pos` whose bytes only the aborted reader's own buffer received (its restart overwrites
-//!   them with the next words). A take that finds a zero word at `pos` reads nothing; the
+//!   `next` whose bytes only the aborted reader's own buffer received (its restart overwrites
+//!   them with the next words). A take that finds a zero word at `next` reads nothing; the
 //!   reader commits that word as read in a section of its own and takes again. So a handed-out
 //!   word is zero in the batch by the time its read commits, and no word is handed out twice;
 //!   the price is that a keystream word that is 0 by chance (probability 2^-64 per word) is
 //!   never handed out.
-//! - **commit a refill** (`publish`): a refiller holds the slot's lock, writes the scratch buffer
-//!   and the new key with ordinary stores, then, in a section on that slot's CPU, checks the
-//!   epoch it started from and stores the new control word (epoch + 1, pos 32, reads 0).
-//!   Readers never read the scratch buffer, and only a lock holder writes it, so the ordinary
-//!   stores race with nothing; the commit is a single store inside a section, so no reader on
-//!   that CPU is between its load of the control word and its own commit when it lands (that
-//!   reader would have been preempted by the refiller, and aborted).
+//! - **take key** (`take_key`): if the key cell is full, copy the key into the refiller's own
+//!   frame, zero it in the cell, and commit the cell empty. Exactly one refiller gets each key,
+//!   so no two refills generate the same batch. A key with a zero word (left by a take key
+//!   aborted between its two zero stores) is consumed as unusable: the refill then keys itself
+//!   from the node.
+//! - **put key** (`put_key`): on the CPU the key was taken from, if the refiller still owns its
+//!   frame and the cell is empty, copy the next key (block 0's first half, fast key erasure)
+//!   into the cell and commit its generation. Only empty cells are written, only in sections,
+//!   so two puts never mix their words.
+//! - **publish** (`publish`): on whatever CPU the refiller is on now (a migrated refiller loses
+//!   nothing), if it still owns its frame, store the new control word. The frame it replaces,
+//!   with its unread tail, now belongs to the publisher, which zeroes the tail and gives the
+//!   frame back. No reader on that CPU is between its load of the control word and its commit
+//!   when the store lands (it would have been preempted by the publisher, and aborted), and
+//!   readers on other CPUs never touch the slot.
 //!
-//! Readers on other CPUs never touch the slot (a migrated thread is aborted and reads its new
-//! CPU's slot). So every byte is handed out at most once, and is zeroed in the batch before
-//! its read returns, as the locked path does.
+//! The owner check of put key and publish is what makes a fork from a signal handler safe: in
+//! the child the kernel zeroed the frame under the interrupted refill, owner word included, so
+//! what that refill computed from the zeroed key is never put or published.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use crate::chacha::KEY_LEN;
-use crate::numa::policy::ScheduleCount;
 use crate::numa::slot::BATCH_LEN;
-use scalrand_os::{Lock, LockGuard};
 use zeroize::Zeroize;
 
-/// Bytes of one slot: a 128-byte header and two batches.
-const SLOT_BYTES: usize = 128 + 2 * BATCH_LEN;
+/// log2 of the bytes of one slot.
+const SLOT_SHIFT: u32 = 7;
+/// Bytes of one slot.
+const SLOT_BYTES: usize = 1 << SLOT_SHIFT;
 
 const WORD: usize = 0;
-const SRC_GEN: usize = 8;
-const NODE_GEN: usize = 16;
-const BUFS: usize = 128;
+const KSTATE: usize = 8;
+const KEY: usize = 64;
 
-/// One CPU's rseq slot (see the module docs). Its fields are this file's alone: readers go
-/// through the sections, a refiller through [`RseqSlot::try_refill`].
-#[repr(C, align(64))]
+/// Bytes (and alignment) of one batch frame: a page, so that the control word's `next`
+/// gives its frame and its offset with one mask each.
+pub(crate) const FRAME_BYTES: usize = 4096;
+const OWNER: usize = 0;
+const FRAME_NODE_GEN: usize = 8;
+const FRAME_SRC_GEN: usize = 16;
+const FRAME_KEY: usize = 64;
+/// The offset of the batch in its frame.
+const DATA: usize = 256;
+/// One past the batch's last byte, as an offset in the frame.
+const DATA_END: usize = DATA + BATCH_LEN;
+/// Where readers start in a new batch: its first [`KEY_LEN`] bytes became the next key.
+pub(crate) const FIRST: usize = DATA + KEY_LEN;
+
+/// One CPU's slot (see the module docs). Its fields are this file's alone: readers and
+/// refillers go through the sections.
+#[repr(C, align(128))]
 pub(crate) struct RseqSlot {
-    /// `[epoch:32 | reads:16 | pos:16]`; written only by commits inside sections on this
-    /// slot's CPU.
+    /// `[next:48 | reads:16]`; written only by commits inside sections on this slot's CPU.
     word: UnsafeCell<u64>,
-    /// The node generation the key came from (0: none).
-    src_gen: AtomicUsize,
-    /// The node's generation word (null until the first refill).
-    node_gen: AtomicPtr<AtomicUsize>,
-    /// Held by refills.
-    lock: Lock<()>,
-    /// Reads of earlier epochs, added at each refill (the current epoch's are in `word`).
+    /// The node generation the key in `key` was taken under; 0: the cell is empty. Written
+    /// only by commits inside sections on this slot's CPU.
+    kstate: UnsafeCell<u64>,
+    /// Reads of batches already replaced, added by the refill that replaced them.
     reads: AtomicUsize,
-    /// Reads and bytes since the reseed schedule was last checked (lock held).
-    schedule: UnsafeCell<ScheduleCount>,
-    _pad: [u8; 64 - 48],
-    /// The slot key (lock held).
+    /// Reads and bytes since the reseed schedule was last checked (`policy::AtomicScheduleCount`).
+    schedule: AtomicU64,
+    _pad: [u8; KEY - 32],
+    /// The key cell: written by put key, read and zeroed by take key, both in sections.
     key: UnsafeCell<[u8; KEY_LEN]>,
-    _pad2: [u8; 32],
-    bufs: UnsafeCell<[[u8; BATCH_LEN]; 2]>,
+    _pad2: [u8; SLOT_BYTES - KEY - KEY_LEN],
 }
 
 const _: () = {
     assert!(core::mem::size_of::<RseqSlot>() == SLOT_BYTES);
     assert!(core::mem::offset_of!(RseqSlot, word) == WORD);
-    assert!(core::mem::offset_of!(RseqSlot, src_gen) == SRC_GEN);
-    assert!(core::mem::offset_of!(RseqSlot, node_gen) == NODE_GEN);
-    assert!(core::mem::offset_of!(RseqSlot, schedule) == 40);
-    assert!(core::mem::offset_of!(RseqSlot, key) == 64);
-    assert!(core::mem::offset_of!(RseqSlot, bufs) == BUFS);
+    assert!(core::mem::offset_of!(RseqSlot, kstate) == KSTATE);
+    assert!(core::mem::offset_of!(RseqSlot, key) == KEY);
 };
 
-// SAFETY: every field is valid at all-zero bytes: integers and byte arrays, atomics at 0, a
-// null pointer, a free lock (word 0). Zero means epoch 0, "never keyed" (module docs).
+// SAFETY: every field is valid at all-zero bytes: integers and byte arrays, atomics at 0. Zero
+// means "no batch, no key" (module docs), what a fork child finds.
 unsafe impl scalrand_os::wipe::ZeroValid for RseqSlot {}
 
-// SAFETY: `word` is written only by the commit stores of the sections (on the slot's CPU, one
-// thread at a time: the rseq protocol) and read by sections and by `AtomicU64` loads; `key`,
-// `schedule` and the scratch buffer are touched only with `lock` held (through `Refill`); the active buffer is
-// read and zeroed by `take` (on the slot's CPU, before the commit that hands the words out)
-// and read by `skip` (module docs).
+// SAFETY: `word`, `kstate` and `key` are written only inside sections on the slot's CPU, one
+// thread at a time (the rseq protocol), and read there or by atomic loads of the aligned
+// words; the other fields are atomics.
 unsafe impl Sync for RseqSlot {}
 
 impl RseqSlot {
-    /// A slot that was never keyed: all zero, as a fork child finds it.
-    pub(crate) fn new() -> Self {
-        Self {
-            word: UnsafeCell::new(0),
-            src_gen: AtomicUsize::new(0),
-            node_gen: AtomicPtr::new(core::ptr::null_mut()),
-            lock: Lock::new(()),
-            reads: AtomicUsize::new(0),
-            schedule: UnsafeCell::new(ScheduleCount::new()),
-            _pad: [0; 64 - 48],
-            key: UnsafeCell::new([0; KEY_LEN]),
-            _pad2: [0; 32],
-            bufs: UnsafeCell::new([[0; BATCH_LEN]; 2]),
-        }
-    }
-
     /// The control word, read from any CPU.
     pub(crate) fn word(&self) -> u64 {
         // SAFETY: `word` is an aligned u64 that is only written by single 8-byte stores;
@@ -131,151 +140,131 @@ impl RseqSlot {
         unsafe { AtomicU64::from_ptr(self.word.get()) }.load(Ordering::Relaxed)
     }
 
-    /// Reads served so far: earlier epochs' and the current one's.
+    /// Reads served so far: replaced batches' and the active one's.
     pub(crate) fn reads(&self) -> usize {
         self.reads.load(Ordering::Relaxed) + reads(self.word())
     }
 
-    /// Takes the slot's lock (with holder tag `tag`) for a refill, or `None` if another
-    /// thread is refilling it.
-    pub(crate) fn try_refill(&self, tag: usize) -> Option<Refill<'_>> {
-        let guard = self.lock.try_lock_tagged(tag)?;
-        Some(Refill {
-            slot: self,
-            from: epoch(self.word()),
-            _guard: guard,
-        })
+    /// Adds the reads of a replaced batch.
+    pub(crate) fn add_reads(&self, n: usize) {
+        self.reads.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The reseed schedule's count of this slot.
+    pub(crate) fn schedule(&self) -> &AtomicU64 {
+        &self.schedule
     }
 }
 
-/// A refiller's hold on one slot: its lock, and with it the key, the schedule count and the
-/// scratch buffer of the next epoch. The control word cannot move from [`Refill::epoch`]
-/// while it is held, except by [`Refill::publish`]: every other commit either needs the lock
-/// or (a take, a skip) leaves the epoch as it is.
-pub(crate) struct Refill<'a> {
-    slot: &'a RseqSlot,
-    from: u32,
-    _guard: LockGuard<'a, ()>,
+impl Drop for RseqSlot {
+    fn drop(&mut self) {
+        self.key.get_mut().zeroize();
+    }
 }
 
-impl Refill<'_> {
-    /// The epoch the refill starts from (0: never keyed, what a fork child finds).
-    pub(crate) fn epoch(&self) -> u32 {
-        self.from
-    }
+/// One batch frame (see the module docs): a page from the frame pool.
+#[repr(C, align(4096))]
+pub(crate) struct BatchFrame {
+    /// 0: free; otherwise the claim token of its owner (see `frames.rs`).
+    pub(crate) owner: AtomicU64,
+    /// The node's generation word the batch descends from (null before the first publish).
+    node_gen: AtomicPtr<AtomicUsize>,
+    /// The generation of that node the batch's key was taken under (0: none).
+    src_gen: AtomicUsize,
+    _pad: [u8; FRAME_KEY - 24],
+    /// The refill's key while it generates (the owner's alone).
+    key: UnsafeCell<[u8; KEY_LEN]>,
+    _pad2: [u8; DATA - FRAME_KEY - KEY_LEN],
+    /// The batch: written by its owner, then read and zeroed by take sections once published.
+    data: UnsafeCell<[u8; BATCH_LEN]>,
+    _pad3: [u8; FRAME_BYTES - DATA_END],
+}
 
-    /// The node generation the slot key was taken under (0: none).
-    pub(crate) fn source(&self) -> usize {
-        self.slot.src_gen.load(Ordering::Relaxed)
-    }
+const _: () = {
+    assert!(core::mem::size_of::<BatchFrame>() == FRAME_BYTES);
+    assert!(core::mem::offset_of!(BatchFrame, owner) == OWNER);
+    assert!(core::mem::offset_of!(BatchFrame, node_gen) == FRAME_NODE_GEN);
+    assert!(core::mem::offset_of!(BatchFrame, src_gen) == FRAME_SRC_GEN);
+    assert!(core::mem::offset_of!(BatchFrame, key) == FRAME_KEY);
+    assert!(core::mem::offset_of!(BatchFrame, data) == DATA);
+    assert!(DATA_END <= FRAME_BYTES);
+    // `pos` of a control word is 12 bits and the read count 16; a batch serves at most
+    // `BATCH_LEN / 8` reads.
+    assert!(BATCH_LEN / 8 < 1 << 16);
+};
 
-    /// The epoch the refill publishes: epoch 0 is reserved for "never keyed", and the
-    /// parity (the active buffer) alternates.
-    fn to(&self) -> u32 {
-        if self.from == u32::MAX {
-            2
-        } else {
-            self.from + 1
-        }
-    }
+// SAFETY: integers, a null pointer and byte arrays: all-zero is a free frame.
+unsafe impl scalrand_os::wipe::ZeroValid for BatchFrame {}
 
-    /// The slot key, for the caller to replace or to refill from, and the scratch buffer the
-    /// refill writes (the buffer of the next epoch, which no reader reads before the commit).
-    pub(crate) fn key_and_scratch(&mut self) -> (&mut [u8; KEY_LEN], &mut [u8; BATCH_LEN]) {
-        let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
-        // SAFETY: the lock is held (`_guard`), and the key and the scratch buffer (index
-        // `to & 1`, which no reader reads while the epoch is `from`) are only touched with it
-        // held; `&mut self` keeps these two borrows the only ones.
-        unsafe {
-            (
-                &mut *self.slot.key.get(),
-                &mut *bufs.add((self.to() & 1) as usize),
-            )
-        }
-    }
+// SAFETY: `key` and `data` are written only by the frame's owner (the thread whose token is in
+// `owner`) until it publishes the frame; after that `data` is read and zeroed only by take
+// sections on one CPU (module docs) and, once replaced, by the publisher that replaced it,
+// which then owns it. The other fields are atomics.
+unsafe impl Sync for BatchFrame {}
 
-    /// Records that the key now comes from generation `generation` of the node whose
-    /// generation word is `node_gen` (which the take section compares with it).
-    pub(crate) fn set_source(&mut self, node_gen: &AtomicUsize, generation: usize) {
-        self.slot.node_gen.store(
-            core::ptr::from_ref(node_gen).cast_mut(),
-            Ordering::Relaxed,
-        );
-        self.slot.src_gen.store(generation, Ordering::Relaxed);
-    }
-
-    /// The schedule count (lock held).
-    pub(crate) fn schedule(&mut self) -> &mut ScheduleCount {
-        // SAFETY: lock held; `&mut self` keeps this borrow the only one.
-        unsafe { &mut *self.slot.schedule.get() }
-    }
-
-    /// Commits the refill on the calling CPU (**commit a refill**): the scratch buffer becomes
-    /// the active one, handed out from its first word after the key. Returns the reads the
-    /// old epoch served, after zeroing its buffer; `None` when the thread is no longer on the
-    /// slot's CPU: the new batch is zeroed and the slot's source cleared, so the next reader
-    /// on that CPU refills (its key may be of an older generation).
+impl BatchFrame {
+    /// The key and the batch (the owner's alone until it publishes the frame).
     ///
     /// # Safety
-    /// `off`, `base` and `n` are as [`take`]'s, and `base` holds this slot; the caller wrote
-    /// the scratch buffer and the key, and zeroed the scratch buffer's first [`KEY_LEN`]
-    /// bytes (the new key's: they lie below the first `pos`, which no refill zeroes again;
-    /// `chacha::refill_batch` does this).
-    pub(crate) unsafe fn publish(&mut self, off: isize, base: *mut u8, n: u32) -> Option<usize> {
-        debug_assert!(
-            self.key_and_scratch().1[..KEY_LEN].iter().all(|&b| b == 0),
-            "the new key's bytes were left in the batch"
-        );
-        let to = self.to();
-        let new = (u64::from(to) << 32) | KEY_LEN as u64;
-        let slot_ptr = core::ptr::from_ref(self.slot).cast_mut().cast::<u8>();
-        // SAFETY: the caller's contract; the lock is held and the scratch buffer and key are
-        // written.
-        match unsafe { publish(off, base, n, slot_ptr, u64::from(self.from), new) } {
-            Some(old) => {
-                let served = reads(old);
-                self.slot.reads.fetch_add(served, Ordering::Relaxed);
-                // Only the words the old epoch never handed out are zeroed: every word
-                // before its `pos` is zero already (a take zeroes the words it hands out
-                // before its commit, a skip commits only zero words, and a refill zeroes the
-                // key's words below the first `pos`).
-                debug_assert!(pos(old) <= BATCH_LEN && pos(old).is_multiple_of(8));
-                let pos = pos(old).min(BATCH_LEN);
-                let bufs = self.slot.bufs.get().cast::<[u8; BATCH_LEN]>();
-                // SAFETY: the old active buffer, from `pos <= BATCH_LEN` to its end: after
-                // the commit no reader reads it, and the next writer of it is the next
-                // refill, which needs the lock held here. Plain stores (`zeroize`'s byte-wise
-                // volatile ones are many times slower): the buffer is shared memory that is
-                // read again, so they are not dead.
-                unsafe {
-                    let old_buf = bufs.add((self.from & 1) as usize).cast::<u8>();
-                    core::ptr::write_bytes(old_buf.add(pos), 0, BATCH_LEN - pos);
-                }
-                self.from = to;
-                Some(served)
-            }
-            None => {
-                self.key_and_scratch().1.zeroize();
-                self.slot.src_gen.store(0, Ordering::Relaxed);
-                None
-            }
+    /// The caller owns the frame (its token is in `owner`), and has not published it.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn parts(&self) -> (&mut [u8; KEY_LEN], &mut [u8; BATCH_LEN]) {
+        // SAFETY: the caller's contract: nobody else touches these until the publish.
+        unsafe { (&mut *self.key.get(), &mut *self.data.get()) }
+    }
+
+    /// Records the node generation word and generation the batch descends from.
+    pub(crate) fn set_source(&self, node_gen: &AtomicUsize, generation: usize) {
+        self.node_gen
+            .store(core::ptr::from_ref(node_gen).cast_mut(), Ordering::Relaxed);
+        self.src_gen.store(generation, Ordering::Relaxed);
+    }
+
+    /// The control word that publishes this frame's batch: its first unread byte, no reads.
+    pub(crate) fn first_word(&self) -> u64 {
+        ((core::ptr::from_ref(self) as u64) + FIRST as u64) << 16
+    }
+
+    /// Zeroes the unread part of a replaced batch (from `next`, the address of its first
+    /// unread byte, to its end; every byte before it is zero already: takes zero what they
+    /// hand out, skips commit only zero words, the refill zeroed the key's bytes) and gives
+    /// the frame back.
+    ///
+    /// # Safety
+    /// `next` is the `next` of a control word that a publish just replaced, so its frame
+    /// belongs to the caller now.
+    pub(crate) unsafe fn give_back_replaced(next: u64) {
+        let frame = (next & !(FRAME_BYTES as u64 - 1)) as usize as *mut u8;
+        let at = (next & (FRAME_BYTES as u64 - 1)) as usize;
+        debug_assert!((FIRST..=DATA_END).contains(&at), "a control word off its batch");
+        let at = at.clamp(DATA, DATA_END);
+        // SAFETY: the caller's contract: the frame is the caller's, `frame + at .. frame +
+        // DATA_END` lies inside its batch. Plain stores: the frame is shared memory that is
+        // read again, so they are not dead.
+        unsafe {
+            core::ptr::write_bytes(frame.add(at), 0, DATA_END - at);
+            (*frame.cast::<BatchFrame>())
+                .owner
+                .store(0, Ordering::Release);
         }
     }
 }
 
-/// The epoch of a control word.
-pub(crate) fn epoch(w: u64) -> u32 {
-    (w >> 32) as u32
+impl Drop for BatchFrame {
+    fn drop(&mut self) {
+        self.key.get_mut().zeroize();
+        self.data.get_mut().zeroize();
+    }
 }
 
-/// The position of a control word: the offset of the next byte to hand out.
-pub(crate) fn pos(w: u64) -> usize {
-    (w & 0xffff) as usize
+/// The address of the next unread byte of a control word (0: no batch).
+pub(crate) fn next(w: u64) -> u64 {
+    w >> 16
 }
 
 /// The read count of a control word.
 pub(crate) fn reads(w: u64) -> usize {
-    ((w >> 16) & 0xffff) as usize
+    (w & 0xffff) as usize
 }
 
 /// What [`take`] did.
@@ -283,55 +272,49 @@ pub(crate) fn reads(w: u64) -> usize {
 pub(crate) enum Taken {
     /// `k` words copied out, zeroed in the batch and committed as read.
     Done,
-    /// The word at `pos` is zero: an earlier take was aborted after zeroing some of its words
+    /// The word at `next` is zero: an earlier take was aborted after zeroing some of its words
     /// (they were handed to that reader's own buffer, which its restart overwrites). [`skip`]
     /// steps over them.
     Zero,
-    /// Nothing read: no rseq CPU number, a CPU beyond the slots, epoch 0, a new node
+    /// Nothing read: no rseq CPU number, a CPU beyond the slots, no batch, a new node
     /// generation, or fewer than `8k` bytes left.
     No,
 }
 
 /// The opening both reading sections share, as one piece of assembly text: `{slot}` (the CPU
-/// number) becomes the slot's address, `{w}` its control word, `{t}` the epoch; epoch 0 (never
-/// keyed) leaves through label `8` (nothing done).
+/// number) becomes the slot's address, `{w}` its control word, `{t}` the address of the next
+/// unread byte; no batch leaves through label `8` (nothing done).
 macro_rules! open_slot {
     () => {
         concat!(
-            "imul {slot}, {slot}, {size}\n",
+            "shl {slot}, {shift}\n",
             "add {slot}, {base}\n",
             "mov {w}, qword ptr [{slot}]\n",
             "mov {t}, {w}\n",
-            "shr {t}, 32\n",
+            "shr {t}, 16\n",
             "jz 8f\n",
         )
     };
 }
 
-/// With the epoch in `{t}` and `pos` in `{p}`: `{t}` becomes the address of the word at `pos`
-/// in the active buffer, less `{bufs}` (buffer `epoch & 1`, [`BATCH_LEN`] bytes each, so
-/// `{shift}` is its log2), and the flags say whether that word is zero.
-macro_rules! word_at_pos {
+/// With `{t}` the next unread byte: leaves through label `8` unless `8 * {k}` more bytes are
+/// left in the batch (`{p}` and `{x}` are clobbered).
+macro_rules! check_left {
     () => {
         concat!(
-            "and {t}, 1\n",
-            "shl {t}, {shift}\n",
-            "add {t}, {slot}\n",
-            "add {t}, {p}\n",
-            "cmp qword ptr [{t} + {bufs}], 0\n",
+            "mov {p:e}, {t:e}\n",
+            "and {p:e}, 4095\n",
+            "lea {x}, [{p} + 8*{k}]\n",
+            "cmp {x}, {end}\n",
+            "ja 8f\n",
         )
     };
 }
 
-/// log2 of [`BATCH_LEN`]: `word_at_pos!` finds the active buffer with a shift.
-const BATCH_SHIFT: u32 = BATCH_LEN.trailing_zeros();
-const _: () = assert!(BATCH_LEN == 1 << BATCH_SHIFT, "word_at_pos! shifts by log2(BATCH_LEN)");
-const _: () = assert!(BATCH_LEN < 1 << 16, "pos is a 16-bit field of the control word");
-
-/// The **take** section with its copy step given: `$copy` moves the `k` words at `t + bufs`
-/// into `out` and zeroes each in the batch after loading it (registers `p` and `x` are free
-/// for it); `$($ops)*` adds `k` (a register or a constant) and whatever else `$copy` uses.
-/// Evaluates to the status word (1 done, 2 a zero word at `pos`, 0 nothing read).
+/// The **take** section with its copy step given: `$copy` moves the `k` words at `t` into
+/// `out` and zeroes each in the batch after loading it (registers `p` and `x` are free for
+/// it); `$($ops)*` adds `k` (a register or a constant) and whatever else `$copy` uses.
+/// Evaluates to the status word (1 done, 2 a zero word at `next`, 0 nothing read).
 macro_rules! take_section {
     ($off:expr, $base:expr, $n:expr, $out:expr, [$($copy:expr),+ $(,)?], $($ops:tt)*) => {{
         let status: u64;
@@ -341,18 +324,20 @@ macro_rules! take_section {
                 cpu: "slot",
                 body: [
                     open_slot!(),
-                    "mov {x}, qword ptr [{slot} + {node_gen}]",
-                    "mov {x}, qword ptr [{x}]",
-                    "cmp {x}, qword ptr [{slot} + {src_gen}]",
+                    "mov {x}, {t}",
+                    "and {x}, -4096",
+                    "mov {p}, qword ptr [{x} + {src_gen}]",
+                    "test {p}, {p}",
+                    "jz 8f",
+                    "mov {x}, qword ptr [{x} + {node_gen}]",
+                    "cmp {p}, qword ptr [{x}]",
                     "jne 8f",
-                    "movzx {p:e}, {w:x}",
-                    "lea {x}, [{p} + 8*{k}]",
-                    "cmp {x}, {batch}",
-                    "ja 8f",
-                    word_at_pos!(),
+                    check_left!(),
+                    "cmp qword ptr [{t}], 0",
                     "je 2f",
                     $($copy,)+
-                    "lea {x}, [{w} + 8*{k} + 0x10000]",
+                    "mov {x}, {w}",
+                    "add {x}, {step}",
                     "mov qword ptr [{slot}], {x}",
                 ],
                 exits: ["2:", "mov {status:e}, 2", "jmp 9f"],
@@ -362,12 +347,10 @@ macro_rules! take_section {
             base = in(reg) $base,
             n = in(reg) u64::from($n),
             out = in(reg) $out,
-            size = const SLOT_BYTES,
-            node_gen = const NODE_GEN,
-            src_gen = const SRC_GEN,
-            batch = const BATCH_LEN,
-            shift = const BATCH_SHIFT,
-            bufs = const BUFS,
+            shift = const SLOT_SHIFT,
+            node_gen = const FRAME_NODE_GEN,
+            src_gen = const FRAME_SRC_GEN,
+            end = const DATA_END,
             slot = out(reg) _,
             w = out(reg) _,
             t = out(reg) _,
@@ -391,17 +374,23 @@ macro_rules! take_chunks {
             $n,
             $out,
             [
-                $(concat!("movdqu {", stringify!($v), "}, xmmword ptr [{t} + {bufs} + ", $o, "]"),)+
+                $(concat!("movdqu {", stringify!($v), "}, xmmword ptr [{t} + ", $o, "]"),)+
                 "pxor {z}, {z}",
                 $(concat!("movdqu xmmword ptr [{out} + ", $o, "], {", stringify!($v), "}"),)+
-                $(concat!("movdqu xmmword ptr [{t} + {bufs} + ", $o, "], {z}"),)+
+                $(concat!("movdqu xmmword ptr [{t} + ", $o, "], {z}"),)+
             ],
             k = const $k,
+            step = const commit_step($k),
             $($v = out(xmm_reg) _,)+
             z = out(xmm_reg) _,
             options(nostack),
         )
     };
+}
+
+/// What a take of `k` words adds to the control word: `8k` bytes to `next`, one read.
+const fn commit_step(k: u64) -> u64 {
+    ((8 * k) << 16) + 1
 }
 
 /// The status word of a take section as a [`Taken`].
@@ -420,21 +409,24 @@ fn taken(status: u64) -> Taken {
 /// unrolled copy steps; other counts a word loop.
 ///
 /// # Safety
-/// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s reached by other threads
-/// only through these functions and the rules of the module docs; `out` is valid for `k`
-/// word writes; `1 <= k <= 8`.
+/// `off` is `scalrand_os::cpu::rseq_offset()`'s value; `base` points to `n` [`RseqSlot`]s
+/// reached by other threads only through these functions and the rules of the module docs,
+/// whose control words name only published [`BatchFrame`]s; `out` is valid for `k` word
+/// writes; `1 <= k <= 8`.
 #[inline(always)]
 pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u64) -> Taken {
     // For every block below: the caller upholds the contract; the block touches the calling
-    // thread's rseq area, slot `cpu_id < n`'s control word, generation fields and active
-    // buffer, and `out`. The node-generation pointer is non-null whenever the epoch is nonzero
-    // (a refill sets it before its commit) and points at a node that lives as long as the
-    // slots. The batch stores hit words at `pos..pos + k` of the active buffer, which no other
-    // reader reads before this section's commit (any reader on this CPU would abort it first)
-    // and none after it (they are behind `pos`); each is zeroed after its load.
+    // thread's rseq area, slot `cpu_id < n`'s control word, the header and batch of the frame
+    // it names, and `out`. A published frame's node-generation pointer is non-null (a refill
+    // sets it before its publish; the section checks the generation it is stored with first,
+    // which is 0 only in a frame never published) and points at a node that lives as long as
+    // the slots. The batch stores hit words at `next..next + 8k`, inside the batch (checked),
+    // which no other reader reads before this section's commit (any reader on this CPU would
+    // abort it first) and none after it (they are behind `next`); each is zeroed after its
+    // load.
     //
     // Unrolled copy steps for the common sizes, 16-byte moves where they fit: an abort between
-    // two zero stores leaves zero words at `pos`, which `skip` steps over one by one, as it
+    // two zero stores leaves zero words at `next`, which `skip` steps over one by one, as it
     // does after the word loop below. Each `out` is valid for its `k` words (unaligned moves).
     let status = match k {
         // SAFETY: see above.
@@ -445,11 +437,12 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
                 n,
                 out,
                 [
-                    "mov {x}, qword ptr [{t} + {bufs}]",
+                    "mov {x}, qword ptr [{t}]",
                     "mov qword ptr [{out}], {x}",
-                    "mov qword ptr [{t} + {bufs}], 0",
+                    "mov qword ptr [{t}], 0",
                 ],
                 k = const 1,
+                step = const commit_step(1),
                 options(nostack),
             )
         },
@@ -469,14 +462,15 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
                 [
                     "xor {p:e}, {p:e}",
                     "22:",
-                    "mov {x}, qword ptr [{t} + 8*{p} + {bufs}]",
+                    "mov {x}, qword ptr [{t} + 8*{p}]",
                     "mov qword ptr [{out} + 8*{p}], {x}",
-                    "mov qword ptr [{t} + 8*{p} + {bufs}], 0",
+                    "mov qword ptr [{t} + 8*{p}], 0",
                     "inc {p}",
                     "cmp {p}, {k}",
                     "jb 22b",
                 ],
                 k = in(reg) k,
+                step = in(reg) commit_step(k),
                 options(nostack),
             )
         },
@@ -484,7 +478,7 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
     taken(status)
 }
 
-/// **skip**: if the word at the calling CPU's `pos` is zero (left by an aborted [`take`]),
+/// **skip**: if the word at the calling CPU's `next` is zero (left by an aborted [`take`]),
 /// commits it as read. Returns whether it did.
 ///
 /// # Safety
@@ -493,7 +487,7 @@ pub(crate) unsafe fn take(off: isize, base: *mut u8, n: u32, k: u64, out: *mut u
 pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
     let ok: u64;
     // SAFETY: as in `take`; the one store is the commit of the slot's control word, after a
-    // load of the active buffer's word at `pos`.
+    // load of the batch's word at `next`.
     unsafe {
         core::arch::asm!(
             scalrand_os::__rseq_section!(
@@ -501,13 +495,11 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
                 cpu: "slot",
                 body: [
                     open_slot!(),
-                    "movzx {p:e}, {w:x}",
-                    "lea {x}, [{p} + 8]",
-                    "cmp {x}, {batch}",
-                    "ja 8f",
-                    word_at_pos!(),
+                    check_left!(),
+                    "cmp qword ptr [{t}], 0",
                     "jne 8f",
-                    "lea {x}, [{w} + 8]",
+                    "mov {x}, {w}",
+                    "add {x}, {step}",
                     "mov qword ptr [{slot}], {x}",
                 ],
                 exits: [],
@@ -516,10 +508,10 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
             off = in(reg) off,
             base = in(reg) base,
             n = in(reg) u64::from(n),
-            size = const SLOT_BYTES,
-            batch = const BATCH_LEN,
-            shift = const BATCH_SHIFT,
-            bufs = const BUFS,
+            shift = const SLOT_SHIFT,
+            end = const DATA_END,
+            k = const 1,
+            step = const 8u64 << 16,
             slot = out(reg) _,
             w = out(reg) _,
             t = out(reg) _,
@@ -532,40 +524,191 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
     ok != 0
 }
 
-/// **commit a refill**: on `slot`'s CPU, if its epoch is still `from`, stores `new` as its
-/// control word. Returns the control word it replaced, or `None` (another CPU, or the epoch
-/// moved).
+/// **take key**: on the calling CPU's slot, if the key cell is full, copies the key to `out`,
+/// zeroes it in the cell and commits the cell empty. Returns the CPU and the generation the
+/// key was taken under, 0 when the key had a zero word (consumed as unusable: the caller
+/// wipes `out`); `None` when the cell was empty or the CPU has no slot.
+///
+/// The key passes through one general-purpose and two vector registers, which the section
+/// zeroes before its commit (an abort can leave them set: the caller clears the registers
+/// afterwards too, `chacha::clear_vector_registers`).
 ///
 /// # Safety
-/// As [`take`]; `slot` is one of the `n` slots at `base`, whose lock the caller holds, with
-/// the scratch buffer of epoch `from + 1` and the key written.
+/// As [`take`]; `out` is valid for [`KEY_LEN`] bytes of writes.
 #[inline(always)]
-unsafe fn publish(
+pub(crate) unsafe fn take_key(
     off: isize,
     base: *mut u8,
     n: u32,
-    slot: *mut u8,
-    from: u64,
-    new: u64,
-) -> Option<u64> {
+    out: *mut u8,
+) -> Option<(usize, u64)> {
     let ok: u64;
-    let old: u64;
-    // SAFETY: as in `take`; the one store is the commit of the slot's control word.
+    let cpu: u64;
+    let generation: u64;
+    // SAFETY: as in `take`; the stores are to `out` (the caller's), the zero stores of the
+    // key cell and the commit of `kstate`, all on the calling CPU's slot.
     unsafe {
         core::arch::asm!(
             scalrand_os::__rseq_section!(
                 abort: [],
                 cpu: "c",
                 body: [
-                    "imul {c}, {c}, {size}",
+                    "mov {slot}, {c}",
+                    "shl {slot}, {shift}",
+                    "add {slot}, {base}",
+                    "mov {g}, qword ptr [{slot} + {kstate}]",
+                    "test {g}, {g}",
+                    "jz 8f",
+                    "mov {x}, qword ptr [{slot} + {key}]",
+                    "test {x}, {x}",
+                    "cmovz {g}, {x}",
+                    "mov {x}, qword ptr [{slot} + {key} + 8]",
+                    "test {x}, {x}",
+                    "cmovz {g}, {x}",
+                    "mov {x}, qword ptr [{slot} + {key} + 16]",
+                    "test {x}, {x}",
+                    "cmovz {g}, {x}",
+                    "mov {x}, qword ptr [{slot} + {key} + 24]",
+                    "test {x}, {x}",
+                    "cmovz {g}, {x}",
+                    "movdqu {v0}, xmmword ptr [{slot} + {key}]",
+                    "movdqu {v1}, xmmword ptr [{slot} + {key} + 16]",
+                    "movdqu xmmword ptr [{out}], {v0}",
+                    "movdqu xmmword ptr [{out} + 16], {v1}",
+                    "pxor {v0}, {v0}",
+                    "movdqu xmmword ptr [{slot} + {key}], {v0}",
+                    "movdqu xmmword ptr [{slot} + {key} + 16], {v0}",
+                    "pxor {v1}, {v1}",
+                    "xor {x:e}, {x:e}",
+                    "mov qword ptr [{slot} + {kstate}], 0",
+                ],
+                exits: [],
+                status: "ok",
+            ),
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            out = in(reg) out,
+            shift = const SLOT_SHIFT,
+            kstate = const KSTATE,
+            key = const KEY,
+            c = out(reg) cpu,
+            slot = out(reg) _,
+            g = out(reg) generation,
+            x = out(reg) _,
+            t = out(reg) _,
+            v0 = out(xmm_reg) _,
+            v1 = out(xmm_reg) _,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    (ok != 0).then_some((cpu as usize, generation))
+}
+
+/// **put key**: on CPU `cpu`'s slot, if the calling thread runs there, still owns `frame`
+/// (its `owner` is `token`) and the key cell is empty, copies the key at `src` into the cell
+/// and commits it with `generation` (nonzero). Returns whether it did.
+///
+/// The key passes through two vector registers, zeroed before the commit (see [`take_key`]).
+///
+/// # Safety
+/// As [`take`]; `cpu < n`; `frame` is a [`BatchFrame`]; `src` is valid for [`KEY_LEN`] bytes
+/// of reads.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the section's operands, one register each
+pub(crate) unsafe fn put_key(
+    off: isize,
+    base: *mut u8,
+    n: u32,
+    cpu: usize,
+    frame: *const BatchFrame,
+    token: u64,
+    src: *const u8,
+    generation: u64,
+) -> bool {
+    let ok: u64;
+    // SAFETY: as in `take`; the stores are the key cell's words and the commit of `kstate`,
+    // on the calling CPU's slot, made only when that is slot `cpu` and the cell is empty.
+    unsafe {
+        core::arch::asm!(
+            scalrand_os::__rseq_section!(
+                abort: [],
+                cpu: "c",
+                body: [
+                    "cmp {c}, {want}",
+                    "jne 8f",
+                    "cmp qword ptr [{frame}], {token}",
+                    "jne 8f",
+                    "shl {c}, {shift}",
                     "add {c}, {base}",
-                    "cmp {c}, {slot}",
+                    "cmp qword ptr [{c} + {kstate}], 0",
                     "jne 8f",
+                    "movdqu {v0}, xmmword ptr [{src}]",
+                    "movdqu {v1}, xmmword ptr [{src} + 16]",
+                    "movdqu xmmword ptr [{c} + {key}], {v0}",
+                    "movdqu xmmword ptr [{c} + {key} + 16], {v1}",
+                    "pxor {v0}, {v0}",
+                    "pxor {v1}, {v1}",
+                    "mov qword ptr [{c} + {kstate}], {g}",
+                ],
+                exits: [],
+                status: "ok",
+            ),
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            want = in(reg) cpu as u64,
+            frame = in(reg) frame,
+            token = in(reg) token,
+            src = in(reg) src,
+            g = in(reg) generation,
+            shift = const SLOT_SHIFT,
+            kstate = const KSTATE,
+            key = const KEY,
+            c = out(reg) _,
+            t = out(reg) _,
+            v0 = out(xmm_reg) _,
+            v1 = out(xmm_reg) _,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    ok != 0
+}
+
+/// **publish**: on the calling CPU's slot, if the calling thread still owns `frame` (its
+/// `owner` is `token`), stores `new` as the control word. Returns the CPU and the control word
+/// it replaced, whose frame (if any) now belongs to the caller; `None` when it did not.
+///
+/// # Safety
+/// As [`take`]; `frame` is a [`BatchFrame`] whose batch and source the caller wrote, and
+/// `new` is its [`first_word`](BatchFrame::first_word).
+#[inline(always)]
+pub(crate) unsafe fn publish(
+    off: isize,
+    base: *mut u8,
+    n: u32,
+    frame: *const BatchFrame,
+    token: u64,
+    new: u64,
+) -> Option<(usize, u64)> {
+    let ok: u64;
+    let old: u64;
+    let cpu: u64;
+    // SAFETY: as in `take`; the one store is the commit of the calling CPU's control word.
+    unsafe {
+        core::arch::asm!(
+            scalrand_os::__rseq_section!(
+                abort: [],
+                cpu: "c",
+                body: [
+                    "cmp qword ptr [{frame}], {token}",
+                    "jne 8f",
+                    "mov {slot}, {c}",
+                    "shl {slot}, {shift}",
+                    "add {slot}, {base}",
                     "mov {old}, qword ptr [{slot}]",
-                    "mov {t}, {old}",
-                    "shr {t}, 32",
-                    "cmp {t}, {from}",
-                    "jne 8f",
                     "mov qword ptr [{slot}], {new}",
                 ],
                 exits: [],
@@ -574,25 +717,17 @@ unsafe fn publish(
             off = in(reg) off,
             base = in(reg) base,
             n = in(reg) u64::from(n),
-            slot = in(reg) slot,
-            from = in(reg) from,
+            frame = in(reg) frame,
+            token = in(reg) token,
             new = in(reg) new,
-            size = const SLOT_BYTES,
-            c = out(reg) _,
+            shift = const SLOT_SHIFT,
+            c = out(reg) cpu,
+            slot = out(reg) _,
             t = out(reg) _,
             old = out(reg) old,
             ok = out(reg) ok,
             options(nostack),
         );
     }
-    (ok != 0).then_some(old)
-}
-
-impl Drop for RseqSlot {
-    fn drop(&mut self) {
-        self.key.get_mut().zeroize();
-        for b in self.bufs.get_mut() {
-            b.zeroize();
-        }
-    }
+    (ok != 0).then_some((cpu as usize, old))
 }
