@@ -44,7 +44,7 @@ use zeroize::Zeroize;
 use super::node::NodePool;
 use super::policy::ScheduleCount;
 use super::slot::BATCH_LEN;
-use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, clear_vector_registers, observe_key};
+use crate::chacha::{KEY_LEN, Rounds, clear_vector_registers, observe_key};
 use frames::{Frames, token};
 use protocol::{BatchFrame, RseqSlot, Taken, publish, put_key, skip, take, take_key};
 
@@ -250,7 +250,7 @@ impl RseqSlots {
         let served = protocol::reads(old);
         slot.add_reads(served);
         if let Some(bytes) =
-            ScheduleCount::count_atomic(slot.schedule(), served, BATCH_LEN - KEY_LEN)
+            ScheduleCount::count_packed(slot.schedule(), served, BATCH_LEN - KEY_LEN)
         {
             check_schedule(bytes);
         }
@@ -274,9 +274,7 @@ impl RseqSlots {
     ) -> Option<(usize, u64)> {
         let give_back = |frame: &BatchFrame| {
             // SAFETY: the caller's contract: the frame is this refill's, unpublished.
-            let (key, data) = unsafe { frame.parts() };
-            key.zeroize();
-            data[..BLOCK_LEN].zeroize();
+            unsafe { frame.parts() }.0.zeroize();
             frame.owner.store(0, Ordering::Release);
         };
         // SAFETY: the caller's contract.
@@ -316,14 +314,14 @@ impl RseqSlots {
             }
             return None;
         }
-        // 2. Block 0: the next slot key, put back at once, and the batch's first output.
-        let (block0, rest) = data.split_at_mut(BLOCK_LEN);
-        // The array conversion cannot fail: `block0` is BLOCK_LEN bytes.
-        let block0: &mut [u8; BLOCK_LEN] = block0.try_into().ok()?;
-        crate::chacha::block_leaving_registers(key, &[0; 3], 0, rounds, block0);
-        observe_key(block0[..KEY_LEN].try_into().ok()?);
+        // 2. The batch, outside every section: keystream of the key from block 0, whose
+        // first KEY_LEN bytes are the next slot key.
+        crate::chacha::keystream_leaving_registers(key, &[0; 3], 0, data, rounds);
+        key.zeroize();
+        observe_key(data[..KEY_LEN].try_into().ok()?);
+        // 3. The next key back into the cell.
         // SAFETY: as above; `cpu < n` (it indexed `node_of_cpu`), `frame` is a frame of the
-        // pool and `block0` holds the next key in its first KEY_LEN bytes.
+        // pool and `data` holds the next key in its first KEY_LEN bytes.
         unsafe {
             put_key(
                 self.off,
@@ -332,16 +330,12 @@ impl RseqSlots {
                 cpu,
                 frame,
                 token,
-                block0.as_ptr(),
+                data.as_ptr(),
                 generation as u64,
             );
         }
         // Put back or not (another CPU now, or a key already there), this copy goes.
-        block0[..KEY_LEN].zeroize();
-        clear_vector_registers();
-        // 3. The rest of the batch, outside every section.
-        crate::chacha::keystream(key, 1, rest, rounds);
-        key.zeroize();
+        data[..KEY_LEN].zeroize();
         frame.set_source(&node.generation, generation);
         // 4. Publish on the CPU the thread is on now.
         // SAFETY: as above; the batch and its source are written.

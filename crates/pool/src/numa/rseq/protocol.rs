@@ -145,9 +145,11 @@ impl RseqSlot {
         self.reads.load(Ordering::Relaxed) + reads(self.word())
     }
 
-    /// Adds the reads of a replaced batch.
+    /// Adds the reads of a replaced batch: a relaxed load and store (a statistic; two
+    /// refills of one slot that meet can lose one batch's count).
     pub(crate) fn add_reads(&self, n: usize) {
-        self.reads.fetch_add(n, Ordering::Relaxed);
+        let r = self.reads.load(Ordering::Relaxed);
+        self.reads.store(r.wrapping_add(n), Ordering::Relaxed);
     }
 
     /// The reseed schedule's count of this slot.
