@@ -66,6 +66,20 @@ fn run_step(step: Step) -> Result {
                 ],
             )
             .run()?;
+            // The model check of the rseq refill protocol explores millions of states: release
+            // speed (about 20 s; debug builds ignore it).
+            cargo(
+                name,
+                [
+                    "test",
+                    "--release",
+                    "-p",
+                    "scalrand-pool",
+                    "--test",
+                    "refill_model",
+                ],
+            )
+            .run()?;
             // Apple's fork detection (pthread_atfork with a pid window), forced on Linux.
             cargo(name, ["test", "-p", "scalrand-os"])
                 .env("RUSTFLAGS", "--cfg scalrand_fork_atfork")
