@@ -207,6 +207,19 @@ pub const OTHER_TARGETS: &[(&str, &str)] = &[
 /// custom backend, which the `getrandom-backend` feature defines.
 pub const GETRANDOM_BACKEND_RUSTFLAGS: &str = "--cfg getrandom_backend=\"custom\"";
 
+/// The example program of the `getrandom-program` step, relative to the workspace root: its
+/// own workspace, with the README's `.cargo/config.toml` beside it.
+pub const GETRANDOM_PROGRAM_MANIFEST: &str = "examples/getrandom-backend/Cargo.toml";
+
+/// What the `getrandom-program` step's build without the cfg must print: the start of the
+/// message of `scalrand::getrandom_backend!()` for a build that lacks the cfg.
+pub const GETRANDOM_PROGRAM_REFUSAL: &str =
+    "scalrand::getrandom_backend!() needs `--cfg getrandom_backend=\"custom\"`";
+
+/// The `RUSTFLAGS` of that build: what a user sets for speed, which replaces the config's
+/// `rustflags` and with them the cfg.
+pub const GETRANDOM_PROGRAM_OVERRIDE: &str = "-C target-cpu=native";
+
 /// An emulated machine of `cargo xtask vm`: QEMU system emulation (TCG) of an x86_64 box with
 /// this many CPUs in these NUMA nodes, booting the distribution's kernel.
 pub struct Machine {
