@@ -89,6 +89,11 @@ macro_rules! getrandom_backend {
     };
 }
 
+#[cfg(all(
+    feature = "std",
+    any(feature = "rand_core_06", feature = "rand_core_09")
+))]
+mod compat;
 #[cfg(feature = "std")]
 mod crypto;
 #[cfg(feature = "std")]
