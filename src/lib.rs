@@ -19,6 +19,8 @@ pub mod getrandom_backend;
 
 pub mod glossary;
 
+pub mod migration;
+
 /// Makes scalrand the program's getrandom backend: defines `__getrandom_v03_custom`, the
 /// function getrandom 0.3's and 0.4's custom backend calls, in the crate that calls the macro.
 /// Call it once, in the program (the binary's root crate), on a line of its own:

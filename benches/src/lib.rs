@@ -101,6 +101,19 @@ pub fn all_rows() -> Vec<Row> {
 mod tests {
     use super::*;
 
+    /// `args::ROWS`, which xtask checks `--filter` against before it builds the harness, is
+    /// every row by (group, name), in table order (the vDSO rows on Linux only).
+    #[test]
+    fn rows_are_the_args_list() {
+        let built: Vec<(&str, &str)> = all_rows().iter().map(|r| (r.group, r.name)).collect();
+        let listed: Vec<(&str, &str)> = args::ROWS
+            .iter()
+            .copied()
+            .filter(|(_, n)| cfg!(target_os = "linux") || !n.starts_with("vDSO"))
+            .collect();
+        assert_eq!(built, listed);
+    }
+
     /// Every headline and recommended name is a row (on Linux, where the vDSO row exists).
     #[cfg(target_os = "linux")]
     #[test]
