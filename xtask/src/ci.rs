@@ -16,7 +16,7 @@ use crate::config::{
     OTHER_TARGETS, SCALING_HARNESS, UNPUBLISHED,
 };
 use crate::step::Step;
-use crate::{doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
+use crate::{doc_links, flags, fresh_crate, fuzz, getrandom_suites, loom, no_std, vm};
 
 use lanes::SecondLane;
 use steps::{
@@ -85,6 +85,7 @@ fn run_step(step: Step) -> Result {
             .run()
         }
         Step::GetrandomProgram => getrandom_program(name),
+        Step::GetrandomSuites => getrandom_suites::run(),
         Step::Backends => backends(),
         // The machines boot once each; the check of the checks (detection broken, routing
         // must fail) runs inside one of them after its tests.
@@ -311,6 +312,7 @@ mod tests {
                 "clippy",
                 "test",
                 "getrandom-program",
+                "getrandom-suites",
                 "backends",
                 "latest-deps",
                 "aarch64-qemu",

@@ -21,6 +21,11 @@ pub enum Step {
     /// program with a `RUSTFLAGS` that replaces the config's cfg must fail to build, naming
     /// the cfg
     GetrandomProgram,
+    /// getrandom 0.4's and 0.3's own test suites, the `tests/` files of their published
+    /// packages (taken from cargo's registry cache, never stored here), run with scalrand as
+    /// the backend; 0.3's `custom` module, which defines its own test backend, is compiled
+    /// out, with the reason printed
+    GetrandomSuites,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
     /// tests once per forced ChaCha backend (AVX2, SSE2, portable); with the default backend
     /// (AVX-512 where the CPU has it; `test` ran its other tests) the erasure, fork-mid-read

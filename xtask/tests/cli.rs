@@ -50,6 +50,7 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "clippy",
             "test",
             "getrandom-program",
+            "getrandom-suites",
             "backends",
             "latest-deps",
             "aarch64-qemu",
