@@ -1,21 +1,31 @@
-//! scalrand as getrandom's custom backend (feature `getrandom-backend`): a program built with
-//! `--cfg getrandom_backend="custom"` gets every `getrandom::fill` of every crate in its
-//! dependency tree, getrandom 0.3's and 0.4's alike, from the global pools
-//! ([`try_fill_bytes`](crate::try_fill_bytes)) instead of a system call each.
+//! scalrand as getrandom's custom backend (feature `getrandom-backend`): a program that says
+//! `scalrand::getrandom_backend!();` once and is built with `--cfg getrandom_backend="custom"`
+//! gets every `getrandom::fill` of every crate in its dependency tree, getrandom 0.3's and
+//! 0.4's alike, from the global pools ([`try_fill_bytes`](crate::try_fill_bytes)) instead of
+//! a system call each.
 //!
 //! getrandom's "custom backend" section describes the hook: getrandom 0.3 and 0.4 both call
-//! an `extern "Rust"` function named `__getrandom_v03_custom`, which this module defines when
-//! the cfg is set. The pools seed themselves through `scalrand::os::entropy::fill`, which the
-//! feature points at the OS's own call (`getrandom(2)`, `getentropy(2)`, `ProcessPrng`), never
-//! back through getrandom.
+//! an `extern "Rust"` function named `__getrandom_v03_custom`. The
+//! [`getrandom_backend!`](crate::getrandom_backend!) macro defines it in the crate that calls
+//! the macro, the program's own, so it is linked even when nothing else in the program names
+//! scalrand (the linker leaves out a library crate that no code of the program uses, and with
+//! it any symbol the library alone defines). The pools seed themselves through
+//! `scalrand::os::entropy::fill`, which the feature points at the OS's own call
+//! (`getrandom(2)`, `getentropy(2)`, `ProcessPrng`), never back through getrandom.
 //!
-//! Without the cfg the feature defines nothing here: getrandom keeps its default backend, the
-//! pools still seed from the OS's own call, and [`ACTIVE`] is false.
+//! The four ways a build can be set up:
+//!
+//! | the program has | the build has the cfg | result |
+//! |---|---|---|
+//! | `scalrand::getrandom_backend!();` | yes | every getrandom call reads the pools ([`served`] counts them) |
+//! | `scalrand::getrandom_backend!();` | no (a `RUSTFLAGS` variable replaced the config's `rustflags`) | the build fails, naming the cfg and where to put it |
+//! | no macro call | yes | the link fails: `undefined symbol: __getrandom_v03_custom` |
+//! | no macro call | no | getrandom keeps its own backend; the pools still seed from the OS's own call |
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// Whether this build serves getrandom: the `getrandom-backend` feature is on (it is, where
-/// this module exists) and the program was built with `--cfg getrandom_backend="custom"`.
+/// Whether scalrand itself was built with `--cfg getrandom_backend="custom"` (a build that
+/// sets the cfg through `RUSTFLAGS` or `.cargo/config.toml` sets it for every crate alike).
 pub const ACTIVE: bool = cfg!(getrandom_backend = "custom");
 
 /// The code in `getrandom::Error::new_custom` that a failed request returns: the pools could
@@ -24,34 +34,34 @@ pub const ACTIVE: bool = cfg!(getrandom_backend = "custom");
 /// again.
 pub const POOLS_FAILED: u16 = 1;
 
+/// What `__getrandom_v03_custom` returns: `Result` of getrandom 0.4's error type.
+pub type BackendResult = Result<(), getrandom::Error>;
+
 /// Requests taken since the process started, failed ones included (a forked child starts from
 /// its parent's count).
 static SERVED: AtomicU64 = AtomicU64::new(0);
 
 /// How many getrandom requests the pools have taken in this process, failed ones included: a
 /// program can check at start-up that its build is configured as it meant (`getrandom::fill`,
-/// then `served() > 0`). Always 0 when [`ACTIVE`] is false.
+/// then `served() > 0`). Always 0 in a program without
+/// [`getrandom_backend!`](crate::getrandom_backend!).
 #[must_use]
 pub fn served() -> u64 {
     SERVED.load(Ordering::Relaxed)
 }
 
-/// Fills `len` bytes at `dest` from the global pools.
+/// Fills `len` bytes at `dest` from the global pools and counts the request in [`served`]:
+/// the body of the `__getrandom_v03_custom` that [`getrandom_backend!`](crate::getrandom_backend!)
+/// defines.
+///
+/// # Errors
+/// `getrandom::Error::new_custom(POOLS_FAILED)` ([`POOLS_FAILED`]) while the pools cannot be
+/// seeded or a fork child cannot rekey them.
 ///
 /// # Safety
 /// `dest` points to `len` writable bytes (getrandom's contract: possibly uninitialised,
 /// possibly dangling when `len` is 0).
-#[cfg(getrandom_backend = "custom")]
-// SAFETY: the one definition of this symbol in a program is the point of the feature:
-// getrandom declares it and calls it; a second definition (a program that also defines its
-// own) fails to link rather than pick one. Its signature is getrandom 0.4's declaration;
-// getrandom 0.3 declares the same name with its own `Error`, a struct of the same one field
-// (`NonZeroI32`, `NonZeroUsize` on UEFI), so both calls agree on the return value's layout.
-#[unsafe(no_mangle)]
-unsafe extern "Rust" fn __getrandom_v03_custom(
-    dest: *mut u8,
-    len: usize,
-) -> Result<(), getrandom::Error> {
+pub unsafe fn fill_raw(dest: *mut u8, len: usize) -> BackendResult {
     SERVED.fetch_add(1, Ordering::Relaxed);
     if len == 0 {
         return Ok(());

@@ -19,6 +19,83 @@ pub mod getrandom_backend;
 
 pub mod glossary;
 
+pub mod migration;
+
+/// Makes scalrand the program's getrandom backend: defines `__getrandom_v03_custom`, the
+/// function getrandom 0.3's and 0.4's custom backend calls, in the crate that calls the macro.
+/// Call it once, in the program (the binary's root crate), on a line of its own:
+///
+/// ```ignore
+/// scalrand::getrandom_backend!();
+///
+/// fn main() {
+///     println!("{}", uuid::Uuid::new_v4()); // uuid's getrandom call reads the pools
+/// }
+/// ```
+///
+/// with the `getrandom-backend` feature and `--cfg getrandom_backend="custom"` in the
+/// build (the README's `.cargo/config.toml` lines). The symbol lives in the program's own
+/// crate, so it is linked even when no other code of the program names scalrand.
+///
+/// A build without the cfg fails at this line with a message that names it: getrandom would
+/// otherwise keep its own backend without a word (a `RUSTFLAGS` environment variable replaces
+/// the `rustflags` of `.cargo/config.toml`, cfg included). Without the feature, it fails
+/// naming the feature. [`getrandom_backend::served`](mod@getrandom_backend) counts the
+/// requests the pools took.
+#[cfg(feature = "getrandom-backend")]
+#[macro_export]
+macro_rules! getrandom_backend {
+    () => {
+        // The cfg is the program's to declare: `allow` spares a program that does not list it
+        // in its `check-cfg` a warning about a cfg it never wrote.
+        #[allow(unexpected_cfgs)]
+        const _: () = {
+            #[cfg(not(getrandom_backend = "custom"))]
+            ::core::compile_error!(
+                "scalrand::getrandom_backend!() needs `--cfg getrandom_backend=\"custom\"`, which \
+                 this build lacks, so getrandom would keep its own backend and the pools would \
+                 serve nothing. Put `rustflags = ['--cfg', 'getrandom_backend=\"custom\"']` in \
+                 the program's .cargo/config.toml (scalrand's README, \"Serving every getrandom \
+                 call from the pools\"); a RUSTFLAGS environment variable replaces those \
+                 rustflags, so add `--cfg getrandom_backend=\"custom\"` to it too."
+            );
+            // The one definition of this symbol in a program: getrandom declares it and calls
+            // it; a second definition fails to link rather than pick one. Its signature is
+            // getrandom 0.4's declaration; getrandom 0.3 declares the same name with its own
+            // `Error`, a struct of the same one field (`NonZeroI32`), so both calls agree on
+            // the return value's layout.
+            #[cfg(getrandom_backend = "custom")]
+            #[unsafe(no_mangle)]
+            unsafe extern "Rust" fn __getrandom_v03_custom(
+                dest: *mut u8,
+                len: usize,
+            ) -> $crate::getrandom_backend::BackendResult {
+                // SAFETY: getrandom's contract for this function is `fill_raw`'s: `dest` is
+                // valid for `len` writes.
+                unsafe { $crate::getrandom_backend::fill_raw(dest, len) }
+            }
+        };
+    };
+}
+
+/// Makes scalrand the program's getrandom backend (this build lacks scalrand's
+/// `getrandom-backend` feature, so the macro refuses to build, naming it).
+#[cfg(not(feature = "getrandom-backend"))]
+#[macro_export]
+macro_rules! getrandom_backend {
+    () => {
+        ::core::compile_error!(
+            "scalrand::getrandom_backend!() needs scalrand's `getrandom-backend` feature: \
+             `scalrand = { ..., features = [\"getrandom-backend\"] }` in Cargo.toml"
+        );
+    };
+}
+
+#[cfg(all(
+    feature = "std",
+    any(feature = "rand_core_06", feature = "rand_core_09")
+))]
+mod compat;
 #[cfg(feature = "std")]
 mod crypto;
 #[cfg(feature = "std")]

@@ -1,12 +1,18 @@
 //! scalrand as getrandom's custom backend (feature `getrandom-backend`).
 //!
 //! Built with `--cfg getrandom_backend="custom"` (CI's `test` step runs this file so, in a
-//! target directory of its own): getrandom 0.4's and 0.3's `fill` are served by the pools
+//! target directory of its own) and `scalrand::getrandom_backend!()`: getrandom 0.4's and 0.3's `fill` are served by the pools
 //! (each call counted by `getrandom_backend::served`), the pools seed without calling back
 //! into getrandom (a loop would overflow the stack or deadlock the first call), and a fork
 //! child's getrandom bytes are its own. Without the cfg: the feature leaves getrandom's
 //! backend alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+// The program's one line. This file is also built without the cfg (the workspace's `cargo
+// test --all-features`), where the macro would refuse to build: hence the `cfg` here, which a
+// program that always sets the cfg does not need.
+#[cfg(getrandom_backend = "custom")]
+scalrand::getrandom_backend!();
 
 #[cfg(getrandom_backend = "custom")]
 use scalrand::getrandom_backend::POOLS_FAILED;

@@ -16,6 +16,80 @@ use clap::Parser;
 /// generators (and 100,000 exhausts the process's memory maps before it starts).
 pub const MAX_THREADS: usize = 1024;
 
+/// Every row of the scaling harness by (group, name), in table order: what `--filter` picks
+/// from. The rows are built in `rows/`; the names are here so that `cargo xtask scaling`
+/// refuses a filter that matches none before it builds the harness (a test holds the two
+/// lists equal; the vDSO rows exist on Linux only).
+pub const ROWS: &[(&str, &str)] = &[
+    ("fast u64", "scalrand::fast::u64(..)"),
+    ("fast u64", "scalrand::fast::with (scoped, 1024 per call)"),
+    ("fast u64", "PerCpuWyRand (&self)"),
+    ("fast u64", "PerCpu<Xoroshiro128++> (&self)"),
+    ("fast u64", "PerCpu<Xoroshiro128++> try-lock path"),
+    ("fast u64", "Mutex<Xoroshiro128PlusPlus>"),
+    ("fast u64", "thread-local rand_xoshiro"),
+    ("fast u64", "fastrand::u64 (thread-local)"),
+    ("fast u64", "thread-local rand SmallRng"),
+    ("fortuna 4KiB", "scalrand Fortuna<AES> Concurrent"),
+    ("fortuna 4KiB", "scalrand Fortuna<AES> Locked"),
+    (
+        "fortuna 4KiB",
+        "raw AES-256-CTR (aes crate, key per thread)",
+    ),
+    (
+        "fortuna ChaCha20 4KiB",
+        "scalrand Fortuna<ChaCha20> Concurrent",
+    ),
+    ("fortuna ChaCha20 4KiB", "scalrand Fortuna<ChaCha20> Locked"),
+    (
+        "fortuna ChaCha20 4KiB",
+        "raw ChaCha20 (chacha20 crate, key per thread)",
+    ),
+    ("crypto 32B", "scalrand NodePools (detected topology)"),
+    ("crypto 32B", "scalrand::fill_bytes (crypto facade)"),
+    (
+        "crypto 32B",
+        "scalrand NodePools, ChaCha12 output (with_rounds)",
+    ),
+    ("crypto 32B", "Mutex<ChaCha20Rng>"),
+    ("crypto 32B", "rand ThreadRng (rand::rng())"),
+    ("crypto 32B", "getrandom::fill"),
+    ("crypto 32B", "vDSO getrandom (direct, Linux >= 6.11)"),
+    (
+        "crypto 32B",
+        "raw ChaCha20 keystream per thread, 4 KiB buffer",
+    ),
+    (
+        "crypto 32B",
+        "raw ChaCha12 keystream per thread, 4 KiB buffer",
+    ),
+    (
+        "crypto 32B",
+        "raw ChaCha8 keystream per thread, 4 KiB buffer",
+    ),
+    ("crypto 4KiB", "scalrand NodePools (detected topology)"),
+    ("crypto 4KiB", "scalrand::fill_bytes (crypto facade)"),
+    (
+        "crypto 4KiB",
+        "scalrand NodePools, ChaCha12 output (with_rounds)",
+    ),
+    ("crypto 4KiB", "Mutex<ChaCha20Rng>"),
+    ("crypto 4KiB", "rand ThreadRng (rand::rng())"),
+    ("crypto 4KiB", "getrandom::fill"),
+    ("crypto 4KiB", "vDSO getrandom (direct, Linux >= 6.11)"),
+    ("crypto 4KiB", "raw ChaCha20 keystream per thread"),
+    ("crypto 4KiB", "raw ChaCha12 keystream per thread"),
+    ("crypto 4KiB", "raw ChaCha8 keystream per thread"),
+    (
+        "numa 4x4 explicit topology 32B",
+        "NodePools, 4 nodes x 4 CPUs, thread i = CPU i",
+    ),
+    (
+        "numa 4x4 explicit topology 32B",
+        "one global lock (Mutex<ChaCha20Rng>)",
+    ),
+];
+
 /// The generators the `stats` tool serves, by name, in `stats --list`'s order. They are
 /// built in `sources.rs`; the names are here so that `cargo xtask stats` refuses an unknown
 /// one before it builds the tool (a test holds the two lists equal).
@@ -152,6 +226,24 @@ impl ScalingArgs {
         } else {
             QUICK_DURATION_MS
         })
+    }
+
+    /// Refuses a `--filter` that matches no row's group or name ([`ROWS`]), before anything
+    /// is measured (and, from xtask, before anything is built).
+    ///
+    /// # Errors
+    /// A message naming the filter that matches nothing.
+    pub fn check_filter(&self) -> Result<(), String> {
+        for f in &self.filter {
+            let f = f.as_str();
+            if !ROWS.iter().any(|(g, n)| g.contains(f) || n.contains(f)) {
+                return Err(format!(
+                    "--filter {f:?} matches no row's group or name; `cargo xtask scaling \
+                     --list` shows the rows"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Checks that the run's outputs can be written, before anything is measured (and, from

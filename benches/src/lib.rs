@@ -60,12 +60,16 @@ pub struct Row {
 /// The rows of the default, quick run, by (group, name), in [`all_rows`]' order: the figures
 /// a user chooses by.
 /// `scalrand::fill_bytes` against what a program calls today for secure bytes (rand's
-/// `ThreadRng`, the kernel's vDSO getrandom, the `getrandom` crate), and `scalrand::fast`
-/// against `fastrand`.
+/// `ThreadRng`, the kernel's vDSO getrandom, the `getrandom` crate), the pools at rand's
+/// rounds (ChaCha12) against the same, and `scalrand::fast` against `fastrand`.
 pub const HEADLINE: &[(&str, &str)] = &[
     ("fast u64", "scalrand::fast::u64(..)"),
     ("fast u64", "fastrand::u64 (thread-local)"),
     ("crypto 32B", "scalrand::fill_bytes (crypto facade)"),
+    (
+        "crypto 32B",
+        "scalrand NodePools, ChaCha12 output (with_rounds)",
+    ),
     ("crypto 32B", "rand ThreadRng (rand::rng())"),
     ("crypto 32B", "getrandom::fill"),
     ("crypto 32B", "vDSO getrandom (direct, Linux >= 6.11)"),
@@ -77,6 +81,52 @@ pub const RECOMMENDED: &[&str] = &[
     "scalrand::fast::u64(..)",
     "scalrand::fill_bytes (crypto facade)",
 ];
+
+/// The baseline each headline group's scalrand rows are compared with, by (group, name): what
+/// a program calls today for the group's job. The headline figure prints each bar's ratio to
+/// it, and the report's first lines give each scalrand row's ratio to it.
+pub const HEADLINE_BASELINES: &[(&str, &str)] = &[
+    ("crypto 32B", "rand ThreadRng (rand::rng())"),
+    ("fast u64", "fastrand::u64 (thread-local)"),
+];
+
+/// What the cryptographic rows run, by name: the rounds of the output keystream and whether
+/// the key is erased as it goes (fast key erasure), which decide most of a row's speed. Shown
+/// next to the row's figures, so that a ratio is read with what was compared.
+pub const WHAT_IT_IS: &[(&str, &str)] = &[
+    (
+        "scalrand::fill_bytes (crypto facade)",
+        "ChaCha20, fast key erasure",
+    ),
+    (
+        "scalrand NodePools (detected topology)",
+        "ChaCha20, fast key erasure",
+    ),
+    (
+        "scalrand NodePools, ChaCha12 output (with_rounds)",
+        "ChaCha12, fast key erasure",
+    ),
+    ("rand ThreadRng (rand::rng())", "ChaCha12, no key erasure"),
+    ("Mutex<ChaCha20Rng>", "ChaCha20, no key erasure"),
+    ("getrandom::fill", "the kernel's ChaCha20, a system call"),
+    (
+        "vDSO getrandom (direct, Linux >= 6.11)",
+        "the kernel's ChaCha20, in user space",
+    ),
+];
+
+/// What the row `name` runs ([`WHAT_IT_IS`]), where it is one of those rows.
+pub fn what_it_is(name: &str) -> Option<&'static str> {
+    WHAT_IT_IS.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
+}
+
+/// The baseline of the headline group `group` ([`HEADLINE_BASELINES`]).
+pub fn headline_baseline(group: &str) -> Option<&'static str> {
+    HEADLINE_BASELINES
+        .iter()
+        .find(|(g, _)| *g == group)
+        .map(|(_, b)| *b)
+}
 
 /// Whether `row` is one of the [`HEADLINE`] rows.
 pub fn is_headline(row: &Row) -> bool {
@@ -101,6 +151,19 @@ pub fn all_rows() -> Vec<Row> {
 mod tests {
     use super::*;
 
+    /// `args::ROWS`, which xtask checks `--filter` against before it builds the harness, is
+    /// every row by (group, name), in table order (the vDSO rows on Linux only).
+    #[test]
+    fn rows_are_the_args_list() {
+        let built: Vec<(&str, &str)> = all_rows().iter().map(|r| (r.group, r.name)).collect();
+        let listed: Vec<(&str, &str)> = args::ROWS
+            .iter()
+            .copied()
+            .filter(|(_, n)| cfg!(target_os = "linux") || !n.starts_with("vDSO"))
+            .collect();
+        assert_eq!(built, listed);
+    }
+
     /// Every headline and recommended name is a row (on Linux, where the vDSO row exists).
     #[cfg(target_os = "linux")]
     #[test]
@@ -119,5 +182,19 @@ mod tests {
             rows.iter().filter(|r| is_headline(r)).count(),
             HEADLINE.len()
         );
+        // Each headline group's baseline is a headline baseline row, and every
+        // cryptographic headline row says what it runs.
+        for (group, base) in HEADLINE_BASELINES {
+            assert!(HEADLINE.contains(&(*group, *base)), "{group} / {base}");
+            assert!(rows.iter().any(|r| r.name == *base && r.baseline));
+        }
+        for (group, name) in HEADLINE {
+            if group.starts_with("crypto") {
+                assert!(
+                    what_it_is(name).is_some(),
+                    "{name} does not say what it runs"
+                );
+            }
+        }
     }
 }

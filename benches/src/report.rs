@@ -62,6 +62,37 @@ pub struct Group {
     pub ratios: Vec<Ratio>,
 }
 
+impl Group {
+    /// The ratio of the row `ours` to the row `baseline` at `threads`: the median of the
+    /// ratios inside each process, with their spread, where the run kept them; else the ratio
+    /// of the two medians. `None` where either row or point is missing.
+    pub fn ratio_to(
+        &self,
+        ours: &str,
+        baseline: &str,
+        threads: usize,
+    ) -> Option<(f64, Option<Spread>)> {
+        if let Some(r) = self
+            .ratios
+            .iter()
+            .find(|r| r.threads == threads && r.ours == ours && r.baseline == baseline)
+        {
+            return Some((r.spread.median, Some(r.spread)));
+        }
+        let at = |name: &str| {
+            self.series
+                .iter()
+                .find(|s| s.name == name)?
+                .points
+                .iter()
+                .find(|p| p.threads == threads)
+                .map(|p| p.per_sec)
+        };
+        let r = at(ours)? / at(baseline)?;
+        r.is_finite().then_some((r, None))
+    }
+}
+
 /// One scalrand row over one baseline at one thread count, over the processes of a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
@@ -299,6 +330,54 @@ fn ratio(ours: f64, base: f64) -> String {
 }
 
 impl Report {
+    /// The headline comparisons, one line per headline scalrand row: its ratio to its group's
+    /// baseline ([`HEADLINE_BASELINES`](crate::HEADLINE_BASELINES)) at every thread count,
+    /// each side named with what it runs ([`WHAT_IT_IS`](crate::WHAT_IT_IS): rounds, key
+    /// erasure), so that ChaCha20 with key erasure against ChaCha12 without is read as such,
+    /// and the pools at ChaCha12 give the same-rounds answer beside it.
+    pub fn headline_lines(&self) -> Vec<String> {
+        let named = |name: &str| match crate::what_it_is(name) {
+            Some(w) => format!("{name} [{w}]"),
+            None => name.to_owned(),
+        };
+        let mut out = Vec::new();
+        for g in &self.groups {
+            let Some(base) = crate::headline_baseline(&g.name) else {
+                continue;
+            };
+            if !g.series.iter().any(|s| s.name == base) {
+                continue;
+            }
+            for s in g.series.iter().filter(|s| {
+                !s.baseline && crate::HEADLINE.contains(&(g.name.as_str(), s.name.as_str()))
+            }) {
+                let at: Vec<String> = self
+                    .threads
+                    .iter()
+                    .filter_map(|&t| {
+                        let (r, spread) = g.ratio_to(&s.name, base, t)?;
+                        let iqr = spread
+                            .filter(|sp| sp.n > 1)
+                            .map_or_else(String::new, |sp| format!(" ({:.2}–{:.2})", sp.q1, sp.q3));
+                        Some(format!(
+                            "{r:.2}x{iqr} at {t} thread{}",
+                            if t == 1 { "" } else { "s" }
+                        ))
+                    })
+                    .collect();
+                if !at.is_empty() {
+                    out.push(format!(
+                        "{} / {}: {}",
+                        named(&s.name),
+                        named(base),
+                        at.join(", ")
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Reasons to distrust this run's serial and bound columns, or its figures, in words:
     /// more threads than CPUs, a fit from only two thread counts, and groups in which no row
     /// scaled near the ideal (a busy or throttled machine).
@@ -378,6 +457,18 @@ impl Report {
                 ""
             }
         );
+        let headline = self.headline_lines();
+        if !headline.is_empty() {
+            md.push_str(
+                "**Against what programs call today** (ours / baseline, each named with its \
+                 rounds and key erasure where it is a cipher; median of the ratios inside each \
+                 process, interquartile range in brackets where the run kept it):\n\n",
+            );
+            for l in &headline {
+                md.push_str(&format!("- {l}\n"));
+            }
+            md.push('\n');
+        }
         md.push_str(COLUMNS_EXPLAINED);
         md.push_str("\n\n");
         let warnings = self.warnings();

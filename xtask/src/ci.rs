@@ -12,14 +12,17 @@ use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
     EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS,
-    FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS, LIB_CRATES, OTHER_TARGETS, SCALING_HARNESS,
-    UNPUBLISHED,
+    FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS, GETRANDOM_PROGRAM_MANIFEST, LIB_CRATES,
+    OTHER_TARGETS, SCALING_HARNESS, UNPUBLISHED,
 };
 use crate::step::Step;
-use crate::{doc_links, flags, fresh_crate, fuzz, loom, no_std, vm};
+use crate::{doc_links, flags, fresh_crate, fuzz, getrandom_suites, loom, no_std, vm};
 
 use lanes::SecondLane;
-use steps::{backends, forget_overlay_sources, latest_deps, miri, sanitizers, windows_wine};
+use steps::{
+    backends, forget_overlay_sources, getrandom_program, latest_deps, miri, sanitizers,
+    windows_wine,
+};
 
 /// Runs one step.
 fn run_step(step: Step) -> Result {
@@ -28,11 +31,10 @@ fn run_step(step: Step) -> Result {
     match step {
         Step::Fmt => {
             cargo(name, ["fmt", "--all", "--", "--check"]).run()?;
-            cargo(
-                name,
-                ["fmt", "--manifest-path", "fuzz/Cargo.toml", "--", "--check"],
-            )
-            .run()
+            for manifest in ["fuzz/Cargo.toml", GETRANDOM_PROGRAM_MANIFEST] {
+                cargo(name, ["fmt", "--manifest-path", manifest, "--", "--check"]).run()?;
+            }
+            Ok(())
         }
         Step::Clippy => cargo(
             name,
@@ -96,6 +98,8 @@ fn run_step(step: Step) -> Result {
             .target_dir("getrandom-backend")
             .run()
         }
+        Step::GetrandomProgram => getrandom_program(name),
+        Step::GetrandomSuites => getrandom_suites::run(),
         Step::Backends => backends(),
         // The machines boot once each; the check of the checks (detection broken, routing
         // must fail) runs inside one of them after its tests.
@@ -321,6 +325,8 @@ mod tests {
                 "fmt",
                 "clippy",
                 "test",
+                "getrandom-program",
+                "getrandom-suites",
                 "backends",
                 "latest-deps",
                 "aarch64-qemu",

@@ -207,6 +207,55 @@ pub const OTHER_TARGETS: &[(&str, &str)] = &[
 /// custom backend, which the `getrandom-backend` feature defines.
 pub const GETRANDOM_BACKEND_RUSTFLAGS: &str = "--cfg getrandom_backend=\"custom\"";
 
+/// One of getrandom's published test suites that the `getrandom-suites` step runs with
+/// scalrand as the backend.
+pub struct GetrandomSuite {
+    /// The getrandom version (the workspace's `Cargo.lock` picks the release).
+    pub version: &'static str,
+    /// getrandom features the suite's files need.
+    pub features: &'static [&'static str],
+    /// The files of the package's `tests/` directory, each a test binary.
+    pub tests: &'static [&'static str],
+    /// `(file, module, reason)`: a module of a file compiled out, and why.
+    pub skip: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// getrandom's own suites, as published on crates.io, run with scalrand as the backend.
+pub const GETRANDOM_SUITES: &[GetrandomSuite] = &[
+    GetrandomSuite {
+        version: "0.4",
+        features: &["sys_rng"],
+        tests: &["mod.rs", "sys_rng.rs"],
+        skip: &[],
+    },
+    GetrandomSuite {
+        version: "0.3",
+        features: &[],
+        tests: &["mod.rs"],
+        skip: &[(
+            "mod.rs",
+            "custom",
+            "`custom::test_custom` checks getrandom 0.3's own test backend, which the same \
+             module defines (`__getrandom_v03_custom`, failing 142-byte requests): with \
+             scalrand as the backend that definition would be a second one, and the test's \
+             expected error is that backend's, not a property of getrandom",
+        )],
+    },
+];
+
+/// The example program of the `getrandom-program` step, relative to the workspace root: its
+/// own workspace, with the README's `.cargo/config.toml` beside it.
+pub const GETRANDOM_PROGRAM_MANIFEST: &str = "examples/getrandom-backend/Cargo.toml";
+
+/// What the `getrandom-program` step's build without the cfg must print: the start of the
+/// message of `scalrand::getrandom_backend!()` for a build that lacks the cfg.
+pub const GETRANDOM_PROGRAM_REFUSAL: &str =
+    "scalrand::getrandom_backend!() needs `--cfg getrandom_backend=\"custom\"`";
+
+/// The `RUSTFLAGS` of that build: what a user sets for speed, which replaces the config's
+/// `rustflags` and with them the cfg.
+pub const GETRANDOM_PROGRAM_OVERRIDE: &str = "-C target-cpu=native";
+
 /// An emulated machine of `cargo xtask vm`: QEMU system emulation (TCG) of an x86_64 box with
 /// this many CPUs in these NUMA nodes, booting the distribution's kernel.
 pub struct Machine {

@@ -4,8 +4,9 @@
 //! docs.rs documents one crate per build (`cargo rustdoc --lib -Zrustdoc-map`, nightly, the
 //! features and rustdoc arguments of the crate's `[package.metadata.docs.rs]`) and links the
 //! crate's *direct* dependencies to their own docs.rs pages; nothing else is documented
-//! beside it. This step builds each crate the same way, with docs.rs's features and then with
-//! every feature, one run each into an emptied `doc/` directory (rustdoc treats any crate
+//! beside it. This step builds each crate the same way, with docs.rs's features, with its
+//! default features (as `cargo doc` in a project that depends on it shows it) and with every
+//! feature, one run each into an emptied `doc/` directory (rustdoc treats any crate
 //! whose directory it finds there as documented alongside; the last run's pages stay), with
 //! `--extern-html-root-url` for each direct dependency, and scans that crate's pages for:
 //!
@@ -202,15 +203,18 @@ impl Krate {
     }
 
     /// The feature sets the crate is documented with: docs.rs's (what docs.rs shows,
-    /// including a link that resolves only with a feature docs.rs leaves off), then every
-    /// feature where that is more (pages docs.rs does not render, scanned too).
+    /// including a link that resolves only with a feature docs.rs leaves off), the default
+    /// features (what `cargo doc` shows in a project that depends on the crate as it comes:
+    /// a link to an item behind a feature is raw text there), then every feature (pages
+    /// docs.rs does not render, scanned too); each once.
     fn feature_sets(&self) -> Vec<Vec<String>> {
-        let all = vec!["--all-features".to_owned()];
-        if self.docs_rs_features == all {
-            vec![all]
-        } else {
-            vec![self.docs_rs_features.clone(), all]
+        let mut sets = vec![self.docs_rs_features.clone()];
+        for set in [Vec::new(), vec!["--all-features".to_owned()]] {
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
         }
+        sets
     }
 
     /// rustdoc's flags for the crate: warnings denied, docs.rs's arguments, and each direct

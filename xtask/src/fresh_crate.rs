@@ -3,7 +3,7 @@
 //! The crate gets exactly the README's `[dependencies]` lines (its "Install" section, with the
 //! `path` pointed at this checkout) and one binary per `rust` block of the README (the quick
 //! start first); each must build and run to a zero exit. The rustdoc front page
-//! (`docs/crate.md`) must carry the same quick start. The workspace's `Cargo.lock` is copied in,
+//! (`docs/crate.md`) must carry the same install lines and quick start. The workspace's `Cargo.lock` is copied in,
 //! so the same versions resolve, and nothing is downloaded once the workspace has built:
 //! `CARGO_NET_OFFLINE=true` runs it without a network.
 
@@ -30,6 +30,7 @@ pub fn run() -> Result {
     if quick != on_page {
         return Err("the quick starts of README.md and docs/crate.md differ".into());
     }
+    same_install_lines(&readme, &page)?;
 
     let dir = root.join("target").join("fresh-crate");
     if dir.exists() {
@@ -87,6 +88,21 @@ fn install_lines(readme: &str, root: &Path) -> Result<String> {
     }
     let here = root.display().to_string().replace('\\', "/");
     Ok(toml.replace(README_PATH, &format!("path = \"{here}\"")))
+}
+
+/// The install lines of the rustdoc front page (`docs/crate.md`, "# Install") are the
+/// README's ("## Install"): a reader of docs.rs copies the lines that build.
+fn same_install_lines(readme: &str, page: &str) -> Result {
+    let ours = section_block(readme, "## Install", "toml")
+        .ok_or("README.md: no ```toml block under \"## Install\"")?;
+    let theirs = section_block(page, "# Install", "toml")
+        .ok_or("docs/crate.md: no ```toml block under \"# Install\"")?;
+    if ours != theirs {
+        return Err(format!(
+            "the install lines of docs/crate.md differ from README.md's:\n{theirs}\nREADME.md:\n{ours}"
+        ));
+    }
+    Ok(())
 }
 
 /// The first fenced block of language `lang` after the line `heading`.
@@ -158,5 +174,8 @@ mod tests {
         assert!(quick.contains("digest_async"));
         let page = std::fs::read_to_string(root.join("docs").join("crate.md")).unwrap();
         assert_eq!(section_block(&page, "# Quick start", "rust"), Some(quick));
+        // The front page's install lines are the README's (a path dependency until the
+        // crates are published).
+        same_install_lines(&readme, &page).unwrap();
     }
 }

@@ -23,6 +23,7 @@ mod doc_links;
 mod flags;
 mod fresh_crate;
 mod fuzz;
+mod getrandom_suites;
 mod loom;
 mod no_std;
 mod scaling;

@@ -7,8 +7,8 @@
 //!
 //! The harness's flags are declared in `benches/src/args.rs`, which this crate includes
 //! (`crate::bench_args`): `--help`, `--version` and every bad value (a thread count over the
-//! cap, a zero duration, an output path that cannot be written) are answered here, before
-//! cargo builds the benchmark crates.
+//! cap, a zero duration, a `--filter` that matches no row, an output path that cannot be
+//! written) are answered here, before cargo builds the benchmark crates.
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -34,6 +34,7 @@ fn plan(args: &[String]) -> std::result::Result<Plan, String> {
     let argv = std::iter::once("cargo xtask scaling".to_owned()).chain(args.iter().cloned());
     match ScalingArgs::try_parse_from(argv) {
         Ok(parsed) => {
+            parsed.check_filter()?;
             parsed.check_outputs()?;
             Ok(Plan::Run(args.to_vec(), announce(&parsed)))
         }
@@ -137,6 +138,10 @@ mod tests {
         assert!(e.contains("cannot be used with"), "{e}");
         let e = plan_of(&["--full", "--full"]).unwrap_err();
         assert!(e.contains("cannot be used multiple times"), "{e}");
+        let e = plan_of(&["--filter", "nosuch"]).unwrap_err();
+        assert!(e.contains("--filter \"nosuch\" matches no row"), "{e}");
+        let e = plan_of(&["--filter", "crypto", "--filter", "nosuch"]).unwrap_err();
+        assert!(e.contains("\"nosuch\""), "{e}");
         assert!(matches!(
             plan_of(&["--list", "--filter", "crypto"]),
             Ok(Plan::Run(a, _)) if a == ["--list", "--filter", "crypto"]

@@ -14,6 +14,18 @@ pub enum Step {
     /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux, then the
     /// facade's getrandom-backend test with getrandom built for the custom backend
     Test,
+    /// the example program that names scalrand only in `scalrand::getrandom_backend!();`
+    /// (examples/getrandom-backend, its own workspace and .cargo/config.toml, as a user's
+    /// program): clippy, its tests (uuid v4 and getrandom 0.3 and 0.4 served by the pools, no
+    /// `getrandom` system call after seeding, the binary links and runs), then the same
+    /// program with a `RUSTFLAGS` that replaces the config's cfg must fail to build, naming
+    /// the cfg
+    GetrandomProgram,
+    /// getrandom 0.4's and 0.3's own test suites, the `tests/` files of their published
+    /// packages (taken from cargo's registry cache, never stored here), run with scalrand as
+    /// the backend; 0.3's `custom` module, which defines its own test backend, is compiled
+    /// out, with the reason printed
+    GetrandomSuites,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
     /// tests once per forced ChaCha backend (AVX2, SSE2, portable); with the default backend
     /// (AVX-512 where the CPU has it; `test` ran its other tests) the erasure, fork-mid-read

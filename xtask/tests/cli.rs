@@ -49,6 +49,8 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "fmt",
             "clippy",
             "test",
+            "getrandom-program",
+            "getrandom-suites",
             "backends",
             "latest-deps",
             "aarch64-qemu",

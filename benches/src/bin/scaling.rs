@@ -134,6 +134,7 @@ fn spawn(
 
 fn run(args: &Args) -> Result<(), String> {
     // Before anything is measured: a run that cannot write its outputs is refused now.
+    args.check_filter()?;
     args.check_outputs()?;
     let report = match &args.from {
         Some(path) => {

@@ -1,7 +1,9 @@
-//! The headline scaling figure: `scalrand::fill_bytes` against rand's `ThreadRng`, the vDSO
-//! getrandom and `getrandom::fill` on 32-byte reads, and `scalrand::fast` against `fastrand`,
-//! as bars of the median over the run's processes with their interquartile range and min–max,
-//! one bar per thread count, on linear axes, the recommended rows marked.
+//! The headline scaling figure: `scalrand::fill_bytes` and the pools at ChaCha12 against
+//! rand's `ThreadRng`, the vDSO getrandom and `getrandom::fill` on 32-byte reads, and
+//! `scalrand::fast` against `fastrand`, as bars of the median over the run's processes with
+//! their interquartile range and min–max, one bar per thread count, on linear axes, the
+//! recommended rows marked. Each scalrand bar prints its ratio to its group's baseline
+//! (`HEADLINE_BASELINES`), and each cipher row names its rounds and key erasure under its name.
 
 use std::path::Path;
 
@@ -20,7 +22,7 @@ use crate::{HEADLINE, Unit};
 const HEADLINE_GROUPS: [&str; 2] = ["crypto 32B", "fast u64"];
 
 /// Width and height of one headline chart, in pixels.
-const HEADLINE_CHART: (u32, u32) = (720, 400);
+const HEADLINE_CHART: (u32, u32) = (760, 460);
 /// Height of the headline figure's title lines.
 const HEADLINE_TITLE: u32 = 56;
 
@@ -130,6 +132,9 @@ where
         .fold(0.0, f64::max)
         .max(1.0);
     let names: Vec<String> = series.iter().map(|s| short_name(&s.name)).collect();
+    // The baseline this group's scalrand bars are divided by, where it is drawn.
+    let base = crate::headline_baseline(&group.name)
+        .filter(|b| series.iter().any(|s| s.name == *b && s.baseline));
     // Series i occupies the band [n - 1 - i, n - i): the first series on top.
     let centre = |i: usize| (n - 1 - i) as f64 + 0.5;
     let (unit, x_desc) = match group.unit {
@@ -142,16 +147,21 @@ where
             "bytes per second, all threads together (higher is better)",
         ),
     };
-    let mut chart = ChartBuilder::on(panel)
-        .caption(
+    let caption = match base {
+        Some(b) => format!(
+            "{} — ratios to {}",
             title(&group.name),
-            (FONT, 14).into_font().style(FontStyle::Bold),
-        )
+            short_name(b).replace(" (ThreadRng)", "")
+        ),
+        None => title(&group.name),
+    };
+    let mut chart = ChartBuilder::on(panel)
+        .caption(caption, (FONT, 14).into_font().style(FontStyle::Bold))
         .margin(12)
         .margin_top(30)
         .x_label_area_size(40)
         .y_label_area_size(200)
-        .build_cartesian_2d(0.0..xmax * 1.3, 0.0..n as f64)?;
+        .build_cartesian_2d(0.0..xmax * 1.55, 0.0..n as f64)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -173,18 +183,33 @@ where
             .pos(Pos::new(HPos::Right, VPos::Center));
         EmptyElement::at((0.0, centre(i))) + Text::new(name.clone(), (-8, 0), style)
     }))?;
+    // Under a cipher row's name, what it runs (rounds, key erasure); under that, or under
+    // the name, the recommended row's mark.
+    chart.draw_series(series.iter().enumerate().filter_map(|(i, s)| {
+        let what = crate::what_it_is(&s.name)?;
+        let style = (FONT, 11)
+            .into_font()
+            .color(&RGBColor(0x55, 0x55, 0x55))
+            .pos(Pos::new(HPos::Right, VPos::Top));
+        Some(EmptyElement::at((0.0, centre(i))) + Text::new(what.to_owned(), (-8, 9), style))
+    }))?;
     chart.draw_series(
         series
             .iter()
             .enumerate()
             .filter(|(_, s)| recommended(s))
-            .map(|(i, _)| {
+            .map(|(i, s)| {
                 let style = (FONT, 12)
                     .into_font()
                     .color(&RECOMMENDED)
                     .pos(Pos::new(HPos::Right, VPos::Top));
+                let dy = if crate::what_it_is(&s.name).is_some() {
+                    23
+                } else {
+                    10
+                };
                 EmptyElement::at((0.0, centre(i)))
-                    + Text::new("★ recommended".to_owned(), (-8, 10), style)
+                    + Text::new("★ recommended".to_owned(), (-8, dy), style)
             }),
     )?;
 
@@ -196,22 +221,27 @@ where
             t if t == cpus => format!("{t} threads (all CPUs)"),
             t => format!("{t} threads"),
         };
-        let bars: Vec<(f64, f64, Option<crate::report::Spread>, bool)> = series
+        let bars: Vec<Bar> = series
             .iter()
             .enumerate()
             .filter_map(|(i, s)| {
                 let p = s.points.iter().find(|p| p.threads == t)?;
                 let y0 = (n - 1 - i) as f64 + 0.12 + h * (k - 1 - ti) as f64;
-                Some((y0, p.per_sec, p.spread, recommended(s)))
+                let ratio = base
+                    .filter(|_| !s.baseline)
+                    .and_then(|b| group.ratio_to(&s.name, b, t))
+                    .map(|(r, _)| r);
+                Some((y0, p.per_sec, p.spread, recommended(s), ratio))
             })
-            .filter(|(_, v, _, _)| v.is_finite())
+            .filter(|(_, v, _, _, _)| v.is_finite())
             .collect();
-        chart
-            .draw_series(bars.iter().map(|&(y0, v, _, _)| {
+        chart.draw_series(
+            bars.iter().map(|&(y0, v, _, _, _)| {
                 Rectangle::new([(0.0, y0), (v, y0 + h * 0.9)], c.filled())
-            }))?;
+            }),
+        )?;
         // A recommended row's bars are outlined in the accent colour.
-        chart.draw_series(bars.iter().filter(|b| b.3).map(|&(y0, v, _, _)| {
+        chart.draw_series(bars.iter().filter(|b| b.3).map(|&(y0, v, _, _, _)| {
             Rectangle::new([(0.0, y0), (v, y0 + h * 0.9)], RECOMMENDED.stroke_width(2))
         }))?;
         // The legend: the thread count's colour, top right of the panel, above the bars.
@@ -222,7 +252,7 @@ where
         ))?;
         panel.draw(&Text::new(label, (lx + 18, ly - 7), (FONT, 12).into_font()))?;
         // The spread: interquartile range thick, min–max thin, across the bar's middle.
-        for &(y0, _, sp, _) in &bars {
+        for &(y0, _, sp, _, _) in &bars {
             let Some(sp) = sp.filter(|sp| sp.n > 1) else {
                 continue;
             };
@@ -232,18 +262,31 @@ where
                 PathElement::new([(sp.q1, y), (sp.q3, y)], BLACK.stroke_width(3)),
             ])?;
         }
-        // The value, right of the bar and its spread.
-        chart.draw_series(bars.iter().map(|&(y0, v, sp, _)| {
+        // The value, right of the bar and its spread; a scalrand bar's ratio to the baseline
+        // after it.
+        chart.draw_series(bars.iter().map(|&(y0, v, sp, _, ratio)| {
             let x = top(v, sp) + xmax * 0.01;
             let style = (FONT, 12)
                 .into_font()
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Left, VPos::Center));
-            EmptyElement::at((x, y0 + h * 0.45))
-                + Text::new(format!("{}{unit}", si(v)), (2, 0), style)
+            let text = match ratio {
+                Some(r) => format!("{}{unit}  {}", si(v), ratio_label(r)),
+                None => format!("{}{unit}", si(v)),
+            };
+            EmptyElement::at((x, y0 + h * 0.45)) + Text::new(text, (2, 0), style)
         }))?;
     }
     Ok(())
+}
+
+/// One headline bar: where it starts (y), its value, its spread over the processes, whether its
+/// row is recommended, and its ratio to the group's baseline (scalrand rows).
+type Bar = (f64, f64, Option<crate::report::Spread>, bool, Option<f64>);
+
+/// A bar's ratio to its baseline as printed after its value: `0.82×`.
+fn ratio_label(r: f64) -> String {
+    format!("{r:.2}×")
 }
 
 /// Whether the headline figure marks `s` as recommended: the report says so, or (in a report
@@ -261,6 +304,9 @@ pub fn short_name(name: &str) -> String {
         "rand ThreadRng (rand::rng())" => "rand::rng() (ThreadRng)".to_owned(),
         "vDSO getrandom (direct, Linux >= 6.11)" => "vDSO getrandom (Linux ≥ 6.11)".to_owned(),
         "fastrand::u64 (thread-local)" => "fastrand::u64(..)".to_owned(),
+        "scalrand NodePools, ChaCha12 output (with_rounds)" => {
+            "NodePools::with_rounds(ChaCha12)".to_owned()
+        }
         other => other
             .split_once(" (")
             .map_or(other, |(head, _)| head)
@@ -277,4 +323,79 @@ pub fn write_svg(report: &Report, path: &Path) -> Result<(), PlotError> {
 /// [`write_svg`]).
 pub fn write_png(report: &Report, path: &Path) -> Result<(), PlotError> {
     write_png_with(path, size(report), |root| draw(root, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Point, Ratio, Spread};
+
+    /// The headline figure prints each scalrand bar's ratio to its group's baseline (from the
+    /// per-process ratios where the run kept them) and, under each cipher row's name, its
+    /// rounds and key erasure; the caption names the baseline.
+    #[test]
+    fn bars_print_their_ratio_and_rows_their_rounds() {
+        let point = |threads, per_sec| Point {
+            threads,
+            per_sec,
+            spread: None,
+        };
+        let series = |name: &str, baseline, a, b| Series {
+            name: name.to_owned(),
+            baseline,
+            recommended: false,
+            points: vec![point(1, a), point(2, b)],
+        };
+        let runs = vec![0.81, 0.82, 0.83];
+        let report = Report {
+            cpus: 2,
+            cpu_model: None,
+            backend: None,
+            threads: vec![1, 2],
+            duration_ms: 100,
+            repeat: 3,
+            processes: true,
+            full: false,
+            pinned: false,
+            groups: vec![Group {
+                name: "crypto 32B".to_owned(),
+                unit: Unit::Bytes,
+                series: vec![
+                    series("scalrand::fill_bytes (crypto facade)", false, 820e6, 1560e6),
+                    series(
+                        "scalrand NodePools, ChaCha12 output (with_rounds)",
+                        false,
+                        1100e6,
+                        2300e6,
+                    ),
+                    series("rand ThreadRng (rand::rng())", true, 1000e6, 2000e6),
+                ],
+                ratios: vec![Ratio {
+                    ours: "scalrand::fill_bytes (crypto facade)".to_owned(),
+                    baseline: "rand ThreadRng (rand::rng())".to_owned(),
+                    threads: 1,
+                    spread: Spread::of(&runs).unwrap(),
+                    runs,
+                }],
+            }],
+        };
+        let path = std::env::temp_dir().join(format!("headline-{}.svg", std::process::id()));
+        write_svg(&report, &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        // The per-process ratio at 1 thread, the ratios of the medians elsewhere.
+        for want in ["0.82×", "0.78×", "1.10×", "1.15×"] {
+            assert!(svg.contains(want), "no {want} in the figure");
+        }
+        // The baseline's own bars carry no ratio.
+        assert!(!svg.contains("1.00×"));
+        for want in [
+            "ChaCha20, fast key erasure",
+            "ChaCha12, fast key erasure",
+            "ChaCha12, no key erasure",
+            "ratios to rand::rng()",
+        ] {
+            assert!(svg.contains(want), "no {want:?} in the figure");
+        }
+    }
 }

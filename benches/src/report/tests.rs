@@ -180,3 +180,64 @@ fn json_round_trips() {
     let back: Report = serde_json::from_str(&json).unwrap();
     assert_eq!(back, r);
 }
+
+/// The report's first lines compare each headline scalrand row with its group's baseline,
+/// each side named with its rounds and key erasure: `scalrand::fill_bytes` (ChaCha20, key
+/// erasure) and the pools at ChaCha12 (key erasure) against `rand::rng()` (ChaCha12, none).
+#[test]
+fn headline_lines_name_rounds_and_erasure() {
+    let point = |threads, per_sec| Point {
+        threads,
+        per_sec,
+        spread: None,
+    };
+    let series = |name: &str, baseline, a, b| Series {
+        name: name.to_owned(),
+        baseline,
+        recommended: false,
+        points: vec![point(1, a), point(2, b)],
+    };
+    let mut r = report();
+    let runs = vec![0.8, 0.82, 0.85];
+    r.groups.insert(
+        0,
+        Group {
+            name: "crypto 32B".to_owned(),
+            unit: Unit::Bytes,
+            series: vec![
+                series("scalrand::fill_bytes (crypto facade)", false, 820e6, 1560e6),
+                series(
+                    "scalrand NodePools, ChaCha12 output (with_rounds)",
+                    false,
+                    1100e6,
+                    2200e6,
+                ),
+                series("rand ThreadRng (rand::rng())", true, 1000e6, 2000e6),
+            ],
+            ratios: vec![Ratio {
+                ours: "scalrand::fill_bytes (crypto facade)".to_owned(),
+                baseline: "rand ThreadRng (rand::rng())".to_owned(),
+                threads: 1,
+                spread: Spread::of(&runs).unwrap(),
+                runs,
+            }],
+        },
+    );
+    let lines = r.headline_lines();
+    assert_eq!(
+        lines,
+        [
+            "scalrand::fill_bytes (crypto facade) [ChaCha20, fast key erasure] / rand ThreadRng \
+             (rand::rng()) [ChaCha12, no key erasure]: 0.82x (0.81–0.83) at 1 thread, 0.78x at \
+             2 threads",
+            "scalrand NodePools, ChaCha12 output (with_rounds) [ChaCha12, fast key erasure] / \
+             rand ThreadRng (rand::rng()) [ChaCha12, no key erasure]: 1.10x at 1 thread, 1.10x \
+             at 2 threads",
+        ]
+    );
+    let md = r.markdown();
+    assert!(md.contains("**Against what programs call today**"), "{md}");
+    assert!(md.contains(&format!("- {}\n", lines[1])), "{md}");
+    // "fast u64" has no headline rows in this report: no line for it.
+    assert!(!md.contains("- ours /"), "{md}");
+}

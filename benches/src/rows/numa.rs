@@ -186,15 +186,15 @@ pub fn rows() -> Vec<Row> {
         ),
         row(
             GROUP_32,
-            "scalrand NodePools, ChaCha12 output (with_rounds)",
-            false,
-            detected_chacha12::<32>,
-        ),
-        row(
-            GROUP_32,
             "scalrand::fill_bytes (crypto facade)",
             false,
             facade::<32>,
+        ),
+        row(
+            GROUP_32,
+            "scalrand NodePools, ChaCha12 output (with_rounds)",
+            false,
+            detected_chacha12::<32>,
         ),
         row(GROUP_32, "Mutex<ChaCha20Rng>", true, mutex_chacha::<32>),
         row(
@@ -237,15 +237,15 @@ pub fn rows() -> Vec<Row> {
         ),
         row(
             GROUP_4K,
-            "scalrand NodePools, ChaCha12 output (with_rounds)",
-            false,
-            detected_chacha12::<4096>,
-        ),
-        row(
-            GROUP_4K,
             "scalrand::fill_bytes (crypto facade)",
             false,
             facade::<4096>,
+        ),
+        row(
+            GROUP_4K,
+            "scalrand NodePools, ChaCha12 output (with_rounds)",
+            false,
+            detected_chacha12::<4096>,
         ),
         row(GROUP_4K, "Mutex<ChaCha20Rng>", true, mutex_chacha::<4096>),
         row(

@@ -13,6 +13,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
+mod compat;
 mod engine;
 mod error;
 mod layout;

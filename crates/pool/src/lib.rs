@@ -13,6 +13,12 @@ extern crate alloc;
 extern crate std;
 
 pub mod chacha;
+#[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "rand_core_06", feature = "rand_core_09")))
+)]
+pub mod compat;
 mod fork_seed;
 pub mod fortuna;
 pub mod numa;

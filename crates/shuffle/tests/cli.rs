@@ -904,3 +904,29 @@ fn bias_shows_progress_on_a_terminal_only() {
     let out = output(bin().args(["bias", "--blocks", "64", "--trials", "30000", "--json"]));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("shuffles,"));
 }
+
+/// A zone or cache size the model cannot hold is refused naming the flag that set it: a zone
+/// of no whole page (`0`, `1KiB`) or above the model's 2^31 pages (`16TiB`), a cache of zero
+/// bytes or not a whole number of its units.
+#[test]
+fn simulate_size_refusals_name_the_flag() {
+    for (args, flag) in [
+        (&["simulate", "--zone-mib", "16TiB"][..], "--zone-mib"),
+        (&["simulate", "--zone-mib", "0"], "--zone-mib"),
+        (&["simulate", "--zone-mib", "1KiB"], "--zone-mib"),
+        (
+            &["simulate", "--preset", "tiny", "--cache-mib", "0"],
+            "--cache-mib",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--cache-bytes", "0"],
+            "--cache-bytes",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--cache-bytes", "100"],
+            "--cache-bytes",
+        ),
+    ] {
+        assert_refused(args, flag);
+    }
+}

@@ -1,11 +1,12 @@
-//! The `ci` steps whose bodies are more than a few commands: miri, windows-wine, backends,
-//! latest-deps, sanitizers, and the clean-up before package.
+//! The `ci` steps whose bodies are more than a few commands: getrandom-program, miri,
+//! windows-wine, backends, latest-deps, sanitizers, and the clean-up before package.
 
 use crate::artifacts::build_tests;
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, LATEST_DEPS_TESTS, MIRI, SANITIZE,
+    BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, GETRANDOM_PROGRAM_MANIFEST,
+    GETRANDOM_PROGRAM_OVERRIDE, GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, SANITIZE,
     SANITIZER_HOST, SANITIZERS, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
 };
 
@@ -271,5 +272,52 @@ pub(super) fn sanitizers() -> Result {
             c.run()?;
         }
     }
+    Ok(())
+}
+
+/// [`GETRANDOM_PROGRAM_MANIFEST`]'s program, run from its own directory as a user's program
+/// is (cargo reads the getrandom cfg from the `.cargo/config.toml` there): clippy and its
+/// tests with the config's cfg, then a build whose `RUSTFLAGS` replaces it, which must fail
+/// with [`GETRANDOM_PROGRAM_REFUSAL`]. Each build has a target directory of its own (a change
+/// of `RUSTFLAGS` rebuilds every crate).
+pub(super) fn getrandom_program(name: &str) -> Result {
+    let root = crate::cmd::project_root();
+    let manifest = root.join(GETRANDOM_PROGRAM_MANIFEST);
+    let dir = manifest
+        .parent()
+        .ok_or("the getrandom program's manifest has no directory")?;
+    // The config's `rustflags` apply only where no `RUSTFLAGS` is set.
+    let configured = |c: Cmd| {
+        c.current_dir(dir)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .target_dir("getrandom-program")
+    };
+    configured(cargo(
+        name,
+        ["clippy", "--all-targets", "--", "-D", "warnings"],
+    ))
+    .run()?;
+    configured(cargo(name, ["test"])).run()?;
+    let label = format!("{name} without the cfg");
+    eprintln!("\n==> [{label}] RUSTFLAGS={GETRANDOM_PROGRAM_OVERRIDE:?} cargo build (must fail)");
+    let out = cargo(&label, ["build"])
+        .current_dir(dir)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env("RUSTFLAGS", GETRANDOM_PROGRAM_OVERRIDE)
+        .target_dir("getrandom-program-nocfg")
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        return Err(format!(
+            "[{label}] built without the cfg: the program would keep getrandom's own backend"
+        ));
+    }
+    if !stderr.contains(GETRANDOM_PROGRAM_REFUSAL) {
+        return Err(format!(
+            "[{label}] failed, but without the macro's message:\n{stderr}"
+        ));
+    }
+    eprintln!("<== [{label}] refused, naming the cfg");
     Ok(())
 }

@@ -146,7 +146,11 @@ fn a_docs_rs_build_from_metadata() {
     assert_eq!(k.lib, "scalrand_x");
     assert_eq!(
         k.feature_sets(),
-        [vec!["--features", "std,serde"], vec!["--all-features"]]
+        [
+            vec!["--features", "std,serde"],
+            vec![],
+            vec!["--all-features"]
+        ]
     );
     assert_eq!(
         k.rustdoc_flags(),

@@ -131,7 +131,7 @@ pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
         println!("{text}");
         return Ok(());
     }
-    cfg.validate()?;
+    cfg.validate().map_err(|e| name_the_flag(&a, e))?;
     check_outputs(&[("--svg", &a.svg), ("--png", &a.png)])?;
     check_sizes(&a, &cfg)?;
     estimate(&cfg, a.jobs).check(a.force, a.quiet)?;
@@ -237,6 +237,37 @@ pub(crate) fn estimate(cfg: &ExperimentConfig, jobs: Option<usize>) -> Estimate 
         memory: cfg.memory_estimate(),
         cap: CAP_UNITS,
         sized_by: "--zone-mib, --rounds, --seeds, --accesses",
+    }
+}
+
+/// The configuration's refusal of a size, with the flag that set it in front (`--zone-mib`,
+/// `--cache-mib`, `--cache-bytes`) and what to give instead: a zone of no page or above the
+/// model's limit, a cache of zero bytes or not a whole number of its units. Other refusals,
+/// and sizes that came from the preset or `--config`, pass as they are.
+fn name_the_flag(a: &SimulateArgs, e: scalrand_shuffle::Error) -> CliError {
+    use scalrand_shuffle::Error;
+    let human = crate::estimate::human;
+    let cache = match (a.cache_mib, a.cache_bytes) {
+        (Some(v), _) => Some(("--cache-mib", v)),
+        (None, Some(v)) => Some(("--cache-bytes", v)),
+        (None, None) => None,
+    };
+    match (&e, a.zone_mib, cache) {
+        (Error::EmptyZone, Some(v), _) => CliError(format!(
+            "--zone-mib: a zone of {v} bytes holds no {PAGE_SIZE}-byte page; give a size \
+             like 1GiB"
+        )),
+        (Error::ZoneTooLarge { .. }, Some(v), _) => CliError(format!(
+            "--zone-mib: a zone of {}: {e} ({}); give a smaller size",
+            human(v),
+            human(scalrand_shuffle::MAX_SPANNED_PAGES.saturating_mul(PAGE_SIZE))
+        )),
+        (Error::ZeroCacheSize | Error::CacheSizeNotMultiple { .. }, _, Some((flag, v))) => {
+            CliError(format!(
+                "{flag}: a cache of {v} bytes: {e}; give a size like --cache-mib 512MiB"
+            ))
+        }
+        _ => CliError(e.to_string()),
     }
 }
 
