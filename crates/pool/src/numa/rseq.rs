@@ -46,7 +46,10 @@ use super::policy::ScheduleCount;
 use super::slot::BATCH_LEN;
 use crate::chacha::{KEY_LEN, Rounds, clear_vector_registers, observe_key};
 use frames::{Frames, token};
-use protocol::{BatchFrame, RseqSlot, Taken, publish, put_key, skip, take, take_key};
+use protocol::{
+    BatchFrame, RseqSlot, SPARE_OWNER, Taken, publish, put_key, skip, stash, take, take_key,
+    unstash,
+};
 
 /// Reads up to this many bytes take the rseq path (8 words).
 pub(crate) const MAX_LEN: usize = 64;
@@ -231,8 +234,21 @@ impl RseqSlots {
             return false;
         };
         let token = token();
-        let Some(frame) = self.frames.claim(cpu, token) else {
-            return false;
+        // This CPU's spare (the frame the last refill here replaced: hot in the cache), else
+        // a free one from the pool.
+        // SAFETY: `off`, `base` and `n` describe these slots; spares are frames of the pool.
+        let frame = match unsafe { unstash(self.off, self.base(), self.n()) } {
+            Some(f) => {
+                // SAFETY: a frame of the pool (they live as long as the slots), this
+                // thread's now: the unstash took it from the slot.
+                let f = unsafe { &*f };
+                f.owner.store(token, Ordering::Relaxed);
+                f
+            }
+            None => match self.frames.claim(cpu, token) {
+                Some(f) => f,
+                None => return false,
+            },
         };
         // SAFETY: `frame` was just claimed with `token`; `nodes` outlive the slots (the
         // caller's contract).
@@ -241,10 +257,16 @@ impl RseqSlots {
         let Some((cpu, old)) = published else {
             return false;
         };
-        // The batch replaced: its frame is the caller's now.
+        // The batch replaced: its frame is the caller's now; zeroed, it becomes the spare of
+        // the CPU this thread is on, or goes back to the pool.
         if protocol::next(old) != 0 {
             // SAFETY: `old` is the control word the publish replaced.
-            unsafe { BatchFrame::give_back_replaced(protocol::next(old)) };
+            let replaced = unsafe { BatchFrame::zero_replaced(protocol::next(old)) };
+            replaced.owner.store(SPARE_OWNER, Ordering::Relaxed);
+            // SAFETY: as above; the frame is the caller's.
+            if !unsafe { stash(self.off, self.base(), self.n(), replaced) } {
+                replaced.owner.store(0, Ordering::Release);
+            }
         }
         let slot = &self.mem[cpu];
         let served = protocol::reads(old);

@@ -81,6 +81,7 @@ const SLOT_BYTES: usize = 1 << SLOT_SHIFT;
 
 const WORD: usize = 0;
 const KSTATE: usize = 8;
+const SPARE: usize = 32;
 const KEY: usize = 64;
 
 /// Bytes (and alignment) of one batch frame: a page, so that the control word's `next`
@@ -108,9 +109,13 @@ pub(crate) struct RseqSlot {
     kstate: UnsafeCell<u64>,
     /// Reads of batches already replaced, added by the refill that replaced them.
     reads: AtomicUsize,
-    /// Reads and bytes since the reseed schedule was last checked (`policy::AtomicScheduleCount`).
+    /// Reads and bytes since the reseed schedule was last checked
+    /// (`ScheduleCount::count_packed`).
     schedule: AtomicU64,
-    _pad: [u8; KEY - 32],
+    /// A given-back frame kept for this CPU's next refill (0: none); written only inside
+    /// sections on this slot's CPU.
+    spare: UnsafeCell<u64>,
+    _pad: [u8; KEY - 40],
     /// The key cell: written by put key, read and zeroed by take key, both in sections.
     key: UnsafeCell<[u8; KEY_LEN]>,
     _pad2: [u8; SLOT_BYTES - KEY - KEY_LEN],
@@ -120,6 +125,7 @@ const _: () = {
     assert!(core::mem::size_of::<RseqSlot>() == SLOT_BYTES);
     assert!(core::mem::offset_of!(RseqSlot, word) == WORD);
     assert!(core::mem::offset_of!(RseqSlot, kstate) == KSTATE);
+    assert!(core::mem::offset_of!(RseqSlot, spare) == SPARE);
     assert!(core::mem::offset_of!(RseqSlot, key) == KEY);
 };
 
@@ -127,7 +133,7 @@ const _: () = {
 // means "no batch, no key" (module docs), what a fork child finds.
 unsafe impl scalrand_os::wipe::ZeroValid for RseqSlot {}
 
-// SAFETY: `word`, `kstate` and `key` are written only inside sections on the slot's CPU, one
+// SAFETY: `word`, `kstate`, `spare` and `key` are written only inside sections on the slot's CPU, one
 // thread at a time (the rseq protocol), and read there or by atomic loads of the aligned
 // words; the other fields are atomics.
 unsafe impl Sync for RseqSlot {}
@@ -164,10 +170,14 @@ impl Drop for RseqSlot {
     }
 }
 
+/// The owner word of a frame kept as a slot's spare: even, so never a claim token.
+pub(crate) const SPARE_OWNER: u64 = 2;
+
 /// One batch frame (see the module docs): a page from the frame pool.
 #[repr(C, align(4096))]
 pub(crate) struct BatchFrame {
-    /// 0: free; otherwise the claim token of its owner (see `frames.rs`).
+    /// 0: free; [`SPARE_OWNER`]: kept as a slot's spare; otherwise the claim token of its
+    /// owner (see `frames.rs`).
     pub(crate) owner: AtomicU64,
     /// The node's generation word the batch descends from (null before the first publish).
     node_gen: AtomicPtr<AtomicUsize>,
@@ -229,25 +239,23 @@ impl BatchFrame {
 
     /// Zeroes the unread part of a replaced batch (from `next`, the address of its first
     /// unread byte, to its end; every byte before it is zero already: takes zero what they
-    /// hand out, skips commit only zero words, the refill zeroed the key's bytes) and gives
-    /// the frame back.
+    /// hand out, skips commit only zero words, the refill zeroed the key's bytes) and returns
+    /// its frame, all zero now, for the caller to keep as a spare or give back.
     ///
     /// # Safety
     /// `next` is the `next` of a control word that a publish just replaced, so its frame
     /// belongs to the caller now.
-    pub(crate) unsafe fn give_back_replaced(next: u64) {
+    pub(crate) unsafe fn zero_replaced<'a>(next: u64) -> &'a BatchFrame {
         let frame = (next & !(FRAME_BYTES as u64 - 1)) as usize as *mut u8;
         let at = (next & (FRAME_BYTES as u64 - 1)) as usize;
         debug_assert!((FIRST..=DATA_END).contains(&at), "a control word off its batch");
         let at = at.clamp(DATA, DATA_END);
         // SAFETY: the caller's contract: the frame is the caller's, `frame + at .. frame +
-        // DATA_END` lies inside its batch. Plain stores: the frame is shared memory that is
-        // read again, so they are not dead.
+        // DATA_END` lies inside its batch, and frames live as long as the slots. Plain
+        // stores: the frame is shared memory that is read again, so they are not dead.
         unsafe {
             core::ptr::write_bytes(frame.add(at), 0, DATA_END - at);
-            (*frame.cast::<BatchFrame>())
-                .owner
-                .store(0, Ordering::Release);
+            &*frame.cast::<BatchFrame>()
         }
     }
 }
@@ -732,4 +740,84 @@ pub(crate) unsafe fn publish(
         );
     }
     (ok != 0).then_some((cpu as usize, old))
+}
+
+/// **unstash**: takes the calling CPU's spare frame, if it has one. Returns the frame (its owner
+/// word is [`SPARE_OWNER`]: the caller sets its own token).
+///
+/// # Safety
+/// As [`take`]; spares are only frames of the pool the slots use.
+#[inline(always)]
+pub(crate) unsafe fn unstash(off: isize, base: *mut u8, n: u32) -> Option<*const BatchFrame> {
+    let ok: u64;
+    let frame: u64;
+    // SAFETY: as in `take`; the one store is the commit clearing the calling CPU's spare.
+    unsafe {
+        core::arch::asm!(
+            scalrand_os::__rseq_section!(
+                abort: [],
+                cpu: "c",
+                body: [
+                    "shl {c}, {shift}",
+                    "add {c}, {base}",
+                    "mov {f}, qword ptr [{c} + {spare}]",
+                    "test {f}, {f}",
+                    "jz 8f",
+                    "mov qword ptr [{c} + {spare}], 0",
+                ],
+                exits: [],
+                status: "ok",
+            ),
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            shift = const SLOT_SHIFT,
+            spare = const SPARE,
+            c = out(reg) _,
+            f = out(reg) frame,
+            t = out(reg) _,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    (ok != 0).then_some(frame as usize as *const BatchFrame)
+}
+
+/// **stash**: keeps `frame` (all zero, its owner word [`SPARE_OWNER`]) as the calling CPU's
+/// spare if it has none. Returns whether it did.
+///
+/// # Safety
+/// As [`take`]; `frame` is a frame of the pool that the caller owns.
+#[inline(always)]
+pub(crate) unsafe fn stash(off: isize, base: *mut u8, n: u32, frame: *const BatchFrame) -> bool {
+    let ok: u64;
+    // SAFETY: as in `take`; the one store is the commit of the calling CPU's spare.
+    unsafe {
+        core::arch::asm!(
+            scalrand_os::__rseq_section!(
+                abort: [],
+                cpu: "c",
+                body: [
+                    "shl {c}, {shift}",
+                    "add {c}, {base}",
+                    "cmp qword ptr [{c} + {spare}], 0",
+                    "jne 8f",
+                    "mov qword ptr [{c} + {spare}], {f}",
+                ],
+                exits: [],
+                status: "ok",
+            ),
+            off = in(reg) off,
+            base = in(reg) base,
+            n = in(reg) u64::from(n),
+            f = in(reg) frame,
+            shift = const SLOT_SHIFT,
+            spare = const SPARE,
+            c = out(reg) _,
+            t = out(reg) _,
+            ok = out(reg) ok,
+            options(nostack),
+        );
+    }
+    ok != 0
 }
