@@ -15,6 +15,8 @@
 //!   every read ends after at most three refills, served by the rseq path or sent to the
 //!   locked one.
 
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // test code
+
 use std::collections::{HashSet, VecDeque};
 
 /// Words per batch (the first is the next key, as in the pools).
