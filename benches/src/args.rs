@@ -120,7 +120,8 @@ const EXAMPLES: &str = "\
 Examples:
   cargo xtask scaling                                  the headline rows at 1 thread and all
                                                        CPUs: about a minute, build included
-  cargo xtask scaling --full                           every row at 1, 2, 4, ... all CPUs
+  cargo xtask scaling --full                           every row at 1, 2, 4, ... all CPUs,
+                                                       then 4x, 16x and 64x the CPUs
   cargo xtask scaling --threads 1,2,4 --filter crypto  the crypto rows at 1, 2 and 4 threads
   cargo xtask scaling --full --pin --out docs          refresh the committed tables and plots
   cargo xtask scaling --from docs/scaling.json --out target/replot
@@ -154,7 +155,7 @@ pub struct ScalingArgs {
     #[arg(long)]
     pub full: bool,
     /// Thread counts to measure, comma-separated or repeated, each 1 to 1024 [default: 1 and
-    /// all CPUs; with --full 1, 2, 4, ... up to all CPUs]
+    /// all CPUs; with --full 1, 2, 4, ... up to all CPUs, then 4, 16 and 64 times the CPUs]
     #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = thread_count,
           allow_negative_numbers = true)]
     pub threads: Vec<usize>,

@@ -43,6 +43,22 @@ pub fn default_threads() -> Vec<usize> {
     v
 }
 
+/// [`default_threads`], then 4, 16 and 64 times as many threads as CPUs: the oversubscribed
+/// points a server's worker pools, blocking pools and neighbouring processes run at, where a
+/// generator whose per-CPU state a preempted thread can hold up stops keeping pace with
+/// per-thread ones.
+pub fn full_threads() -> Vec<usize> {
+    let mut v = default_threads();
+    let max = cpus();
+    v.extend(
+        [4, 16, 64]
+            .map(|k| k * max)
+            .into_iter()
+            .filter(|&t| t <= 1024),
+    );
+    v
+}
+
 /// CPUs this process may run on.
 pub fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

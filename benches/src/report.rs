@@ -177,6 +177,14 @@ pub struct Point {
 }
 
 impl Series {
+    /// The series with only its points at `cpus` threads or fewer (the ones Amdahl's fit
+    /// reads: beyond the CPU count the threads time-share them).
+    pub fn up_to(&self, cpus: usize) -> Series {
+        let mut s = self.clone();
+        s.points.retain(|p| p.threads <= cpus.max(1));
+        s
+    }
+
     /// The figure at the largest thread count measured (`None` when nothing was measured).
     pub fn last(&self) -> Option<f64> {
         self.points.last().map(|p| p.per_sec)
@@ -266,7 +274,13 @@ impl Table {
 pub fn group_table(report: &Report, group: &Group) -> Table {
     let maxt = report.threads.iter().copied().max().unwrap_or(1);
     let mut header = vec!["generator".to_owned()];
-    header.extend(report.threads.iter().map(|t| format!("{t} thr")));
+    header.extend(report.threads.iter().map(|&t| {
+        if t > report.cpus {
+            format!("{t} thr ({}× CPUs, oversubscribed)", t / report.cpus.max(1))
+        } else {
+            format!("{t} thr")
+        }
+    }));
     header.push(format!("{maxt}/1 thr"));
     header.push("serial s".to_owned());
     header.extend(AMDAHL_CPUS.iter().map(|c| format!("bound {c} CPUs")));
@@ -289,12 +303,15 @@ pub fn group_table(report: &Report, group: &Group) -> Table {
                 _ => human(p.per_sec, group.unit),
             }));
             cells.push(format!("{:.2}x", s.scaling().unwrap_or(1.0)));
+            // Amdahl's fit from one thread to all CPUs: oversubscribed points time-share the
+            // CPUs and say nothing about how a row would scale on more of them.
+            let fit = s.up_to(report.cpus);
             cells.push(
-                s.serial_fraction()
+                fit.serial_fraction()
                     .map_or_else(|| "-".to_owned(), |f| format!("{f:.3}")),
             );
             cells.extend(AMDAHL_CPUS.iter().map(|&c| {
-                s.amdahl_bound(c)
+                fit.amdahl_bound(c)
                     .map_or_else(|| "-".to_owned(), |b| human(b, group.unit))
             }));
             cells
@@ -389,10 +406,10 @@ impl Report {
         }
         if maxt > self.cpus {
             out.push(format!(
-                "{maxt} threads on {} CPUs: beyond {} threads the workers time-share the CPUs, \
-                 so every row stops scaling there; the serial and bound columns fit that, not \
-                 the generator.",
-                self.cpus, self.cpus
+                "{maxt} threads on {} CPUs: beyond {} threads the workers time-share the CPUs \
+                 (oversubscribed), so no row scales there; the serial and bound columns fit the \
+                 points up to {} threads.",
+                self.cpus, self.cpus, self.cpus
             ));
         }
         if self.threads.len() <= 2 {

@@ -62,7 +62,7 @@ fn announce(args: &ScalingArgs) -> String {
         let threads = if !args.threads.is_empty() {
             format!("{:?} threads", args.threads)
         } else if args.full {
-            "1, 2, 4, ... all CPUs".to_owned()
+            "1, 2, 4, ... all CPUs and 4, 16 and 64 times the CPUs".to_owned()
         } else {
             "1 thread and all CPUs".to_owned()
         };
@@ -165,7 +165,10 @@ mod tests {
             panic!("--full should run");
         };
         assert!(
-            line.contains("every row at 1, 2, 4, ... all CPUs, 200 ms per point in each of 3"),
+            line.contains(
+                "every row at 1, 2, 4, ... all CPUs and 4, 16 and 64 times the CPUs, 200 ms per \
+                 point in each of 3"
+            ),
             "{line}"
         );
     }

@@ -1,6 +1,6 @@
 //! The scaling harness behind `cargo xtask scaling`: aggregate throughput of scalrand's
 //! generators and their baselines against thread count (by default the headline rows at 1
-//! thread and all CPUs; `--full` every row at 1, 2, 4, ... all CPUs), each point measured in
+//! thread and all CPUs; `--full` every row at 1, 2, 4, ... all CPUs and at 4, 16 and 64 times the CPUs), each point measured in
 //! several processes of this binary (the hidden `--child-rows` flag), printed as a table and
 //! written as markdown, JSON and plots (SVG and PNG). `--help` lists
 //! the options, declared in [`scalrand_benches::args`] (which xtask parses too, before it
@@ -51,12 +51,12 @@ fn selected(args: &Args) -> Vec<(usize, Row)> {
 }
 
 /// The thread counts to measure: `--threads`, else 1 and all CPUs, else with `--full` 1, 2,
-/// 4, ... all CPUs.
+/// 4, ... all CPUs and then 4, 16 and 64 times the CPUs (oversubscribed).
 fn thread_counts(args: &Args) -> Vec<usize> {
     if !args.threads.is_empty() {
         args.threads.clone()
     } else if args.full {
-        harness::default_threads()
+        harness::full_threads()
     } else {
         let mut v = vec![1, harness::cpus()];
         v.dedup();

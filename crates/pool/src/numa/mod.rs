@@ -60,12 +60,19 @@
 //! - **Small reads without a lock** (Linux x86_64 with glibc's rseq, keys in wipe-on-fork
 //!   memory): reads of up to 64 bytes from [`NodePools::fill_bytes`] take a second set of
 //!   per-CPU slots, indexed by CPU number, read and advanced in restartable sequences instead
-//!   of under the slot's try-lock: no atomic instruction per read. Each slot double-buffers
-//!   its batch; a refill writes the idle buffer under the slot's lock and publishes it with
-//!   one store in a sequence on that CPU. The protocol and why it never hands a byte out twice
-//!   are in the source (`rseq/protocol.rs`); `tests/numa_rseq.rs` checks it against the locked path's
-//!   bytes and under a storm of signals, preemption and migration. Elsewhere (and for a CPU
-//!   outside the topology) every read takes the locked slots.
+//!   of under the slot's try-lock: no atomic instruction per read. Refills hold nothing another
+//!   thread waits for, so more threads than CPUs (a preempted thread mid-refill) cost the
+//!   CPU's other readers nothing: a refill takes its CPU's slot key exactly once in a
+//!   restartable section, generates the batch outside every section and lock in a frame of its
+//!   own (a pool of wipe-on-fork pages), puts the next key back and publishes the batch with
+//!   one store in a section on whatever CPU it runs on by then; a reader that finds the batch
+//!   used up while another thread's refill is preempted mid-way runs its own with the next key
+//!   (or one from the node, when that key is out too). The protocol and why it never hands a
+//!   byte out twice are in the source (`rseq/protocol.rs`); `tests/numa_rseq.rs` checks it
+//!   against the locked path's bytes and under a storm of signals, preemption and migration,
+//!   `tests/numa_oversubscribed.rs` with a refill stopped midway and with 64 threads per CPU,
+//!   and `tests/refill_model.rs` explores every interleaving of a model of it. Elsewhere (and
+//!   for a CPU outside the topology) every read takes the locked slots.
 //! - **Cipher**: ChaCha20, except the output keystream when a host chooses reduced rounds with
 //!   [`NodePools::with_rounds`] (key derivations stay ChaCha20). Bulk keystream ([`keystream`](crate::chacha::keystream): slot batches, large reads) runs
 //!   on this crate's own backends, the widest the CPU has (detected once, at run time): 16
@@ -83,8 +90,9 @@
 //! | file | holds |
 //! |---|---|
 //! | `pools.rs`, `pools/read.rs` | [`NodePools`] and [`Unseeded`]: construction, the input side's calls, the reseed schedule's check, the fork check and rekey; the read path's routing (rseq slot, home slot, probing, the node fallback, a key from the OS) |
-//! | `rseq.rs` | the rseq slot container: one slot per CPU number, its read (take, skip, refill) and refill policy; `rseq_none.rs` where the path does not exist |
-//! | `rseq/protocol.rs` | the restartable sequences (take, skip, publish) and the slot layout they assume |
+//! | `rseq.rs` | the rseq slot container: one slot per CPU number, its read (take, skip, refill) and the refill's steps; `rseq_none.rs` where the path does not exist |
+//! | `rseq/protocol.rs` | the restartable sequences (take, skip, take key, put key, publish, stash, unstash) and the slot and frame layouts they assume |
+//! | `rseq/frames.rs` | the pool of batch frames the rseq refills write into, and their claim tokens |
 //! | `slot.rs` | one CPU's locked slot: key, batch and the slot's own read |
 //! | `policy.rs` | the read policy both kinds of slot follow: when a key is stale, when a reader looks at the reseed schedule |
 //! | `input.rs` | the input pool: mixing, extraction, feeding the node pools it is handed |

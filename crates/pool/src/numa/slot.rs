@@ -97,7 +97,10 @@ impl SlotState {
         fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
     ) -> Result<(usize, usize), NumaError> {
         let current = generation.load(Ordering::Acquire);
-        if is_stale(self.src_gen, self.src_node as usize, node, current) {
+        // An all-zero key is what wiped memory holds: never used, whatever generation a read
+        // that a fork interrupted wrote back beside it (four compares).
+        let wiped = self.key == [0; KEY_LEN];
+        if wiped || is_stale(self.src_gen, self.src_node as usize, node, current) {
             let generation = match fresh_key(&mut self.key) {
                 Ok(g) => g,
                 Err(e) => {
@@ -120,15 +123,21 @@ impl SlotState {
     /// Serves `dest` from the batch, zeroing what it hands out, refilling as needed.
     #[inline]
     pub(crate) fn take(&mut self, dest: &mut [u8], rounds: Rounds) {
+        // More than a batch holds only after a fork wiped the slot under a read that then
+        // wrote back a length: an empty batch, never an index past it.
+        if self.left as usize > BATCH_LEN - KEY_LEN {
+            self.left = 0;
+        }
         let left = self.left as usize;
         if dest.len() <= left {
             // The common case: one piece of the current batch.
             let pos = BATCH_LEN - left;
             move_and_wipe(&mut self.batch[pos..pos + dest.len()], dest);
-            // dest.len() <= left, which fits in u32.
+            // From the local `left` (never a subtraction from memory that a fork may have
+            // zeroed meanwhile); it fits in u32.
             #[allow(clippy::cast_possible_truncation)]
             {
-                self.left -= dest.len() as u32;
+                self.left = (left - dest.len()) as u32;
             }
         } else {
             self.take_across_refills(dest, rounds);
@@ -144,13 +153,14 @@ impl SlotState {
             if self.left == 0 {
                 self.refill(rounds);
             }
-            let pos = BATCH_LEN - self.left as usize;
-            let n = (dest.len() - off).min(self.left as usize);
+            let left = (self.left as usize).min(BATCH_LEN - KEY_LEN);
+            let pos = BATCH_LEN - left;
+            let n = (dest.len() - off).min(left);
             move_and_wipe(&mut self.batch[pos..pos + n], &mut dest[off..off + n]);
-            // n <= left, which fits in u32.
+            // n <= left, which fits in u32 (from the local, as above).
             #[allow(clippy::cast_possible_truncation)]
             {
-                self.left -= n as u32;
+                self.left = (left - n) as u32;
             }
             off += n;
         }

@@ -156,20 +156,39 @@ impl NodePools {
         }
     }
 
+    /// A read through the slots, run again in a fork child whose fork (made by a signal
+    /// handler that interrupted the read on this thread) landed inside it: the kernel zeroed
+    /// the slot, its key and batch (and a large read's key frame) under the running read,
+    /// which went on with what it held in registers. What it produced rests on zeros or on
+    /// the parent's keys, and what it wrote back (a length, a half-copied key) is the
+    /// parent's: the child forgets every slot and reads again with its own keys. One fork
+    /// generation load before and after (two loads each).
     fn fill_from_pools(&self, cpu: usize, dest: &mut [u8]) -> Result<(usize, usize), NumaError> {
-        if dest.len() > SMALL_MAX {
-            // A large read's key lives in a frame of wipe-on-fork memory while it generates;
-            // a read that a fork (from a signal handler on this thread) wiped runs again.
-            loop {
-                if let Some(r) = self
-                    .scratch
-                    .with_unforked(cpu, |k| self.fill_from_slots(cpu, dest, Some(k)))
-                {
-                    return r;
-                }
+        loop {
+            let g = scalrand_os::fork::generation();
+            let r = if dest.len() > SMALL_MAX {
+                // A large read's key lives in a frame of wipe-on-fork memory while it
+                // generates.
+                self.scratch
+                    .with(cpu, |k| self.fill_from_slots(cpu, dest, Some(k)))
+            } else {
+                self.fill_from_slots(cpu, dest, None)
+            };
+            if scalrand_os::fork::generation() == g {
+                return r;
             }
-        } else {
-            self.fill_from_slots(cpu, dest, None)
+            self.forget_slots();
+        }
+    }
+
+    /// In a fork child whose fork landed inside a read of this thread: erases every slot
+    /// (zero already where the kernel wiped them, except what that read wrote back after the
+    /// fork), so that the read's next try, and every later one, takes a fresh key.
+    #[cold]
+    #[inline(never)]
+    fn forget_slots(&self) {
+        for s in self.slots.iter() {
+            s.wipe();
         }
     }
 
