@@ -9,10 +9,12 @@
 //! `Scratch` frame are in [`WipeOnFork`] memory: the kernel hands the child zeros.
 //!
 //! A frame is taken with one compare-exchange (starting at a caller's hint, such as its CPU
-//! number, so that readers on different CPUs do not meet), is all zero when handed out, and
-//! is zeroed again before it is released. When every frame is busy (more reads in flight
-//! than frames: many preempted readers), a new level of twice as many frames is mapped, up
-//! to [`LEVELS`] levels. Past that, or where the OS offers no wipe-on-fork memory
+//! number, mixed with the page of the caller's stack, so that readers on different CPUs, and
+//! different threads of one CPU, do not meet), is all zero when handed out, and is zeroed
+//! again before it is released. When every frame is busy (more reads in flight than frames:
+//! many preempted readers), a new level of twice as many frames is mapped, up to [`LEVELS`]
+//! levels; a search starts at the highest mapped level, where free frames are likeliest, and
+//! reads a busy flag before it tries to take it. Past that, or where the OS offers no wipe-on-fork memory
 //! ([`Scratch::wipes_on_fork`]), the frame is ordinary memory: a child then finds the
 //! secrets of the calls that were in flight at the fork, and nothing else (frames are zero
 //! while free).
@@ -135,6 +137,18 @@ impl<T: ZeroValid> Levels<T> {
         self.ready(0).is_some_and(|l| l.wipes_on_fork())
     }
 
+    /// Level indices in the order a search for a free element takes them: the highest mapped
+    /// level first (the largest, where free elements are likeliest once the lower ones have
+    /// filled with the elements of calls in flight: many preempted threads), down to level 0,
+    /// then the levels not mapped yet, upward.
+    pub fn search_order(&self) -> impl Iterator<Item = usize> {
+        let top = (0..LEVELS)
+            .rev()
+            .find(|&i| self.ready(i).is_some())
+            .unwrap_or(0);
+        (0..=top).rev().chain(top + 1..LEVELS)
+    }
+
     /// Level `i` (below [`LEVELS`]) if it is mapped.
     #[inline]
     pub fn ready(&self, i: usize) -> Option<&WipeOnFork<T>> {
@@ -218,7 +232,12 @@ impl<T: ZeroValid> Scratch<T> {
     /// apart).
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
-        for i in 0..LEVELS {
+        // Threads that pass the same hint (the readers of one CPU) start apart: the hint is
+        // mixed with the page of this thread's stack.
+        let here = 0u8;
+        let stack_page = core::ptr::from_ref(&here) as usize >> 12;
+        let hint = hint.wrapping_add(stack_page.wrapping_mul(0x9e37_79b9) >> 8);
+        for i in self.levels.search_order() {
             let Some(level) = self.levels.level(i) else {
                 continue;
             };
@@ -231,10 +250,12 @@ impl<T: ZeroValid> Scratch<T> {
                     start + k - n
                 };
                 let frame = &level[j];
-                if frame
-                    .busy
-                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
+                // A load first: a busy frame costs a shared read, not a locked write.
+                if !frame.busy.load(Ordering::Relaxed)
+                    && frame
+                        .busy
+                        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
                 {
                     let p = frame.value.get();
                     // SAFETY: the busy flag, set by this thread, gives it the only access

@@ -51,7 +51,7 @@ impl Frames {
     /// being asked to).
     #[inline]
     pub(crate) fn claim(&self, hint: usize, token: u64) -> Option<&BatchFrame> {
-        for i in 0..LEVELS {
+        for i in self.levels.search_order() {
             let Some(level) = self.levels.level(i) else {
                 continue;
             };
