@@ -112,6 +112,7 @@ pub const BACKEND_TESTS: &[&str] = &[
     "fortuna_kat",
     "fortuna_fork",
     "fork_mid_read",
+    "fork_in_handler",
     "key_registers",
 ];
 

@@ -8,10 +8,10 @@
 //! regenerates everything the parent's read writes after the fork. Keys held in a
 //! `Scratch` frame are in [`WipeOnFork`] memory: the kernel hands the child zeros.
 //!
-//! A frame is taken with one compare-exchange (starting at a caller's hint, such as its CPU
-//! number, mixed with the page of the caller's stack, so that readers on different CPUs, and
-//! different threads of one CPU, do not meet), is all zero when handed out, and is zeroed
-//! again before it is released. When every frame is busy (more reads in flight than frames:
+//! A frame is taken with one compare-exchange (the frame of a caller's hint first, such as its
+//! CPU number, so that readers on different CPUs do not meet; past a busy one, from a place
+//! that the page of the caller's stack moves, so that the threads of one CPU do not all scan
+//! the same frames), is all zero when handed out, and is zeroed again before it is released. When every frame is busy (more reads in flight than frames:
 //! many preempted readers), a new level of twice as many frames is mapped, up to [`LEVELS`]
 //! levels; a search starts at the highest mapped level, where free frames are likeliest, and
 //! reads a busy flag before it tries to take it. Past that, or where the OS offers no wipe-on-fork memory
@@ -232,22 +232,26 @@ impl<T: ZeroValid> Scratch<T> {
     /// apart).
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
-        // Threads that pass the same hint (the readers of one CPU) start apart: the hint is
-        // mixed with the page of this thread's stack.
+        // The hint's own frame first (with one thread per CPU and the CPU number as the hint,
+        // each CPU keeps to its own frame); past a busy one, threads that pass the same hint
+        // (the readers of one CPU) go on from different places: the hint mixed with the page
+        // of this thread's stack.
         let here = 0u8;
         let stack_page = core::ptr::from_ref(&here) as usize >> 12;
-        let hint = hint.wrapping_add(stack_page.wrapping_mul(0x9e37_79b9) >> 8);
+        let mixed = hint.wrapping_add(stack_page.wrapping_mul(0x9e37_79b9) >> 8);
         for i in self.levels.search_order() {
             let Some(level) = self.levels.level(i) else {
                 continue;
             };
             let n = level.len();
-            let start = hint % n;
-            for k in 0..n {
-                let j = if start + k < n {
-                    start + k
+            let start = mixed % n;
+            for k in 0..=n {
+                let j = if k == 0 {
+                    hint % n
+                } else if start + k - 1 < n {
+                    start + k - 1
                 } else {
-                    start + k - n
+                    start + k - 1 - n
                 };
                 let frame = &level[j];
                 // A load first: a busy frame costs a shared read, not a locked write.
