@@ -166,6 +166,19 @@
 //! landing in one finds them): ship optimised builds. A core dump taken during a read holds
 //! that read's frame like any other memory.
 //!
+//! **A fork made by a signal handler inside a read on the same thread.** The child resumes
+//! that read on memory the kernel just zeroed under it. A read through the slots checks the
+//! fork generation before and after and, in such a child, forgets every slot and runs again
+//! with the child's own keys; a slot never keys anything from an all-zero key, and a length
+//! zeroed under the read is never subtracted from or indexed past. An rseq read's take and
+//! refill are sections that such a fork aborts, and a refill's frame carries a claim token
+//! the child cannot match, so nothing computed from the zeroed frame is put back or
+//! published. The child's bytes are its own (`tests/fork_in_handler.rs`: every length 1 to
+//! 300 and 4096 through each path: no zero run, no byte of the parent's read, not the
+//! all-zero key's stream, no panic), except when the fork lands after the read's bytes were
+//! settled: then the child returns the parent's whole read, as it would from a fork just
+//! after the call.
+//!
 //! The fresh OS bytes are the defence; pid and generation are an extra (siblings started as
 //! pid 1 of their own namespaces share both, and share the inherited input pool). So a child
 //! whose OS read fails **fails closed**: it rekeys nothing, [`NodePools::try_fill_bytes`]
