@@ -17,19 +17,7 @@ use std::time::Duration;
 
 use scalrand_pool::chacha::__observe_keys;
 use scalrand_pool::numa::{NodePools, Topology};
-use scalrand_testkit::cpu::pin_to;
-
-fn current_cpu() -> usize {
-    // SAFETY: no preconditions.
-    unsafe { libc::sched_getcpu() as usize }
-}
-
-/// Every configured CPU in one node (not `available_parallelism`, which a pinned thread sees
-/// as 1).
-fn all_cpus() -> usize {
-    // SAFETY: no preconditions.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }).unwrap()
-}
+use scalrand_testkit::cpu::{configured, current, pin_to};
 
 thread_local! {
     /// Set on the thread whose next derived key stops it (once).
@@ -63,7 +51,7 @@ fn stop_once(_key: &[u8; 32]) {
 #[test]
 fn a_refill_stopped_midway_delays_no_other_reader_of_its_cpu() {
     let p = NodePools::from_seed(
-        Topology::from_nodes(vec![(0..all_cpus()).collect()]),
+        Topology::from_nodes(vec![(0..configured()).collect()]),
         &[9; 32],
     )
     .unwrap();
@@ -71,7 +59,7 @@ fn a_refill_stopped_midway_delays_no_other_reader_of_its_cpu() {
         eprintln!("no rseq path on this machine: nothing to check");
         return;
     }
-    let cpu = std::thread::spawn(current_cpu).join().unwrap();
+    let cpu = std::thread::spawn(current).join().unwrap();
     __observe_keys(Some(stop_once));
     std::thread::scope(|s| {
         let stopped = s.spawn(|| {

@@ -15,19 +15,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
-use scalrand_testkit::cpu::pin_to;
+use scalrand_testkit::cpu::{configured, current, pin_to};
 use scalrand_testkit::rseq::unregister_rseq;
-
-fn current_cpu() -> usize {
-    // SAFETY: no preconditions.
-    unsafe { libc::sched_getcpu() as usize }
-}
 
 /// Runs `f` on a thread pinned to the CPU it starts on, given that CPU's number.
 fn on_one_cpu(f: impl FnOnce(usize) + Send) {
     std::thread::scope(|s| {
         s.spawn(|| {
-            let cpu = current_cpu();
+            let cpu = current();
             assert!(pin_to(cpu));
             f(cpu);
         });
@@ -47,9 +42,7 @@ fn in_pools_memory(p: &NodePools, word: &[u8]) -> bool {
 /// One node of every configured CPU (not `available_parallelism`, which a pinned thread
 /// sees as 1).
 fn pools(seed: u8, rounds: Rounds) -> NodePools {
-    // SAFETY: no preconditions.
-    let cpus = usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }).unwrap();
-    let topo = Topology::from_nodes(vec![(0..cpus).collect()]);
+    let topo = Topology::from_nodes(vec![(0..configured()).collect()]);
     NodePools::from_seed(topo, &[seed; 32])
         .unwrap()
         .with_rounds(rounds)

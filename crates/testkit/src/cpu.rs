@@ -36,3 +36,15 @@ pub fn allowed_cpus() -> Vec<usize> {
             .collect()
     }
 }
+
+/// The CPU the calling thread runs on now (`sched_getcpu`).
+pub fn current() -> usize {
+    // SAFETY: no preconditions.
+    usize::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0)
+}
+
+/// Every configured CPU (not `available_parallelism`, which a pinned thread sees as 1).
+pub fn configured() -> usize {
+    // SAFETY: no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }).unwrap_or(1)
+}
