@@ -26,7 +26,9 @@
 //! - [`BatchFrame`]s, 4096-byte pages from a pool shared by all CPUs (`frames.rs`): an owner
 //!   word, the node generation word and generation the batch descends from, a work key, and
 //!   [`BATCH_LEN`] bytes of batch. A refiller owns the frame it writes; once published the
-//!   frame belongs to the slot, until the refill that replaces it gives it back.
+//!   frame belongs to the slot, until the refill that replaces it zeroes it and keeps it as
+//!   its CPU's spare (**stash**, taken by that CPU's next refill with **unstash**) or gives it
+//!   back to the pool.
 //!
 //! The control word is `[next:48 | reads:16]`: `next` is the address of the active batch's
 //! next unread byte (its frame is `next & !4095`, its offset in the frame `next & 4095`), 0
