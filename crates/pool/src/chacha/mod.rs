@@ -98,7 +98,12 @@ pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 pub use derive::fast_key_erasure;
 pub(crate) use derive::{OneReadKey, fast_key_erasure_in, fill_erasing, refill_batch};
 pub(crate) use dispatch::keystream as keystream_with_nonce;
-pub(crate) use dispatch::keystream_leaving_registers;
+scalrand_os::cfg_rseq! {
+    if {
+        // The rseq slots' refill: a batch whose key copy it makes itself.
+        pub(crate) use dispatch::keystream_leaving_registers;
+    }
+}
 pub use dispatch::{Backend, backend};
 pub use erasure::__observe_keys;
 pub(crate) use erasure::{
