@@ -1,6 +1,6 @@
 //! The pool of [`BatchFrame`]s the rseq slots' refills write their batches into: pages of
 //! wipe-on-fork memory ([`Levels`], mapped a level at a time as more refills are in flight at
-//! once), each taken by one compare-exchange of its owner word and given back by a store.
+//! once), each taken by one compare-exchange of its claim word and given back by a store.
 //!
 //! A frame is owned by one refiller while it writes, by a slot while its batch is published,
 //! and by the refiller that replaces that batch until it gives the frame back. With more
@@ -9,11 +9,11 @@
 //! is taken, up to [`scalrand_os::scratch::LEVELS`] levels; past that a refill does not run
 //! and the read takes the locked path.
 //!
-//! The owner word holds a **claim token** that a fork child can never match: the fork
+//! The claim word (`owner`) holds a **claim token** that a fork child can never match: the fork
 //! generation the frame was taken under (shifted, with the low bit set, so it is never 0,
 //! "free"). A fork from a signal handler that interrupted a refill leaves that refill, in the
-//! child, writing a frame the kernel zeroed (owner word included): its put key and publish
-//! sections compare the owner word with the token and refuse.
+//! child, writing a frame the kernel zeroed (claim word included): its put key and publish
+//! sections compare the claim word with the token and refuse.
 
 use core::sync::atomic::Ordering;
 
@@ -45,7 +45,7 @@ impl Frames {
         self.levels.wipes_on_fork()
     }
 
-    /// Takes a free frame for the caller (its owner word becomes `token`), searching from
+    /// Takes a free frame for the caller (its claim word becomes `token`), searching from
     /// `hint` (a CPU number, so that CPUs do not meet); `None` when every level is taken (or
     /// a frame lies above the 48 bits a control word holds, which Linux never maps without
     /// being asked to).

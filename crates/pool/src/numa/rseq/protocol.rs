@@ -65,8 +65,8 @@
 //!   when the store lands (it would have been preempted by the publisher, and aborted), and
 //!   readers on other CPUs never touch the slot.
 //!
-//! The owner check of put key and publish is what makes a fork from a signal handler safe: in
-//! the child the kernel zeroed the frame under the interrupted refill, owner word included, so
+//! The claim check of put key and publish is what makes a fork from a signal handler safe: in
+//! the child the kernel zeroed the frame under the interrupted refill, claim word included, so
 //! what that refill computed from the zeroed key is never put or published.
 
 use core::cell::UnsafeCell;
@@ -172,7 +172,7 @@ impl Drop for RseqSlot {
     }
 }
 
-/// The owner word of a frame kept as a slot's spare: even, so never a claim token.
+/// The claim word of a frame kept as a slot's spare: even, so never a claim token.
 pub(crate) const SPARE_OWNER: u64 = 2;
 
 /// One batch frame (see the module docs): a page from the frame pool.
@@ -186,7 +186,7 @@ pub(crate) struct BatchFrame {
     /// The generation of that node the batch's key was taken under (0: none).
     src_gen: AtomicUsize,
     _pad: [u8; FRAME_KEY - 24],
-    /// The refill's key while it generates (the owner's alone).
+    /// The refill's key while it generates (its claimant's alone).
     key: UnsafeCell<[u8; KEY_LEN]>,
     _pad2: [u8; DATA - FRAME_KEY - KEY_LEN],
     /// The batch: written by its owner, then read and zeroed by take sections once published.
@@ -217,7 +217,7 @@ unsafe impl scalrand_os::wipe::ZeroValid for BatchFrame {}
 unsafe impl Sync for BatchFrame {}
 
 impl BatchFrame {
-    /// The key and the batch (the owner's alone until it publishes the frame).
+    /// The key and the batch (its claimant's alone until it publishes the frame).
     ///
     /// # Safety
     /// The caller owns the frame (its token is in `owner`), and has not published it.
@@ -785,7 +785,7 @@ pub(crate) unsafe fn unstash(off: isize, base: *mut u8, n: u32) -> Option<*const
     (ok != 0).then_some(frame as usize as *const BatchFrame)
 }
 
-/// **stash**: keeps `frame` (all zero, its owner word [`SPARE_OWNER`]) as the calling CPU's
+/// **stash**: keeps `frame` (all zero, its claim word [`SPARE_OWNER`]) as the calling CPU's
 /// spare if it has none. Returns whether it did.
 ///
 /// # Safety
