@@ -114,13 +114,18 @@ pub const BACKEND_TESTS: &[&str] = &[
     "fork_mid_read",
     "fork_in_handler",
     "key_registers",
+    "stack_every_step",
 ];
 
 /// The [`BACKEND_TESTS`] that run again, in release, with the default backend: those whose
 /// point is what an optimised build leaves in memory and registers, or that only exist in
 /// one. The `test` step runs the others with the default backend already.
-pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] =
-    &["numa_erasure", "fork_mid_read", "key_registers"];
+pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
+    "numa_erasure",
+    "fork_mid_read",
+    "key_registers",
+    "stack_every_step",
+];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy
 /// of the workspace after `cargo update`: what `cargo add scalrand` resolves today).

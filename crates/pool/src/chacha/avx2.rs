@@ -18,13 +18,25 @@
 
 use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
-    __m256i, _mm256_add_epi32, _mm256_permute2x128_si256, _mm256_set1_epi32, _mm256_setr_epi8,
+    __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_cmpgt_epi32, _mm256_permute2x128_si256, _mm256_xor_si256, _mm256_set1_epi32, _mm256_setr_epi8,
     _mm256_setr_epi32, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
     _mm256_unpacklo_epi64,
 };
 
 /// Blocks per pass.
 pub(super) const LANES: usize = 8;
+
+/// Word 13 (the nonce's first word) with its top bit flipped in the lanes at or past `n`, the
+/// blocks a last partial pass computes but does not store. Those lanes would otherwise compute
+/// the blocks that follow the request (a caller's next key, in Fortuna) and leave them in the
+/// spill slots of the transpose; flipped, they compute blocks 2^63 further on, which no
+/// caller reaches. Lanes below `n` are untouched.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn poison_unstored(word13: __m256i, lanes: __m256i, n: usize) -> __m256i {
+    let past = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32(n as i32 - 1));
+    _mm256_xor_si256(word13, _mm256_and_si256(past, _mm256_set1_epi32(i32::MIN)))
+}
 
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -166,6 +178,7 @@ pub(super) fn blocks<R: DoubleRounds>(
     for pass in dest.chunks_mut(LANES * BLOCK_LEN) {
         let mut start = input;
         start[12] = _mm256_add_epi32(_mm256_set1_epi32(ctr.cast_signed()), lanes);
+        start[13] = poison_unstored(input[13], lanes, pass.len() / BLOCK_LEN);
         let mut x = start;
         rounds(&mut x, R::COUNT, &r16, &r8);
         for (v, s) in x.iter_mut().zip(start.iter()) {

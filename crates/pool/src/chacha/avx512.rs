@@ -14,12 +14,35 @@
 //! Every function here is `#[target_feature(enable = "avx512f")]`; the one caller outside,
 //! the dispatcher (`dispatch.rs`), holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
-    __m512i, _mm512_add_epi32, _mm512_rol_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
+    __m512i, _mm512_add_epi32, _mm512_cmpgt_epi32_mask, _mm512_mask_xor_epi32, _mm512_rol_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
     _mm512_shuffle_i32x4, _mm512_unpackhi_epi32, _mm512_unpackhi_epi64, _mm512_unpacklo_epi32,
     _mm512_unpacklo_epi64, _mm512_xor_si512,
 };
+
+/// Key word `w` (0..8) of `key` broadcast to all 16 lanes, loaded from the key's memory by an
+/// assembly `vpbroadcastd` that the compiler can neither drop nor merge with another: [`pass`]
+/// asks again for the feed-forward instead of keeping copies of the key words across the
+/// rounds, which the compiler would keep in stack slots (where a child forked from another
+/// thread, or a signal frame, would find them). The key's memory is the caller's: a
+/// wipe-on-fork frame or the pools' own.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn key_word(key: &[u8; KEY_LEN], w: usize) -> __m512i {
+    let v: __m512i;
+    // SAFETY: a 4-byte load from bytes `4 w .. 4 w + 4` of the 32-byte key (`w < 8`, as every
+    // caller passes); x86 loads need no alignment. Not `pure`: each call loads again.
+    unsafe {
+        core::arch::asm!(
+            "vpbroadcastd {v}, dword ptr [{p}]",
+            v = out(zmm_reg) v,
+            p = in(reg) key.as_ptr().add(4 * (w & 7)),
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    v
+}
 
 /// Blocks per pass: one per 32-bit lane of a zmm register.
 const LANES: usize = 16;
@@ -42,11 +65,9 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::vocab::state_words(key, nonce, 0);
-    let input: Words = core::array::from_fn(|i| _mm512_set1_epi32(words[i].cast_signed()));
     let mut ctr = counter;
     for pass_out in dest.chunks_mut(PASS_LEN) {
-        pass::<R>(&input, ctr, pass_out);
+        pass::<R>(key, nonce, ctr, pass_out);
         ctr = ctr.wrapping_add((pass_out.len() / BLOCK_LEN) as u32);
     }
     ctr
@@ -74,20 +95,57 @@ macro_rules! quarter_rounds {
 /// straight from its register.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn pass<R: DoubleRounds>(input: &Words, ctr: u32, dest: &mut [u8]) {
-    let mut start = *input;
-    start[12] = _mm512_add_epi32(
+fn pass<R: DoubleRounds>(key: &[u8; KEY_LEN], nonce: &Nonce, ctr: u32, dest: &mut [u8]) {
+    let c = |i: usize| _mm512_set1_epi32(CONSTANTS[i].cast_signed());
+    let counters = _mm512_add_epi32(
         _mm512_set1_epi32(ctr.cast_signed()),
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
     );
-    let mut x = start;
+    // Lanes past the blocks this pass stores compute blocks 2^63 further on, not the ones
+    // after the request (see `avx2::poison_unstored`).
+    let past = _mm512_cmpgt_epi32_mask(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32((dest.len() / BLOCK_LEN) as i32 - 1),
+    );
+    let n13 = _mm512_set1_epi32(nonce[0].cast_signed());
+    let n13 = _mm512_mask_xor_epi32(n13, past, n13, _mm512_set1_epi32(i32::MIN));
+    let n14 = _mm512_set1_epi32(nonce[1].cast_signed());
+    let n15 = _mm512_set1_epi32(nonce[2].cast_signed());
+    // The key words come from the key's memory, here and again for the feed-forward: no copy
+    // of the key is kept across the rounds (see `key_word`).
+    let mut x: Words = [
+        c(0),
+        c(1),
+        c(2),
+        c(3),
+        key_word(key, 0),
+        key_word(key, 1),
+        key_word(key, 2),
+        key_word(key, 3),
+        key_word(key, 4),
+        key_word(key, 5),
+        key_word(key, 6),
+        key_word(key, 7),
+        counters,
+        n13,
+        n14,
+        n15,
+    ];
     for _ in 0..R::COUNT {
         // RFC 8439 §2.3: column round, then diagonal round.
         quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
         quarter_rounds!(x; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
     }
-    for (v, s) in x.iter_mut().zip(start.iter()) {
-        *v = _mm512_add_epi32(*v, *s);
+    for (i, v) in x.iter_mut().enumerate() {
+        let input = match i {
+            0..4 => c(i),
+            4..12 => key_word(key, i - 4),
+            12 => counters,
+            13 => n13,
+            14 => n14,
+            _ => n15,
+        };
+        *v = _mm512_add_epi32(*v, input);
     }
     let out = transpose(&x);
     for (j, &v) in out.iter().enumerate() {

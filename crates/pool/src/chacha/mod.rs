@@ -97,6 +97,7 @@ pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;
 pub(crate) use derive::{OneReadKey, fast_key_erasure_in, fill_erasing, refill_batch};
+pub(crate) use dispatch::block as block_with_nonce;
 pub(crate) use dispatch::keystream as keystream_with_nonce;
 scalrand_os::cfg_rseq! {
     if {

@@ -19,7 +19,7 @@
 
 use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::x86_64::{
-    __m128i, _mm_add_epi32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_shuffle_epi32,
+    __m128i, _mm_add_epi32, _mm_and_si128, _mm_cmpgt_epi32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_shuffle_epi32,
     _mm_shufflehi_epi16, _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_unpackhi_epi32,
     _mm_unpackhi_epi64, _mm_unpacklo_epi32, _mm_unpacklo_epi64, _mm_xor_si128,
 };
@@ -156,6 +156,13 @@ pub(super) fn blocks<R: DoubleRounds>(
             _mm_set1_epi32(ctr.cast_signed()),
             _mm_setr_epi32(0, 1, 2, 3),
         );
+        // Lanes past the blocks this pass stores compute blocks 2^63 further on, not the ones
+        // after the request (see `avx2::poison_unstored`).
+        let past = _mm_cmpgt_epi32(
+            _mm_setr_epi32(0, 1, 2, 3),
+            _mm_set1_epi32((pass.len() / BLOCK_LEN) as i32 - 1),
+        );
+        start[13] = _mm_xor_si128(input[13], _mm_and_si128(past, _mm_set1_epi32(i32::MIN)));
         let mut x = start;
         for _ in 0..R::COUNT {
             quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));

@@ -11,8 +11,9 @@
 //! against the `aes` crate and against FIPS-197 appendix C.3.
 
 use core::arch::x86_64::{
-    __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aeskeygenassist_si128, _mm_loadu_si128,
-    _mm_set_epi64x, _mm_shuffle_epi32, _mm_slli_si128, _mm_storeu_si128, _mm_xor_si128,
+    __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aeskeygenassist_si128, _mm_cvtsi128_si64,
+    _mm_loadu_si128, _mm_set_epi64x, _mm_setzero_si128, _mm_shuffle_epi32, _mm_slli_si128,
+    _mm_storeu_si128, _mm_unpackhi_epi64, _mm_xor_si128,
 };
 
 /// Fifteen round keys, 16-byte aligned for the volatile `__m128i` loads.
@@ -100,15 +101,12 @@ pub(super) unsafe fn ctr(rk: &RoundKeys, counter: u128, out: &mut [u8]) -> u128 
     }
     let rest = eights.into_remainder();
     if !rest.is_empty() {
-        // One more pass of eight (as fast as one block: the rounds are latency-bound) into a
-        // buffer of output, of which the blocks asked for are kept.
-        let mut buf = [0u8; 128];
-        // SAFETY: 128 writable bytes; AES-NI (caller).
-        unsafe { eight_blocks(&key, c, buf.as_mut_ptr()) };
-        rest.copy_from_slice(&buf[..rest.len()]);
-        // One wide volatile store (a byte-wise `zeroize` costs 128 stores, twice per read).
-        // SAFETY: a valid, aligned local.
-        unsafe { core::ptr::write_volatile(&mut buf, [0; 128]) };
+        // One more pass of eight (as fast as one block: the rounds are latency-bound), of
+        // which only the blocks `rest` asks for are stored, straight into it: no buffer on the
+        // stack ever holds a block (a key derivation's blocks are the keys themselves, and a
+        // child forked from another thread copies this thread's stack as it is).
+        // SAFETY: `rest.len()` (below 128) writable bytes; AES-NI (caller).
+        unsafe { eight_blocks_into(&key, c, rest.as_mut_ptr(), rest.len()) };
         c = c.wrapping_add(rest.len().div_ceil(16) as u128);
     }
     c
@@ -122,6 +120,66 @@ pub(super) unsafe fn ctr(rk: &RoundKeys, counter: u128, out: &mut [u8]) -> u128 
 #[target_feature(enable = "aes,sse2")]
 #[inline]
 unsafe fn eight_blocks(key: &impl Fn(usize) -> __m128i, c: u128, out: *mut u8) {
+    let b = rounds(key, c);
+    for (j, x) in b.iter().enumerate() {
+        // SAFETY: block `j` of the caller's 128 bytes.
+        unsafe { _mm_storeu_si128(out.add(16 * j).cast(), *x) };
+    }
+}
+
+/// Encrypts counter blocks `c .. c + 8` and stores the first `len` bytes of them at `out`:
+/// whole blocks with one store each, a last partial block byte by byte from two general
+/// registers. The blocks never pass through memory other than `out`.
+///
+/// # Safety
+/// The CPU has AES-NI; `out` is valid for `len < 128` bytes of writes.
+#[target_feature(enable = "aes,sse2")]
+#[inline]
+unsafe fn eight_blocks_into(key: &impl Fn(usize) -> __m128i, c: u128, out: *mut u8, len: usize) {
+    let mut b = rounds(key, c);
+    // Every block is computed here, in registers: without this fence the compiler sinks the
+    // rounds of the blocks that are stored only for some lengths into those branches and keeps
+    // the round keys (the first two are the key itself) in stack slots until then.
+    // SAFETY: an empty instruction string; it only marks the eight registers as read and
+    // written.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} {1} {2} {3} {4} {5} {6} {7} */",
+            inout(xmm_reg) b[0], inout(xmm_reg) b[1], inout(xmm_reg) b[2], inout(xmm_reg) b[3],
+            inout(xmm_reg) b[4], inout(xmm_reg) b[5], inout(xmm_reg) b[6], inout(xmm_reg) b[7],
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    let (whole, part) = (len / 16, len % 16);
+    // Unrolled over the eight blocks with `j` a constant in each copy, so that `b` stays in
+    // registers (an index only known at run time would put the array in a stack slot).
+    let mut last = _mm_setzero_si128();
+    for (j, x) in b.iter().enumerate() {
+        if j < whole {
+            // SAFETY: block `j` lies within the caller's `len` bytes.
+            unsafe { _mm_storeu_si128(out.add(16 * j).cast(), *x) };
+        } else if j == whole {
+            last = *x;
+        }
+    }
+    let lo = _mm_cvtsi128_si64(last) as u64;
+    let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(last, last)) as u64;
+    let tail = out.wrapping_add(16 * whole);
+    for i in 0..part {
+        let w = if i < 8 {
+            lo >> (8 * i)
+        } else {
+            hi >> (8 * (i - 8))
+        };
+        // SAFETY: byte `16 * whole + i < len` of the caller's bytes.
+        unsafe { tail.add(i).write(w as u8) };
+    }
+}
+
+/// The fourteen rounds of AES-256 on counter blocks `c .. c + 8`, in registers.
+#[target_feature(enable = "aes,sse2")]
+#[inline]
+fn rounds(key: &impl Fn(usize) -> __m128i, c: u128) -> [__m128i; 8] {
     let k = key(0);
     let mut b = [k; 8];
     for (j, x) in b.iter_mut().enumerate() {
@@ -134,10 +192,10 @@ unsafe fn eight_blocks(key: &impl Fn(usize) -> __m128i, c: u128, out: *mut u8) {
         }
     }
     let k = key(14);
-    for (j, x) in b.iter().enumerate() {
-        // SAFETY: block `j` of the caller's 128 bytes.
-        unsafe { _mm_storeu_si128(out.add(16 * j).cast(), _mm_aesenclast_si128(*x, k)) };
+    for x in &mut b {
+        *x = _mm_aesenclast_si128(*x, k);
     }
+    b
 }
 
 #[cfg(all(test, not(miri)))]

@@ -32,17 +32,9 @@ pub const MAX_REQUEST: usize = 1 << 20;
 /// output block after FS&K's first reseed (see "Concurrent key schedule" in the module docs).
 pub const READER_FIRST_BLOCK: u128 = 1;
 
-/// Bytes of the 2·KB blocks [`Generator::reserve`] derives at once: 128 for ChaCha20 (2 × 64),
-/// 64 for AES (4 × 16).
-pub(crate) const RESERVE_BUF: usize = 128;
-
-/// Working bytes a locked read or a reserve needs (the larger of [`GENERATE_BUF`] and
-/// [`RESERVE_BUF`]).
-pub(crate) const WORK_BUF: usize = if GENERATE_BUF > RESERVE_BUF {
-    GENERATE_BUF
-} else {
-    RESERVE_BUF
-};
+/// Working bytes of a key derivation ([`Prf::derive_key`]): one ChaCha20 block, or AES's two
+/// key blocks.
+pub(crate) const WORK_BUF: usize = 64;
 
 /// Writes `P`'s keyed form of `key` into `keyed`, in a frame of its own (the caller wipes the
 /// stack below it afterwards).
@@ -50,10 +42,6 @@ pub(crate) const WORK_BUF: usize = if GENERATE_BUF > RESERVE_BUF {
 pub(crate) fn keyed_in_frame<P: Prf>(key: &[u8; 32], keyed: &mut core::mem::MaybeUninit<P::Keyed>) {
     P::keyed_in(key, keyed);
 }
-
-/// Stack buffer for a read short enough to run with its rekey in one keystream call
-/// ([`Generator::generate_seeded`]): up to 224 bytes with AES, 192 with ChaCha20.
-const GENERATE_BUF: usize = 256;
 
 /// Domain label of the fork secret (see [`Generator::fork_secret`]).
 const FORK_SECRET_LABEL: &[u8] = b"scalrand fortuna fork secret";
@@ -203,7 +191,7 @@ impl<P: Prf> Generator<P> {
     }
 
     /// [`generate_seeded`](Self::generate_seeded) with its working memory given: `work` for
-    /// a short read's blocks and `keyed` (empty on entry and on return) for K's keyed form.
+    /// the new key's blocks and `keyed` (empty on entry and on return) for K's keyed form.
     /// Fortuna's locked reads pass a frame of wipe-on-fork memory, so that a child forked
     /// from another thread during the read finds no expanded K (which would give it the
     /// parent's next K) in a stack local.
@@ -219,20 +207,10 @@ impl<P: Prf> Generator<P> {
         crate::chacha::wipe_stack();
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
-        // A short read and the new key in one keystream call (one AES batch, one ChaCha
-        // backend call and stack wipe): the output's blocks, its last block padded, then the
-        // key's. The same blocks, counter and bytes as two calls; the buffer is wiped.
-        let padded = out.len().div_ceil(P::BLOCK_LEN) * P::BLOCK_LEN;
-        let key_at = padded;
-        if let Some(buf) = work[..GENERATE_BUF].get_mut(..padded + P::KEY_BLOCKS * P::BLOCK_LEN) {
-            self.counter = P::keystream(k, self.counter, buf);
-            out.copy_from_slice(&buf[..out.len()]);
-            self.key.copy_from_slice(&buf[key_at..key_at + 32]);
-            buf.zeroize();
-        } else {
-            let c = P::keystream(k, self.counter, out);
-            self.counter = P::keystream(k, c, &mut self.key);
-        }
+        // The output straight into `out`, then the new key through `work` (see
+        // `Prf::derive_key`: its blocks never pass through a stack slot).
+        let c = P::keystream(k, self.counter, out);
+        self.counter = P::derive_key(k, c, &mut self.key, work);
         crate::chacha::observe_key(&self.key);
         // SAFETY: written above, dropped once (the expanded K wipes itself as it drops).
         unsafe { keyed.assume_init_drop() };
@@ -253,7 +231,7 @@ impl<P: Prf> Generator<P> {
         self.reserve_in(reader_key, &mut work, &mut keyed);
     }
 
-    /// [`reserve`](Self::reserve) with its working memory given: `work` for the blocks and
+    /// [`reserve`](Self::reserve) with its working memory given: `work` for the keys' blocks and
     /// `keyed` (empty on entry and on return) for the old K's keyed form. A Concurrent read
     /// passes its frame of wipe-on-fork memory, so that a fork child finds neither the
     /// reader's key nor the old K (which would give it) in a stack local, even while this
@@ -270,18 +248,9 @@ impl<P: Prf> Generator<P> {
         crate::chacha::wipe_stack();
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
-        let kb_bytes = P::KEY_BLOCKS * P::BLOCK_LEN;
-        // Both keys' 2·KB blocks in one keystream call (one ChaCha core setup, one AES batch),
-        // then the first 32 bytes of each half; the buffer is wiped.
-        if let Some(buf) = work[..RESERVE_BUF].get_mut(..2 * kb_bytes) {
-            self.counter = P::keystream(k, self.counter, buf);
-            reader_key.copy_from_slice(&buf[..32]);
-            self.key.copy_from_slice(&buf[kb_bytes..kb_bytes + 32]);
-            buf.zeroize();
-        } else {
-            let c = P::keystream(k, self.counter, reader_key);
-            self.counter = P::keystream(k, c, &mut self.key);
-        }
+        // Each key through `work` (see `Prf::derive_key`).
+        let c = P::derive_key(k, self.counter, reader_key, work);
+        self.counter = P::derive_key(k, c, &mut self.key, work);
         crate::chacha::observe_key(reader_key);
         crate::chacha::observe_key(&self.key);
         // SAFETY: written above, dropped once (the expanded old K wipes itself as it drops).

@@ -139,13 +139,20 @@
 //!
 //! **Reads in progress in other threads.** A child also inherits a copy of every other
 //! thread's stack. While a read generates, it holds a key: a Concurrent reader's private key
-//! `k_r` and its keyed form (the expanded AES-256 schedule or the ChaCha20 key), the locked
-//! half's blocks (which briefly hold `k_r` and the next K) and the old K's keyed form that
-//! produces them; a Locked read holds K's keyed form, from which the next K follows. All of
-//! these live in a frame of wipe-on-fork memory taken for the read
-//! ([`Scratch`](scalrand_os::scratch::Scratch)), never in a stack local, so a child forked
-//! from another thread while the read runs finds zeros (`tests/fork_mid_read.rs`, with both
-//! PRFs, 300 B to 2 MiB Concurrent reads). AES-256 runs on this crate's own AES-NI code,
+//! `k_r` and its keyed form (the expanded AES-256 schedule or the ChaCha20 key), the blocks
+//! each new key is taken from (`k_r` and the next K; a Locked read's next K; a long read's
+//! next reader key) and the old K's keyed form that produces them; a Locked read holds K's
+//! keyed form, from which the next K follows. All of these live in a frame of wipe-on-fork
+//! memory taken for the read ([`Scratch`](scalrand_os::scratch::Scratch)), never in a stack
+//! local, so a child forked from another thread while the read runs finds zeros
+//! (`tests/fork_mid_read.rs`, with both PRFs, 300 B to 2 MiB Concurrent reads). Each key's
+//! blocks are computed in registers and stored only into the frame: with AES-NI, eight blocks
+//! per pass stored block by block (a short pass included); with ChaCha20, the single-block
+//! function. `tests/stack_every_step.rs` single-steps 300-byte reads in both modes under
+//! `ptrace` and finds no 16-byte piece of any key on the reading thread's stack at any
+//! instruction with AES-NI; with ChaCha20 the output's keystream runs on the node pools'
+//! backends, whose frames hold what the node pools' "Fork safety" says (single key words
+//! broadcast across a register on AVX2 and SSE2). AES-256 runs on this crate's own AES-NI code,
 //! which expands the key in place and reads round keys where they lie: the `aes` crate
 //! returns the expanded schedule by value and keeps round keys in its own stack frame while
 //! it encrypts a short run (the first two round keys of AES-256 are the key), so on a CPU

@@ -69,6 +69,29 @@ pub trait Prf: sealed::Sealed + Send + Sync + 'static {
     /// bytes taken from `ceil(out.len() / BLOCK_LEN)` blocks, the unused tail of the last block
     /// discarded. Returns the counter after the last block used.
     fn keystream(keyed: &Self::Keyed, counter: u128, out: &mut [u8]) -> u128;
+
+    /// Writes the [`KEY_BLOCKS`](Self::KEY_BLOCKS) blocks from `counter` into `work`, their
+    /// first 32 bytes into `key`, and zeroes `work`; returns the counter after them. `work`
+    /// is the caller's (a reader frame of wipe-on-fork memory): the blocks, which hold the
+    /// key, are computed in registers and stored only there, never in a stack slot of the
+    /// call, where a child forked from another thread at that moment would find them. A
+    /// ChaCha20 key block runs on the single-block function (four registers, nothing
+    /// spilled) rather than a bulk backend.
+    fn derive_key(
+        keyed: &Self::Keyed,
+        counter: u128,
+        key: &mut [u8; 32],
+        work: &mut [u8; 64],
+    ) -> u128 {
+        let c = Self::keystream(
+            keyed,
+            counter,
+            &mut work[..Self::KEY_BLOCKS * Self::BLOCK_LEN],
+        );
+        key.copy_from_slice(&work[..32]);
+        work.zeroize();
+        c
+    }
 }
 
 /// Number of blocks that produce `bytes` bytes.
@@ -282,6 +305,26 @@ impl Prf for ChaCha20Prf {
             rest = later;
         }
         c
+    }
+
+    fn derive_key(
+        keyed: &ChaChaKey,
+        counter: u128,
+        key: &mut [u8; 32],
+        work: &mut [u8; 64],
+    ) -> u128 {
+        let c = counter;
+        let nonce = [(c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
+        crate::chacha::block_with_nonce(
+            &keyed.0,
+            &nonce,
+            c as u32,
+            crate::chacha::Rounds::ChaCha20,
+            work,
+        );
+        key.copy_from_slice(&work[..32]);
+        work.zeroize();
+        c.wrapping_add(1)
     }
 }
 

@@ -158,10 +158,19 @@
 //! (qemu-user and other emulators whose `madvise` does nothing, macOS, systems before Linux
 //! 4.14), keys sit in ordinary memory and a child that never reads keeps a copy of the slot
 //! and node keys of the moment, and of the keys of reads in flight at the fork; its own first
-//! read erases and replaces all of them. The keystream backends keep the key words they work
-//! on in vector registers, broadcast one word per register, and a backend that runs out of
-//! registers spills such words to its own stack frame for the length of one call; no backend
-//! stores the key's 32 bytes contiguously there in an optimised build. Builds without
+//! read erases and replaces all of them. While a keystream call runs, what its own stack frame
+//! holds depends on the backend (`tests/stack_every_step.rs` single-steps reads under
+//! `ptrace` and searches the reading thread's stack after every instruction for 16-byte
+//! pieces of every key the read derives): the AVX-512 backend keeps all 16 state words in
+//! registers and loads the key words from the key's own memory again for the feed-forward,
+//! so on whole 16-block passes (a 4 KiB read) nothing of a key is on the stack at any
+//! instruction; the AVX2 and SSE2 backends, 16 state words in 16 vector registers, spill
+//! single key words broadcast across a register's lanes to their frame for the length of a
+//! call, and the portable backend spills key words side by side; every key derivation runs
+//! on the single-block function, which keeps its four rows in registers and stores the block
+//! straight into the slot's or frame's memory. The lanes of a last partial pass that are not
+//! stored compute blocks 2^63 further on, not the blocks after the request, so no backend
+//! computes a future key or batch that it then leaves in a spill slot. Builds without
 //! optimisation copy key words into stack temporaries for the length of each call (a fork
 //! landing in one finds them): ship optimised builds. A core dump taken during a read holds
 //! that read's frame like any other memory.

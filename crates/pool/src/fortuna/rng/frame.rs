@@ -18,7 +18,8 @@ use crate::fortuna::prf::Prf;
 pub(super) struct ReaderFrame<P: Prf> {
     pub(super) key: [u8; 32],
     pub(super) keyed: MaybeUninit<P::Keyed>,
-    /// The locked half's blocks (the reader key and the next K; a locked read's blocks).
+    /// The blocks of each key derived (the reader key and the next K; a locked read's next K;
+    /// a long read's next reader key).
     pub(super) work: [u8; WORK_BUF],
 }
 
@@ -63,7 +64,7 @@ pub(super) fn generate_with_reader_key<P: Prf>(frame: &mut ReaderFrame<P>, dest:
         let keyed = unsafe { frame.keyed.assume_init_ref() };
         c = P::keystream(keyed, c, piece);
         if pieces.peek().is_some() {
-            c = P::keystream(keyed, c, &mut frame.key);
+            c = P::derive_key(keyed, c, &mut frame.key, &mut frame.work);
             crate::chacha::observe_key(&frame.key);
             // SAFETY: expanded, and not dropped since; expanded again right after.
             unsafe { frame.drop_keyed() };

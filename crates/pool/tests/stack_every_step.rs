@@ -1,0 +1,163 @@
+//! No key on the stack at any instruction of a read: a child single-stepped under `ptrace`
+//! (`scalrand_testkit::trace`) has its stack read after every instruction of one read and
+//! searched for 16-byte pieces of every key the read derives (either half, or a key word
+//! repeated across a vector's lanes). A fork from another thread at that instruction would
+//! hand the child whatever is found.
+//!
+//! What is allowed depends on the backend, as the pools' docs say (see [`Allow`]): nothing
+//! for AES-NI and for AVX-512 on whole passes; single key words broadcast across a vector's
+//! lanes where a backend runs out of vector registers.
+//!
+//! Covered: Fortuna's reads in both modes with both PRFs (the reader key and the next
+//! generator key of a Concurrent read, the new generator key of a Locked one), and the node
+//! pools' reads through a slot (200 B, 4 KiB) and through the node fallback, rseq off (a
+//! single step inside a restartable section aborts it; the rseq path's keystream runs the same
+//! backend code). Run on every backend (`cargo xtask ci`'s backends step).
+//!
+//! Optimised builds only, as the other memory scans (an unoptimised build copies every key
+//! word into stack temporaries).
+
+#![cfg(all(
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu",
+    feature = "std",
+    not(miri),
+    not(debug_assertions)
+))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
+
+use scalrand_pool::chacha::{__observe_keys, Backend, backend};
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
+use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_testkit::trace::{Marks, Traced, scan_every_step};
+
+/// What a read may leave on its stack while it runs, as the pools' and Fortuna's "Fork
+/// safety" docs say: nothing, where every cipher call keeps its state in registers (AES-NI,
+/// and the AVX-512 ChaCha backend for whole 16-block passes); elsewhere a ChaCha backend that
+/// runs out of vector registers may spill single key words broadcast across a register's
+/// lanes, and the portable backend, 16 state words in 15 general registers, may spill key
+/// words side by side. A piece that is neither is always a failure.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Allow {
+    Nothing,
+    DocumentedSpills,
+}
+
+fn check(name: &str, t: &Traced, allow: Allow) {
+    eprintln!(
+        "{name} on {:?}: {} keys, {} instructions, {} hits ({} key halves) {:?}",
+        backend(),
+        t.keys,
+        t.steps,
+        t.hit_count,
+        t.half_hits,
+        t.hits.first()
+    );
+    assert!(t.keys > 0 && t.steps > 100, "{name}: nothing was traced");
+    let bad = match allow {
+        Allow::Nothing => t.hit_count,
+        Allow::DocumentedSpills if backend() == Backend::Portable => 0,
+        Allow::DocumentedSpills => t.half_hits,
+    };
+    assert!(
+        bad == 0,
+        "{name} on {:?}: a key piece on the stack at {bad} instructions: {:#?}, halves {:#?}",
+        backend(),
+        t.hits,
+        t.halves
+    );
+}
+
+fn aes_ni() -> bool {
+    std::arch::is_x86_feature_detected!("aes")
+}
+
+fn fortuna<P: Prf>(mode: ReadMode, len: usize) {
+    let work = move |m: &Marks| {
+        let f = Fortuna::<P>::with_prf_and_seed(mode, &[7u8; 32]).unwrap();
+        let mut buf = vec![0u8; len];
+        f.fill_bytes(&mut buf);
+        m.start();
+        f.fill_bytes(&mut buf);
+        m.stop();
+    };
+    let t = scan_every_step(__observe_keys, &work);
+    // AES-256 with AES-NI holds nothing on the stack; ChaCha20 runs the bulk backends.
+    let allow = if P::NAME == "AES-256" {
+        Allow::Nothing
+    } else {
+        Allow::DocumentedSpills
+    };
+    check(&format!("Fortuna {} {mode:?} {len} B", P::NAME), &t, allow);
+}
+
+/// Without AES-NI the `aes` crate serves, which keeps round keys in its own frame (the docs'
+/// known exception): nothing to check there.
+#[test]
+fn fortuna_aes_concurrent() {
+    if aes_ni() {
+        fortuna::<Aes256Prf>(ReadMode::Concurrent, 300);
+    }
+}
+
+#[test]
+fn fortuna_aes_locked() {
+    if aes_ni() {
+        fortuna::<Aes256Prf>(ReadMode::Locked, 300);
+    }
+}
+
+#[test]
+fn fortuna_chacha_concurrent() {
+    fortuna::<ChaCha20Prf>(ReadMode::Concurrent, 300);
+}
+
+#[test]
+fn fortuna_chacha_locked() {
+    fortuna::<ChaCha20Prf>(ReadMode::Locked, 300);
+}
+
+fn pools(len: usize, all_slots_busy: bool) {
+    let work = move |m: &Marks| {
+        let p = NodePools::from_seed(Topology::from_nodes(vec![vec![0, 1]]), &[9u8; 32]).unwrap();
+        let mut buf = vec![0u8; len];
+        p.fill_bytes(&mut buf);
+        let mut read = || {
+            m.start();
+            p.fill_bytes(&mut buf);
+            m.stop();
+        };
+        if all_slots_busy {
+            p.__with_all_slots_busy(read);
+        } else {
+            read();
+        }
+    };
+    let t = scan_every_step(__observe_keys, &work);
+    let path = if all_slots_busy { "node" } else { "slot" };
+    // A read of whole 1 KiB passes on AVX-512 runs no other backend; a slot read of a batch
+    // already made runs none.
+    let allow =
+        if (backend() == Backend::Avx512 && len % 1024 == 0) || (len <= 256 && !all_slots_busy) {
+            Allow::Nothing
+        } else {
+            Allow::DocumentedSpills
+        };
+    check(&format!("NodePools {path} {len} B"), &t, allow);
+}
+
+#[test]
+fn node_pools_slot_200() {
+    pools(200, false);
+}
+
+#[test]
+fn node_pools_slot_4096() {
+    pools(4096, false);
+}
+
+#[test]
+fn node_pools_node_fallback_200() {
+    pools(200, true);
+}

@@ -1,0 +1,521 @@
+//! Stack scans at every instruction, and signals injected at any chosen instruction, by
+//! single-stepping a forked child under `ptrace`.
+//!
+//! A fork from another thread copies the reading thread's stack as it is at that instruction;
+//! a signal writes a frame of every register below the stack pointer at that instruction.
+//! Timing-based tests (fork at a random moment, signals at random intervals) hit a short
+//! exposure only now and then. Here a tracer walks the work one instruction at a time instead:
+//!
+//! * [`scan_every_step`]: after each instruction it reads the stack below the point where the
+//!   work started (64 KiB, and the red zone below the stack pointer) and looks, wherever a byte
+//!   changed, for a 16-byte piece of any key the work derives: either half of it, or one of its
+//!   32-bit words repeated four times (a word broadcast across a vector register's lanes, as the
+//!   wide ChaCha backends hold the key). A hit is a moment at which a fork child would find it.
+//! * [`signal_at_step`]: runs the work to instruction `n`, delivers a signal there (the child's
+//!   handler runs on the thread's stack, or on an alternate stack), lets the work finish, and
+//!   scans the same memory, and the alternate stack, once at the end: what a signal frame left
+//!   behind after the work's own wipes.
+//!
+//! The keys are learnt in a first, untraced child that runs the same work with the key
+//! observer installed; the work must therefore be deterministic (a seeded generator, built
+//! inside the work so that neither child inherits a fork-detected instance) and run on one
+//! CPU (both children are pinned to CPU 0). rseq is unregistered in both children: a single
+//! step inside a restartable section makes the kernel abort it, forever.
+//!
+//! Linux x86_64 only. The tracer allocates freely; the children are forked from a test
+//! thread and allocate only inside the work.
+
+use std::collections::HashSet;
+
+/// Where a key piece was found.
+#[derive(Clone, Debug)]
+pub struct Hit {
+    /// The instruction count at which it was there (0: at the end).
+    pub step: u64,
+    /// The instruction pointer then, as an offset into the test executable's file (for
+    /// `addr2line -f -C -e EXE 0x..`) when it lies in it, else the address.
+    pub rip: u64,
+    /// Its address minus the stack pointer then (negative: below the stack pointer).
+    pub from_sp: i64,
+    /// Which key (index into the keys the work derived) and which piece of it.
+    pub key: usize,
+    /// `"half 0"`, `"half 1"` or `"word k x4"`.
+    pub piece: String,
+}
+
+/// What a traced run saw.
+#[derive(Clone, Debug, Default)]
+pub struct Traced {
+    /// Keys the work derived (from the untraced child).
+    pub keys: usize,
+    /// Instructions stepped.
+    pub steps: u64,
+    /// Where key pieces were found (at most 16 kept).
+    pub hits: Vec<Hit>,
+    /// All hits, counted.
+    pub hit_count: u64,
+    /// Hits that were a key half (16 contiguous key bytes), counted.
+    pub half_hits: u64,
+    /// The first of those (at most 8).
+    pub halves: Vec<Hit>,
+}
+
+/// The key observer a crate under test exposes (`__observe_keys`).
+pub type Install = fn(Option<fn(&[u8; 32])>);
+
+/// Marks the traced stretch inside the work: call [`Marks::start`] right before the code under
+/// test and [`Marks::stop`] right after it. Untraced, both do nothing.
+#[derive(Debug)]
+pub struct Marks {
+    traced: bool,
+}
+
+impl Marks {
+    /// Start of the traced stretch.
+    pub fn start(&self) {
+        if self.traced {
+            // SAFETY: raise(2) on this process; the tracer catches the stop.
+            unsafe { libc::raise(libc::SIGSTOP) };
+        }
+    }
+
+    /// End of the traced stretch.
+    pub fn stop(&self) {
+        self.start();
+    }
+}
+
+const BELOW: usize = 64 << 10;
+const ABOVE: usize = 256;
+
+static KEY_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+fn send_key(k: &[u8; 32]) {
+    let fd = KEY_FD.load(std::sync::atomic::Ordering::Relaxed);
+    crate::fork::write_all(fd, k);
+}
+
+fn child_setup() {
+    assert!(crate::cpu::pin_to(0), "pin to CPU 0");
+    // Not every kernel or libc registers rseq; either way none is left.
+    let _ = crate::rseq::unregister_rseq();
+}
+
+/// Runs `work` in an untraced child with the observer on; returns the keys it derived.
+pub fn keys_of(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Vec<[u8; 32]> {
+    let mut fds = [0; 2];
+    // SAFETY: a two-int array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let pid = crate::fork::libc_fork();
+    if pid == 0 {
+        // SAFETY: closing this child's copy of the read end.
+        unsafe { libc::close(fds[0]) };
+        KEY_FD.store(fds[1], std::sync::atomic::Ordering::Relaxed);
+        child_setup();
+        install(Some(send_key));
+        work(&Marks { traced: false });
+        install(None);
+        // SAFETY: ends the child without running the parent's exit handlers.
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: the parent's copy of the write end.
+    unsafe { libc::close(fds[1]) };
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: reads into a local buffer of its length.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n as usize]);
+    }
+    // SAFETY: our read end.
+    unsafe { libc::close(fds[0]) };
+    let status = wait(pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the untraced child failed: {status:#x}"
+    );
+    bytes
+        .chunks_exact(32)
+        .map(|c| c.try_into().unwrap())
+        .collect()
+}
+
+/// A 16-byte piece of a key, the key's index and the piece's name.
+type Piece = ([u8; 16], usize, String);
+
+/// The 16-byte pieces searched for, with their key and name.
+fn pieces(keys: &[[u8; 32]]) -> (HashSet<[u8; 16]>, Vec<Piece>) {
+    let mut set = HashSet::new();
+    let mut named = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        for h in 0..2 {
+            let p: [u8; 16] = k[16 * h..16 * h + 16].try_into().unwrap();
+            named.push((p, i, format!("half {h}")));
+        }
+        for w in 0..8 {
+            let word = &k[4 * w..4 * w + 4];
+            let mut p = [0u8; 16];
+            for l in 0..4 {
+                p[4 * l..4 * l + 4].copy_from_slice(word);
+            }
+            named.push((p, i, format!("word {w} x4")));
+        }
+    }
+    // Pieces with many equal bytes would match unrelated memory: drop them (a random key has
+    // one with probability below 10^-20).
+    named.retain(|(p, _, _)| {
+        let mut s = *p;
+        s.sort_unstable();
+        s.windows(2).filter(|w| w[0] == w[1]).count() < 8 || p.chunks(4).all(|c| c == &p[..4])
+    });
+    for (p, _, _) in &named {
+        set.insert(*p);
+    }
+    (set, named)
+}
+
+/// Where the executable's first mapping starts, if `rip` lies in this process's executable
+/// (the child's mappings are this process's), else 0.
+fn exe_base(rip: u64) -> u64 {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
+    let exe = exe.to_string_lossy();
+    let mut base = None;
+    let mut inside = false;
+    for line in maps.lines().filter(|l| l.ends_with(&*exe)) {
+        let range = line.split(' ').next().unwrap_or("");
+        let (a, b) = range.split_once('-').unwrap_or(("0", "0"));
+        let (a, b) = (
+            u64::from_str_radix(a, 16).unwrap_or(0),
+            u64::from_str_radix(b, 16).unwrap_or(0),
+        );
+        base.get_or_insert(a);
+        inside |= (a..b).contains(&rip);
+    }
+    if inside { base.unwrap_or(0) } else { 0 }
+}
+
+fn wait(pid: libc::pid_t) -> libc::c_int {
+    let mut status = 0;
+    // SAFETY: waits for our own child into a local.
+    let r = unsafe { libc::waitpid(pid, &raw mut status, libc::__WALL) };
+    assert_eq!(r, pid, "waitpid: {}", std::io::Error::last_os_error());
+    status
+}
+
+fn regs(pid: libc::pid_t) -> libc::user_regs_struct {
+    // SAFETY: an all-zero `user_regs_struct` is valid; PTRACE_GETREGS fills it.
+    let mut r: libc::user_regs_struct = unsafe { core::mem::zeroed() };
+    // SAFETY: our stopped tracee, a valid out pointer.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETREGS,
+            pid,
+            core::ptr::null_mut::<libc::c_void>(),
+            &raw mut r,
+        )
+    };
+    assert_eq!(rc, 0, "PTRACE_GETREGS: {}", std::io::Error::last_os_error());
+    r
+}
+
+fn read_mem(pid: libc::pid_t, addr: u64, out: &mut [u8]) {
+    let local = libc::iovec {
+        iov_base: out.as_mut_ptr().cast(),
+        iov_len: out.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: out.len(),
+    };
+    // SAFETY: one local and one remote iovec; the local one is our buffer.
+    let n = unsafe { libc::process_vm_readv(pid, &raw const local, 1, &raw const remote, 1, 0) };
+    assert_eq!(
+        n,
+        out.len() as isize,
+        "process_vm_readv: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+fn ptrace(req: libc::c_uint, pid: libc::pid_t, data: usize) {
+    // SAFETY: a request on our own tracee with no address argument.
+    let rc = unsafe {
+        libc::ptrace(
+            req,
+            pid,
+            core::ptr::null_mut::<libc::c_void>(),
+            data as *mut libc::c_void,
+        )
+    };
+    assert_eq!(rc, 0, "ptrace {req}: {}", std::io::Error::last_os_error());
+}
+
+/// Forks the traced child and returns its pid, stopped at [`Marks::start`].
+fn traced_child(prepare: fn(), work: &(dyn Fn(&Marks) + Sync)) -> libc::pid_t {
+    let pid = crate::fork::libc_fork();
+    if pid == 0 {
+        child_setup();
+        prepare();
+        // SAFETY: PTRACE_TRACEME takes no pointers.
+        unsafe {
+            libc::ptrace(
+                libc::PTRACE_TRACEME,
+                0,
+                core::ptr::null_mut::<libc::c_void>(),
+                core::ptr::null_mut::<libc::c_void>(),
+            )
+        };
+        work(&Marks { traced: true });
+        // SAFETY: as in `keys_of`.
+        unsafe { libc::_exit(0) };
+    }
+    let st = wait(pid);
+    assert!(
+        libc::WIFSTOPPED(st) && libc::WSTOPSIG(st) == libc::SIGSTOP,
+        "the traced child did not reach its start mark: {st:#x}"
+    );
+    ptrace(
+        libc::PTRACE_SETOPTIONS,
+        pid,
+        libc::PTRACE_O_EXITKILL as usize,
+    );
+    pid
+}
+
+/// Lets the traced child run to its end and reaps it.
+fn finish(pid: libc::pid_t) {
+    ptrace(libc::PTRACE_CONT, pid, 0);
+    loop {
+        let st = wait(pid);
+        if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+            assert!(
+                libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+                "the traced child failed: {st:#x}"
+            );
+            return;
+        }
+        ptrace(libc::PTRACE_CONT, pid, 0);
+    }
+}
+
+/// Looks for key pieces in `mem` (which starts at `base`) at every offset whose 16 bytes
+/// include one in `changed` (or everywhere when `changed` is `None`).
+#[allow(clippy::too_many_arguments)]
+fn search(
+    mem: &[u8],
+    base: u64,
+    changed: Option<&[u8]>,
+    set: &HashSet<[u8; 16]>,
+    named: &[Piece],
+    step: u64,
+    r: &libc::user_regs_struct,
+    out: &mut Traced,
+) {
+    let chunks = mem.len() / 16;
+    let differs = |c: usize| match changed {
+        None => true,
+        Some(prev) => c < chunks && mem[16 * c..16 * c + 16] != prev[16 * c..16 * c + 16],
+    };
+    for c in 0..chunks {
+        // A window starting in chunk `c` lies in chunks `c` and `c + 1`: look only where one of
+        // them changed.
+        if !differs(c) && !differs(c + 1) {
+            continue;
+        }
+        for s in 16 * c..(16 * c + 16).min(mem.len() - 15) {
+            let w: [u8; 16] = mem[s..s + 16].try_into().unwrap();
+            if set.contains(&w) {
+                out.hit_count += 1;
+                let (_, key, piece) = named.iter().find(|(p, _, _)| *p == w).unwrap();
+                let hit = Hit {
+                    step,
+                    rip: r.rip - exe_base(r.rip),
+                    from_sp: (base + s as u64) as i64 - r.rsp as i64,
+                    key: *key,
+                    piece: piece.clone(),
+                };
+                if piece.starts_with("half") {
+                    out.half_hits += 1;
+                    if out.halves.len() < 8 {
+                        out.halves.push(hit.clone());
+                    }
+                }
+                if out.hits.len() < 16 {
+                    out.hits.push(hit);
+                }
+            }
+        }
+    }
+}
+
+/// Single-steps `work`'s traced stretch and looks for key pieces in its stack after every
+/// instruction (see the module docs). `prepare` runs in the traced child before the work.
+pub fn scan_every_step(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Traced {
+    let keys = keys_of(install, work);
+    let (set, named) = pieces(&keys);
+    let mut out = Traced {
+        keys: keys.len(),
+        ..Traced::default()
+    };
+    let pid = traced_child(|| {}, work);
+    let r0 = regs(pid);
+    let base = r0.rsp - BELOW as u64;
+    let mut prev = vec![0u8; BELOW + ABOVE];
+    let mut cur = vec![0u8; BELOW + ABOVE];
+    read_mem(pid, base, &mut prev);
+    loop {
+        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
+        let st = wait(pid);
+        assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
+        let sig = libc::WSTOPSIG(st);
+        if sig == libc::SIGSTOP {
+            break;
+        }
+        assert_eq!(sig, libc::SIGTRAP, "unexpected stop signal {sig}");
+        out.steps += 1;
+        let r = regs(pid);
+        read_mem(pid, base, &mut cur);
+        search(
+            &cur,
+            base,
+            Some(&prev),
+            &set,
+            &named,
+            out.steps,
+            &r,
+            &mut out,
+        );
+        core::mem::swap(&mut prev, &mut cur);
+    }
+    finish(pid);
+    out
+}
+
+/// Where a signal handler runs in [`signal_at_step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandlerStack {
+    /// The interrupted thread's own stack.
+    Thread,
+    /// An alternate stack (`sigaltstack`, `SA_ONSTACK`) of 64 KiB.
+    Alternate,
+}
+
+static mut ALT: [u8; ALT_LEN] = [0; ALT_LEN];
+const ALT_LEN: usize = 64 << 10;
+
+extern "C" fn nothing(_: libc::c_int) {}
+
+fn install_handler(stack: HandlerStack) {
+    // SAFETY: an all-zero sigaction is valid; the handler is an extern "C" fn(c_int).
+    unsafe {
+        let mut sa: libc::sigaction = core::mem::zeroed();
+        sa.sa_sigaction = nothing as *const () as usize;
+        if stack == HandlerStack::Alternate {
+            let ss = libc::stack_t {
+                ss_sp: (&raw mut ALT).cast(),
+                ss_flags: 0,
+                ss_size: ALT_LEN,
+            };
+            assert_eq!(libc::sigaltstack(&raw const ss, core::ptr::null_mut()), 0);
+            sa.sa_flags = libc::SA_ONSTACK;
+        }
+        assert_eq!(
+            libc::sigaction(libc::SIGUSR1, &raw const sa, core::ptr::null_mut()),
+            0
+        );
+    }
+}
+
+fn install_thread() {
+    install_handler(HandlerStack::Thread);
+}
+
+fn install_alternate() {
+    install_handler(HandlerStack::Alternate);
+}
+
+/// The number of instructions in `work`'s traced stretch.
+pub fn count_steps(work: &(dyn Fn(&Marks) + Sync)) -> u64 {
+    let pid = traced_child(|| {}, work);
+    let mut n = 0;
+    loop {
+        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
+        let st = wait(pid);
+        assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
+        if libc::WSTOPSIG(st) == libc::SIGSTOP {
+            break;
+        }
+        n += 1;
+    }
+    finish(pid);
+    n
+}
+
+/// Runs `work`'s traced stretch to instruction `n`, delivers `SIGUSR1` there (a handler that
+/// does nothing, on `stack`), runs on to the stop mark and scans the thread's stack (and the
+/// alternate stack) once for pieces of `keys` (see the module docs).
+pub fn signal_at_step(
+    keys: &[[u8; 32]],
+    work: &(dyn Fn(&Marks) + Sync),
+    n: u64,
+    stack: HandlerStack,
+) -> Traced {
+    let (set, named) = pieces(keys);
+    let mut out = Traced {
+        keys: keys.len(),
+        ..Traced::default()
+    };
+    let prepare = match stack {
+        HandlerStack::Thread => install_thread as fn(),
+        HandlerStack::Alternate => install_alternate as fn(),
+    };
+    let pid = traced_child(prepare, work);
+    let r0 = regs(pid);
+    let base = r0.rsp - BELOW as u64;
+    for _ in 0..n {
+        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
+        let st = wait(pid);
+        assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
+        if libc::WSTOPSIG(st) == libc::SIGSTOP {
+            // Shorter than `n`: nothing to interrupt.
+            finish(pid);
+            return out;
+        }
+        out.steps += 1;
+    }
+    // Deliver the signal as the tracee resumes, then run to the stop mark (the handler's own
+    // stops, if any, are passed through).
+    ptrace(libc::PTRACE_CONT, pid, libc::SIGUSR1 as usize);
+    loop {
+        let st = wait(pid);
+        assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
+        if libc::WSTOPSIG(st) == libc::SIGSTOP {
+            break;
+        }
+        ptrace(libc::PTRACE_CONT, pid, libc::WSTOPSIG(st) as usize);
+    }
+    let r = regs(pid);
+    let mut mem = vec![0u8; BELOW + ABOVE];
+    read_mem(pid, base, &mut mem);
+    search(&mem, base, None, &set, &named, 0, &r, &mut out);
+    if stack == HandlerStack::Alternate {
+        let mut alt = vec![0u8; ALT_LEN];
+        read_mem(pid, (&raw const ALT) as u64, &mut alt);
+        search(
+            &alt,
+            (&raw const ALT) as u64,
+            None,
+            &set,
+            &named,
+            0,
+            &r,
+            &mut out,
+        );
+    }
+    finish(pid);
+    out
+}
