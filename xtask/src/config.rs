@@ -115,6 +115,7 @@ pub const BACKEND_TESTS: &[&str] = &[
     "fork_in_handler",
     "key_registers",
     "stack_every_step",
+    "signal_frames",
 ];
 
 /// The [`BACKEND_TESTS`] that run again, in release, with the default backend: those whose
@@ -125,6 +126,7 @@ pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "fork_mid_read",
     "key_registers",
     "stack_every_step",
+    "signal_frames",
 ];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy

@@ -51,6 +51,7 @@ pub mod primitive;
 mod rseq;
 #[cfg(feature = "alloc")]
 pub mod scratch;
+pub mod signal;
 #[cfg(feature = "alloc")]
 pub mod wipe;
 

@@ -22,7 +22,8 @@
 //! CPU (both children are pinned to CPU 0). rseq is unregistered in both children: a single
 //! step inside a restartable section makes the kernel abort it, forever.
 //!
-//! Linux x86_64 only. The tracer allocates freely; the children are forked from a test
+//! A `rep stos`/`rep movs` instruction counts as one instruction (it runs to a breakpoint
+//! placed after it): single-stepped, it would take one step per byte. Linux x86_64 only. The tracer allocates freely; the children are forked from a test
 //! thread and allocate only inside the work.
 
 use std::collections::HashSet;
@@ -58,6 +59,9 @@ pub struct Traced {
     pub half_hits: u64,
     /// The first of those (at most 8).
     pub halves: Vec<Hit>,
+    /// [`signal_at_step`]: where the signal was delivered (instruction pointer as in
+    /// [`Hit::rip`]) and the stack pointer's distance below where the traced stretch started.
+    pub signal_at: Option<(u64, u64)>,
 }
 
 /// The key observer a crate under test exposes (`__observe_keys`).
@@ -254,6 +258,78 @@ fn ptrace(req: libc::c_uint, pid: libc::pid_t, data: usize) {
     assert_eq!(rc, 0, "ptrace {req}: {}", std::io::Error::last_os_error());
 }
 
+/// The length of the `rep stos`/`rep movs` instruction at `rip` (prefix `f3`, an optional
+/// REX prefix, opcode `a4`/`a5`/`aa`/`ab`), if that is what is there. A single step runs one
+/// iteration of such an instruction (one byte of a `rep stosb`), so [`step`] runs it whole.
+fn rep_string_len(pid: libc::pid_t, rip: u64) -> Option<u64> {
+    let mut b = [0u8; 3];
+    read_mem(pid, rip, &mut b);
+    let op = |x: u8| matches!(x, 0xa4 | 0xa5 | 0xaa | 0xab);
+    match b {
+        [0xf3, x, _] if op(x) => Some(2),
+        [0xf3, r, x] if (0x40..=0x4f).contains(&r) && op(x) => Some(3),
+        _ => None,
+    }
+}
+
+/// Runs one instruction of the stopped tracee (a whole `rep` string instruction as one, up to
+/// a breakpoint after it) and returns the stop status.
+fn step(pid: libc::pid_t) -> libc::c_int {
+    let rip = regs(pid).rip;
+    let Some(len) = rep_string_len(pid, rip) else {
+        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
+        return wait(pid);
+    };
+    let at = rip + len;
+    // SAFETY: PEEKTEXT/POKETEXT on the stopped tracee's own code, one word, restored below.
+    let word = unsafe {
+        libc::ptrace(
+            libc::PTRACE_PEEKTEXT,
+            pid,
+            at as *mut libc::c_void,
+            core::ptr::null_mut::<libc::c_void>(),
+        )
+    };
+    let trap = (word & !0xff) | 0xcc;
+    // SAFETY: as above.
+    unsafe {
+        libc::ptrace(
+            libc::PTRACE_POKETEXT,
+            pid,
+            at as *mut libc::c_void,
+            trap as *mut libc::c_void,
+        )
+    };
+    ptrace(libc::PTRACE_CONT, pid, 0);
+    let st = wait(pid);
+    // SAFETY: as above: the original word back.
+    unsafe {
+        libc::ptrace(
+            libc::PTRACE_POKETEXT,
+            pid,
+            at as *mut libc::c_void,
+            word as *mut libc::c_void,
+        )
+    };
+    if libc::WIFSTOPPED(st) && libc::WSTOPSIG(st) == libc::SIGTRAP {
+        let mut r = regs(pid);
+        if r.rip == at + 1 {
+            r.rip = at;
+            // SAFETY: our stopped tracee, a valid register set.
+            let rc = unsafe {
+                libc::ptrace(
+                    libc::PTRACE_SETREGS,
+                    pid,
+                    core::ptr::null_mut::<libc::c_void>(),
+                    &raw const r,
+                )
+            };
+            assert_eq!(rc, 0, "PTRACE_SETREGS: {}", std::io::Error::last_os_error());
+        }
+    }
+    st
+}
+
 /// Forks the traced child and returns its pid, stopped at [`Marks::start`].
 fn traced_child(prepare: fn(), work: &(dyn Fn(&Marks) + Sync)) -> libc::pid_t {
     let pid = crate::fork::libc_fork();
@@ -368,8 +444,7 @@ pub fn scan_every_step(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Trac
     let mut cur = vec![0u8; BELOW + ABOVE];
     read_mem(pid, base, &mut prev);
     loop {
-        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
-        let st = wait(pid);
+        let st = step(pid);
         assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
         let sig = libc::WSTOPSIG(st);
         if sig == libc::SIGSTOP {
@@ -443,8 +518,7 @@ pub fn count_steps(work: &(dyn Fn(&Marks) + Sync)) -> u64 {
     let pid = traced_child(|| {}, work);
     let mut n = 0;
     loop {
-        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
-        let st = wait(pid);
+        let st = step(pid);
         assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
         if libc::WSTOPSIG(st) == libc::SIGSTOP {
             break;
@@ -477,8 +551,7 @@ pub fn signal_at_step(
     let r0 = regs(pid);
     let base = r0.rsp - BELOW as u64;
     for _ in 0..n {
-        ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
-        let st = wait(pid);
+        let st = step(pid);
         assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
         if libc::WSTOPSIG(st) == libc::SIGSTOP {
             // Shorter than `n`: nothing to interrupt.
@@ -487,6 +560,8 @@ pub fn signal_at_step(
         }
         out.steps += 1;
     }
+    let at = regs(pid);
+    out.signal_at = Some((at.rip - exe_base(at.rip), r0.rsp - at.rsp));
     // Deliver the signal as the tracee resumes, then run to the stop mark (the handler's own
     // stops, if any, are passed through).
     ptrace(libc::PTRACE_CONT, pid, libc::SIGUSR1 as usize);

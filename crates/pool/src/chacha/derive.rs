@@ -5,7 +5,7 @@
 
 use super::block::keystream;
 use super::dispatch;
-use super::erasure::{clear_vector_registers, observe_key};
+use super::erasure::{end_section, end_section_shallow, observe_key};
 use super::vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 use zeroize::Zeroize;
 
@@ -31,6 +31,30 @@ pub(crate) fn fast_key_erasure_in(
     rounds: Rounds,
     block: &mut [u8; BLOCK_LEN],
 ) {
+    fast_key_erasure_step(key, out, rounds, block);
+    end_section();
+}
+
+/// [`fast_key_erasure_in`] ending with [`end_section_shallow`]: for a large read's one-use key,
+/// whose keystream (ending with a full [`end_section`] from the same frame) comes next.
+pub(crate) fn fast_key_erasure_in_before_keystream(
+    key: &mut [u8; KEY_LEN],
+    out: &mut [u8],
+    rounds: Rounds,
+    block: &mut [u8; BLOCK_LEN],
+) {
+    fast_key_erasure_step(key, out, rounds, block);
+    end_section_shallow();
+}
+
+/// The step of [`fast_key_erasure_in`], its section not yet ended.
+#[inline(always)]
+fn fast_key_erasure_step(
+    key: &mut [u8; KEY_LEN],
+    out: &mut [u8],
+    rounds: Rounds,
+    block: &mut [u8; BLOCK_LEN],
+) {
     dispatch::block_leaving_registers(key, &[0; 3], 0, rounds, block);
     key.copy_from_slice(&block[..KEY_LEN]);
     let n = out.len().min(BLOCK_LEN - KEY_LEN);
@@ -40,7 +64,6 @@ pub(crate) fn fast_key_erasure_in(
     if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
         observe_key(k);
     }
-    clear_vector_registers();
 }
 
 /// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])
@@ -55,7 +78,7 @@ pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Ro
     // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
     batch[..KEY_LEN].fill(0);
     observe_key(key);
-    clear_vector_registers();
+    end_section();
 }
 
 /// The secrets of one large read while it generates outside every lock: its one-read key and

@@ -34,7 +34,7 @@ cfg_backend!(avx512 use super::avx512;);
 cfg_backend!(avx2 use super::avx2;);
 cfg_backend!(sse2 use super::sse2;);
 cfg_backend!(neon use super::neon;);
-use super::erasure::{clear_vector_registers, wipe_stack};
+use super::erasure::{end_section, end_section_shallow};
 use super::portable;
 use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds};
 use zeroize::Zeroize;
@@ -205,13 +205,40 @@ pub(crate) fn keystream(
     dest: &mut [u8],
     rounds: Rounds,
 ) {
-    keystream_leaving_registers(key, nonce, counter, dest, rounds);
-    clear_vector_registers();
+    keystream_unwiped(key, nonce, counter, dest, rounds);
+    end_section();
 }
 
-/// [`keystream`] with the stack wiped but the vector registers left as they are: for a caller
-/// that touches key material after it (a batch refill's key copy) and clears them once, after
-/// its last such instruction.
+/// [`keystream`] ending with [`end_section_shallow`]: for Fortuna, whose every read ends with
+/// its own deep wipe from a frame above this call.
+#[inline(never)]
+pub(crate) fn keystream_shallow(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    dest: &mut [u8],
+    rounds: Rounds,
+) {
+    keystream_unwiped(key, nonce, counter, dest, rounds);
+    end_section_shallow();
+}
+
+/// [`block`] ending with [`end_section_shallow`] (see [`keystream_shallow`]).
+#[inline(never)]
+pub(crate) fn block_shallow(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    rounds: Rounds,
+    out: &mut [u8; BLOCK_LEN],
+) {
+    block_leaving_registers(key, nonce, counter, rounds, out);
+    end_section_shallow();
+}
+
+/// [`keystream`] with neither the registers cleared nor the stack wiped: for a caller that
+/// touches key material after it (a batch refill's key copy) and ends the section
+/// ([`end_section`]) once, after its last such instruction.
 #[inline(never)]
 pub(crate) fn keystream_leaving_registers(
     key: &[u8; KEY_LEN],
@@ -221,7 +248,6 @@ pub(crate) fn keystream_leaving_registers(
     rounds: Rounds,
 ) {
     keystream_unwiped(key, nonce, counter, dest, rounds);
-    wipe_stack();
 }
 
 /// [`keystream`] with neither the stack wiped nor the registers cleared (the stack-depth
@@ -253,10 +279,10 @@ pub(crate) fn block(
     out: &mut [u8; BLOCK_LEN],
 ) {
     block_leaving_registers(key, nonce, counter, rounds, out);
-    clear_vector_registers();
+    end_section();
 }
 
-/// [`block`] with the stack wiped but the vector registers left as they are (see
+/// [`block`] with neither the registers cleared nor the stack wiped (see
 /// [`keystream_leaving_registers`]).
 #[inline(never)]
 pub(crate) fn block_leaving_registers(
@@ -272,5 +298,4 @@ pub(crate) fn block_leaving_registers(
         counter,
         out,
     });
-    wipe_stack();
 }

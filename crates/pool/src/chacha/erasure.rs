@@ -5,7 +5,8 @@
 
 use super::vocab::KEY_LEN;
 
-/// Stack bytes below the caller's frame that [`wipe_stack`] zeroes after every backend call:
+/// Stack bytes below the caller's frame that [`end_section`] zeroes after every backend call
+/// (with what a signal frame can add below them):
 /// at least the deepest any backend reaches, measured by `tests/numa_erasure.rs`
 /// (`backend_stack_depth_is_within_the_wipe`, which paints the stack, runs each call and finds
 /// the lowest byte written, with a margin it checks). Builds without optimisation spill every
@@ -16,20 +17,42 @@ pub(crate) const WIPE_DEPTH: usize = 2048;
 #[cfg(debug_assertions)]
 pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 
-/// Zeroes [`WIPE_DEPTH`] bytes of stack below the caller's frame: the frames the backend call
-/// just returned from. Never inlined, so its buffer lies where those frames were; the
-/// optimisation barrier makes the compiler treat the zeroed buffer as read, so the stores stay.
+/// Ends a section of code that held a key or unread keystream: clears the vector and
+/// general-purpose registers ([`clear_vector_registers`]), then wipes the stack below the
+/// caller: the section's frames ([`WIPE_DEPTH`] deep at most, plus [`LEVELS_ABOVE`] for
+/// earlier key work of the same operation in frames a little above this caller's), and any
+/// signal frame written while they ran ([`scalrand_os::signal::wipe_stack`]). In this order,
+/// so that a signal delivered during the wipe saves no register that still holds a key.
+/// Called once, after the section's last instruction that touches a key, from the function
+/// whose callees held it.
 #[inline(never)]
-pub(crate) fn wipe_stack() {
-    wipe_stack_bytes::<WIPE_DEPTH>();
+pub(crate) fn end_section() {
+    clear_vector_registers();
+    scalrand_os::signal::wipe_stack(WIPE_DEPTH + LEVELS_ABOVE);
 }
 
-/// [`wipe_stack`] with a depth of `BYTES`: for callers whose frames below reach deeper than
-/// one backend call (Fortuna's reads, with the AES key schedule).
+/// [`end_section`] for key work that another `end_section` of the same operation follows, from
+/// a frame at most [`LEVELS_ABOVE`] bytes lower (a large read's one-use key, whose keystream
+/// comes next; Fortuna's key expansions, before its read's own final wipe): the registers
+/// are cleared and the section's own frames wiped; what a signal frame wrote below them is
+/// left to the later, deeper wipe, which reaches it.
+#[inline(never)]
+pub(crate) fn end_section_shallow() {
+    clear_vector_registers();
+    let buf = [0u8; WIPE_DEPTH];
+    core::hint::black_box(&buf);
+}
+
+/// Bytes [`end_section`] wipes beyond [`WIPE_DEPTH`]: how much higher than its caller the
+/// frames of an operation's earlier key work may lie (a node key derived inside the node
+/// fallback's frame, a one-use key in the slot read's).
+pub(crate) const LEVELS_ABOVE: usize = 1024;
+
+/// The stack wipe of [`end_section`] with a depth of `BYTES` of the caller's own frames: for callers whose frames
+/// below reach deeper than one backend call (Fortuna's reads, with the AES key schedule).
 #[inline(never)]
 pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
-    let buf = [0u8; BYTES];
-    core::hint::black_box(&buf);
+    scalrand_os::signal::wipe_stack(BYTES);
 }
 
 /// Stack bytes wiped after every Fortuna read, reseed and construction where any of its code

@@ -96,9 +96,12 @@ pub use erasure::__WIPE_DEPTH;
 pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;
-pub(crate) use derive::{OneReadKey, fast_key_erasure_in, fill_erasing, refill_batch};
-pub(crate) use dispatch::block as block_with_nonce;
-pub(crate) use dispatch::keystream as keystream_with_nonce;
+pub(crate) use derive::{
+    OneReadKey, fast_key_erasure_in, fast_key_erasure_in_before_keystream, fill_erasing,
+    refill_batch,
+};
+pub(crate) use dispatch::block_shallow as block_with_nonce;
+pub(crate) use dispatch::keystream_shallow as keystream_with_nonce;
 scalrand_os::cfg_rseq! {
     if {
         // The rseq slots' refill: a batch whose key copy it makes itself.
@@ -108,6 +111,6 @@ scalrand_os::cfg_rseq! {
 pub use dispatch::{Backend, backend};
 pub use erasure::__observe_keys;
 pub(crate) use erasure::{
-    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, clear_vector_registers, observe_key, wipe_stack,
-    wipe_stack_bytes,
+    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, clear_vector_registers, end_section,
+    end_section_shallow, observe_key, wipe_stack_bytes,
 };

@@ -204,7 +204,7 @@ impl<P: Prf> Generator<P> {
     ) {
         debug_assert!(self.seeded && out.len() <= MAX_REQUEST);
         keyed_in_frame::<P>(&self.key, keyed);
-        crate::chacha::wipe_stack();
+        crate::chacha::end_section_shallow();
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
         // The output straight into `out`, then the new key through `work` (see
@@ -245,7 +245,7 @@ impl<P: Prf> Generator<P> {
     ) {
         debug_assert!(self.seeded);
         keyed_in_frame::<P>(&self.key, keyed);
-        crate::chacha::wipe_stack();
+        crate::chacha::end_section_shallow();
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
         // Each key through `work` (see `Prf::derive_key`).

@@ -155,23 +155,26 @@ cpufeatures::new!(aesni_cpuid, "aes", "sse2");
 /// elsewhere the larger `chacha::FORTUNA_WIPE_DEPTH`.
 #[inline]
 pub(crate) fn wipe_below() {
+    // Registers first: a signal delivered during the wipe then saves none that holds a key.
+    crate::chacha::clear_vector_registers();
     if have_aesni() {
         crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH_OWN }>();
     } else {
         crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
     }
-    crate::chacha::clear_vector_registers();
 }
 
 /// Test hook (`doc(hidden)`, not API): the stack depth [`wipe_below`] wipes after every
-/// Fortuna read, reseed and construction on this CPU.
+/// Fortuna read, reseed and construction on this CPU: the depth its own frames reach, and
+/// what a signal frame written during them can add ([`scalrand_os::signal::reach`]).
 #[doc(hidden)]
 pub fn __wipe_depth() -> usize {
-    if have_aesni() {
+    let own = if have_aesni() {
         crate::chacha::FORTUNA_WIPE_DEPTH_OWN
     } else {
         crate::chacha::FORTUNA_WIPE_DEPTH
-    }
+    };
+    own + scalrand_os::signal::reach()
 }
 
 /// Whether this CPU runs the AES-NI path.

@@ -75,8 +75,7 @@ impl NodePool {
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        crate::chacha::wipe_stack();
-        crate::chacha::clear_vector_registers();
+        crate::chacha::end_section();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -106,8 +105,7 @@ impl NodePool {
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        crate::chacha::wipe_stack();
-        crate::chacha::clear_vector_registers();
+        crate::chacha::end_section();
         self.reseeds.fetch_add(1, Ordering::Relaxed);
         true
     }

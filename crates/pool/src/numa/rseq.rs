@@ -44,7 +44,7 @@ use zeroize::Zeroize;
 use super::node::NodePool;
 use super::policy::ScheduleCount;
 use super::slot::BATCH_LEN;
-use crate::chacha::{KEY_LEN, Rounds, clear_vector_registers, observe_key};
+use crate::chacha::{KEY_LEN, Rounds, end_section, observe_key};
 use frames::{Frames, token};
 use protocol::{
     BatchFrame, RseqSlot, SPARE_OWNER, Taken, publish, put_key, skip, stash, take, take_key,
@@ -253,7 +253,7 @@ impl RseqSlots {
         // SAFETY: `frame` was just claimed with `token`; `nodes` outlive the slots (the
         // caller's contract).
         let published = unsafe { self.refill_frame(frame, token, nodes, rounds, fresh_key) };
-        clear_vector_registers();
+        end_section();
         let Some((cpu, old)) = published else {
             return false;
         };

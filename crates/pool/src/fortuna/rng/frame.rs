@@ -35,7 +35,7 @@ impl<P: Prf> ReaderFrame<P> {
         keyed_in_frame::<P>(&self.key, &mut self.keyed);
         self.key.zeroize();
         // The expansion's temporaries lay below this frame: gone before the long generation.
-        crate::chacha::wipe_stack();
+        crate::chacha::end_section_shallow();
         // SAFETY: `expand_in_frame` just initialised it.
         unsafe { self.keyed.assume_init_ref() }
     }

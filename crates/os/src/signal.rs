@@ -1,0 +1,204 @@
+//! What a signal leaves on a thread's stack, and the wipe that removes it after code that held
+//! a secret.
+//!
+//! When a signal is delivered to a thread running on its own stack, the kernel saves every
+//! register of the interrupted code (general-purpose, and the vector state: on x86_64 the
+//! `xsave` area, 2.7 KB with AVX-512) in a frame it writes below the interrupted stack
+//! pointer, past the red zone (128 bytes on x86_64 System V), and runs the handler below
+//! that frame. When the handler returns, nothing erases the frame. Code that held a key in a
+//! register at that instruction has left the key in the frame, where a child forked later, a
+//! core dump, or any read of the stack finds it, long after the code's own erasure of the
+//! registers and of its own frames.
+//!
+//! [`wipe_stack`] zeroes the stack below its caller to the depth the caller's own secret-
+//! holding frames reach *plus* what a signal delivered anywhere in them can write: the red
+//! zone, the kernel's frame ([`frame_bytes`]) and [`HANDLER_BYTES`] for the start of the
+//! handler (its prologue pushes the registers it will use, which still hold the interrupted
+//! code's values). Every secret-holding section of the pools ends with it.
+//!
+//! What it cannot reach: a handler that runs on an alternate stack (`sigaltstack`,
+//! `SA_ONSTACK`) writes the frame there, and a handler that itself goes deeper than
+//! [`HANDLER_BYTES`] leaves the interrupted registers (which it saved) below the wipe.
+
+/// Bytes of the x86_64 System V red zone below the stack pointer, which a signal frame skips;
+/// 0 elsewhere (AAPCS64 has none; Apple's arm64 ABI keeps 128 bytes, counted here).
+pub const RED_ZONE: usize = if cfg!(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_vendor = "apple")
+)) {
+    128
+} else {
+    0
+};
+
+/// Bytes below the kernel's frame counted for the start of a handler that does little (the
+/// registers its prologue saves, a return address, a few locals).
+pub const HANDLER_BYTES: usize = 512;
+
+/// The signal frame size assumed where the kernel does not say ([`frame_bytes`]).
+const DEFAULT_FRAME_BYTES: usize = 4096;
+
+/// The largest frame [`wipe_stack`] reaches past; frames larger than this (x86 AMX tile
+/// state, 8 KiB more, in a thread that asked for it) are covered up to this size.
+pub const MAX_FRAME_BYTES: usize = 12 * 1024;
+
+/// The cached [`frame_bytes`] (0: not yet asked).
+static FRAME_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Bytes the kernel's signal frame takes on this machine: Linux's `AT_MINSIGSTKSZ` auxiliary
+/// vector entry (the frame for this CPU's register state, on x86_64 since Linux 5.14 and on
+/// arm64 since 4.18), else 4 KiB (more than an x86_64 frame with AVX-512 state, or an arm64
+/// frame without SVE), at most [`MAX_FRAME_BYTES`]. Asked once, then cached;
+/// async-signal-safe.
+pub fn frame_bytes() -> usize {
+    let cached = FRAME_BYTES.load(core::sync::atomic::Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    let bytes = kernel_frame_bytes()
+        .unwrap_or(DEFAULT_FRAME_BYTES)
+        .clamp(1, MAX_FRAME_BYTES);
+    FRAME_BYTES.store(bytes, core::sync::atomic::Ordering::Relaxed);
+    bytes
+}
+
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri),
+    not(scalrand_loom)
+))]
+fn kernel_frame_bytes() -> Option<usize> {
+    /// `AT_MINSIGSTKSZ` (include/uapi/linux/auxvec.h).
+    const AT_MINSIGSTKSZ: libc::c_ulong = 51;
+    // SAFETY: getauxval(3) reads the process's auxiliary vector; it has no preconditions and
+    // returns 0 for an entry the kernel did not pass.
+    let v = unsafe { libc::getauxval(AT_MINSIGSTKSZ) };
+    usize::try_from(v).ok().filter(|&v| v != 0)
+}
+
+#[cfg(not(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri),
+    not(scalrand_loom)
+)))]
+fn kernel_frame_bytes() -> Option<usize> {
+    None
+}
+
+/// Bytes a signal delivered anywhere in a caller's frames can write below them:
+/// [`RED_ZONE`] + [`frame_bytes`] + [`HANDLER_BYTES`].
+pub fn reach() -> usize {
+    RED_ZONE + frame_bytes() + HANDLER_BYTES
+}
+
+/// Bytes zeroed per level of [`wipe_stack`]'s recursion (targets other than x86_64).
+const LEVEL: usize = 1024;
+
+/// Zeroes at least `own` + [`reach`] bytes of stack below the caller's frame: the frames of
+/// the secret-holding code the caller just returned from (`own` bytes deep at most) and any
+/// signal frame written while they ran. On x86_64 one page at a time with `rep stosb`, the
+/// stack pointer moved down first; elsewhere in 1 KiB steps, each a frame of its own below
+/// the last (the return address and saved registers between two steps are written by the
+/// call, so nothing older survives there). Never inlined, so it starts where those frames
+/// were.
+#[inline(never)]
+pub fn wipe_stack(own: usize) {
+    let bytes = own + reach();
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: moves the stack pointer down one page (or the rest) at a time and zeroes each
+    // step with `rep stosb` from its lowest byte up, so the first byte touched in each new
+    // page is adjacent to the last step: a guard page below the stack faults as a normal
+    // overflow would, never skipped. The zeroed bytes are above the stack pointer while they
+    // are written (a signal frame goes below them). The stack pointer is restored before the
+    // block ends; the direction flag is clear on entry (System V ABI) and left clear.
+    unsafe {
+        core::arch::asm!(
+            "mov {saved}, rsp",
+            "2:",
+            "mov {step}, 4096",
+            "cmp {left}, {step}",
+            "cmovb {step}, {left}",
+            "sub rsp, {step}",
+            "mov rdi, rsp",
+            "mov rcx, {step}",
+            "rep stosb",
+            "sub {left}, {step}",
+            "jnz 2b",
+            "mov rsp, {saved}",
+            saved = out(reg) _,
+            step = out(reg) _,
+            left = inout(reg) bytes.div_ceil(64) * 64 => _,
+            in("al") 0u8,
+            out("rdi") _,
+            out("rcx") _,
+        );
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    wipe_levels(bytes.div_ceil(LEVEL));
+}
+
+/// One 1 KiB step of [`wipe_stack`], then the next `n - 1` below it.
+#[cfg_attr(all(target_arch = "x86_64", not(miri)), allow(dead_code))]
+#[inline(never)]
+fn wipe_levels(n: usize) {
+    let buf = [0u8; LEVEL];
+    core::hint::black_box(&buf);
+    if n > 1 {
+        wipe_levels(n - 1);
+    }
+    // Read again after the call: the buffer stays live across it, so the call is not turned
+    // into a jump that reuses this frame (each step must lie below the one before).
+    core::hint::black_box(&buf);
+}
+
+#[cfg(all(test, feature = "std", not(miri), not(scalrand_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_frame_size_is_sane() {
+        let b = frame_bytes();
+        assert!((1..=MAX_FRAME_BYTES).contains(&b), "{b}");
+        #[cfg(target_os = "linux")]
+        assert!(b >= 1024, "AT_MINSIGSTKSZ or the default: {b}");
+    }
+
+    /// Paints the stack below this frame, wipes, and checks that everything from just below
+    /// the caller down to the promised depth reads zero.
+    #[test]
+    #[inline(never)]
+    fn the_wipe_reaches_its_depth() {
+        const OWN: usize = 2048;
+        let depth = OWN + reach();
+        paint(depth + 4096);
+        wipe_stack(OWN);
+        let left = painted_below(depth);
+        assert_eq!(left, 0, "{left} painted bytes left within {depth} bytes");
+    }
+
+    #[inline(never)]
+    fn paint(n: usize) {
+        let mut v = [0u8; 64 * 1024];
+        for b in v.iter_mut().take(n) {
+            *b = 0xa5;
+        }
+        core::hint::black_box(&mut v);
+    }
+
+    /// Painted bytes within `depth` bytes below this function's caller's frame.
+    #[inline(never)]
+    fn painted_below(depth: usize) -> usize {
+        let here = 0u8;
+        let top = core::ptr::from_ref(&here) as usize;
+        // Skip this frame's own bytes (a few hundred) and look at the region below.
+        (top - depth..top - 256)
+            .filter(|&a| {
+                // SAFETY: the thread's own stack, below the current frame and above the
+                // guard page (test threads have 2 MiB); volatile, as nothing owns it.
+                unsafe { core::ptr::read_volatile(a as *const u8) == 0xa5 }
+            })
+            .count()
+    }
+}

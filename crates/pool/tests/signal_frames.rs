@@ -1,0 +1,164 @@
+//! No key outlives a signal: a signal delivered at any instruction of a read leaves no piece of
+//! any key in the memory its frame was written to, once the read has returned.
+//!
+//! The kernel writes every register of the interrupted thread (the `xsave` area, up to 2.7 KB
+//! with AVX-512) and its `ucontext` below the stack pointer, past the 128-byte red zone, and
+//! the handler's own frames go below that; nothing wipes that memory when the handler
+//! returns. A read that held a key in a register at that instruction would leave it there,
+//! where a child forked later (from any thread), a core dump or any later read of the stack
+//! finds it. `scalrand_testkit::trace::signal_at_step` runs each read in a forked child under
+//! `ptrace`, delivers `SIGUSR1` (a handler that does nothing) at instruction `n`, lets the
+//! read finish and searches the thread's stack (64 KiB below where the read started) and the
+//! alternate stack for 16-byte pieces of every key the child derived (either half, or a key
+//! word repeated across four lanes). The instructions `n` are spread over the whole read.
+//!
+//! Covered: the node pools through a slot (4 KiB, and 200-byte reads across a refill), the
+//! node fallback, and Fortuna in both modes with both PRFs, with the handler on the thread's
+//! stack; with `SCALRAND_SIGNAL_ALTSTACK` set, also with the handler on an alternate stack,
+//! reported and not asserted (a frame there is not wiped: the pools' "Fork safety" says so).
+//! `SCALRAND_SIGNAL_TRIALS` sets the signals per scenario (32). rseq off (see
+//! `scalrand_testkit::trace`). Optimised builds.
+
+#![cfg(all(
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu",
+    feature = "std",
+    not(miri),
+    not(debug_assertions)
+))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
+
+use scalrand_pool::chacha::{__observe_keys, backend};
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
+use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_testkit::trace::{HandlerStack, Marks, count_steps, keys_of, signal_at_step};
+
+/// Signals per scenario and handler stack, spread evenly over the read's instructions:
+/// `SCALRAND_SIGNAL_TRIALS`, else 32 (each is a traced child stepped to its instruction: about
+/// 0.1 s on a 2-vCPU VM).
+fn trials() -> u64 {
+    std::env::var("SCALRAND_SIGNAL_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
+}
+
+fn run(name: &str, work: &(dyn Fn(&Marks) + Sync)) {
+    let keys = keys_of(__observe_keys, work);
+    let steps = count_steps(work);
+    assert!(!keys.is_empty() && steps > 100, "{name}: nothing to trace");
+    let mut failures = Vec::new();
+    let trials = trials();
+    // The alternate stack is measured only when asked: a frame there is left as it is (see
+    // the pools' "Fork safety"), so there is nothing to assert.
+    let stacks: &[HandlerStack] = if std::env::var_os("SCALRAND_SIGNAL_ALTSTACK").is_some() {
+        &[HandlerStack::Thread, HandlerStack::Alternate]
+    } else {
+        &[HandlerStack::Thread]
+    };
+    for &stack in stacks {
+        let mut exposed = 0;
+        let mut first = None;
+        for k in 0..trials {
+            // Evenly spread, each trial offset a little so that runs differ in the low bits.
+            let n = (k * steps) / trials + (k * 7919) % (steps / trials).max(1);
+            let t = signal_at_step(&keys, work, n, stack);
+            if t.hit_count > 0 {
+                exposed += 1;
+                first.get_or_insert((n, t.signal_at, t.hits[0].clone()));
+            }
+        }
+        eprintln!(
+            "{name} on {:?}, handler on the {stack:?} stack: {exposed} of {trials} signals left a key piece ({} keys, {steps} instructions); first {first:?}",
+            backend(),
+            keys.len(),
+        );
+        if exposed > 0 && stack == HandlerStack::Thread {
+            failures.push(format!("{stack:?}: {exposed} of {trials}, first {first:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{name} on {:?}: {failures:#?}",
+        backend()
+    );
+}
+
+fn pools() -> NodePools {
+    NodePools::from_seed(Topology::from_nodes(vec![vec![0, 1]]), &[9u8; 32]).unwrap()
+}
+
+#[test]
+fn node_pools_4096_through_a_slot() {
+    run("NodePools slot 4096 B", &|m: &Marks| {
+        let p = pools();
+        let mut buf = vec![0u8; 4096];
+        p.fill_bytes(&mut buf);
+        m.start();
+        p.fill_bytes(&mut buf);
+        m.stop();
+    });
+}
+
+#[test]
+fn node_pools_200_across_a_refill() {
+    run("NodePools slot 12 × 200 B", &|m: &Marks| {
+        let p = pools();
+        let mut buf = vec![0u8; 200];
+        p.fill_bytes(&mut buf);
+        m.start();
+        for _ in 0..12 {
+            p.fill_bytes(&mut buf);
+        }
+        m.stop();
+    });
+}
+
+#[test]
+fn node_pools_200_through_the_node() {
+    run("NodePools node 200 B", &|m: &Marks| {
+        let p = pools();
+        let mut buf = vec![0u8; 200];
+        p.fill_bytes(&mut buf);
+        p.__with_all_slots_busy(|| {
+            m.start();
+            p.fill_bytes(&mut buf);
+            m.stop();
+        });
+    });
+}
+
+fn fortuna<P: Prf>(mode: ReadMode) {
+    run(
+        &format!("Fortuna {} {mode:?} 300 B", P::NAME),
+        &|m: &Marks| {
+            let f = Fortuna::<P>::with_prf_and_seed(mode, &[7u8; 32]).unwrap();
+            let mut buf = vec![0u8; 300];
+            f.fill_bytes(&mut buf);
+            m.start();
+            f.fill_bytes(&mut buf);
+            m.stop();
+        },
+    );
+}
+
+#[test]
+fn fortuna_aes_concurrent() {
+    fortuna::<Aes256Prf>(ReadMode::Concurrent);
+}
+
+#[test]
+fn fortuna_aes_locked() {
+    fortuna::<Aes256Prf>(ReadMode::Locked);
+}
+
+#[test]
+fn fortuna_chacha_concurrent() {
+    fortuna::<ChaCha20Prf>(ReadMode::Concurrent);
+}
+
+#[test]
+fn fortuna_chacha_locked() {
+    fortuna::<ChaCha20Prf>(ReadMode::Locked);
+}
