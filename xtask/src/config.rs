@@ -116,6 +116,7 @@ pub const BACKEND_TESTS: &[&str] = &[
     "key_registers",
     "stack_every_step",
     "signal_frames",
+    "signal_storm",
 ];
 
 /// The [`BACKEND_TESTS`] that run again, in release, with the default backend: those whose
@@ -127,6 +128,7 @@ pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "key_registers",
     "stack_every_step",
     "signal_frames",
+    "signal_storm",
 ];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy

@@ -87,6 +87,114 @@ fn kernel_frame_bytes() -> Option<usize> {
     None
 }
 
+/// A watch over a stretch of code for anything that interrupted the thread there (a signal,
+/// preemption, migration): [`watch`] arms it, [`Watch::quiet`] says whether nothing did.
+///
+/// With a registered rseq area (Linux, glibc 2.35+), arming stores the address of an rseq
+/// descriptor whose critical section is empty into the area's `rseq_cs` field; whenever the
+/// kernel delivers a signal to the thread or preempts it, it finds the interrupted address
+/// outside that section and clears the field (the rseq ABI, `include/uapi/linux/rseq.h`:
+/// "set to NULL by the kernel when it ... detects that it is preempting or delivering a
+/// signal outside of the range targeted by the rseq_cs"). A restartable section run inside
+/// the stretch replaces the field too. So `quiet` is true only when the field still holds
+/// the descriptor: no signal frame was written during the stretch, and a section may end
+/// with the short wipe of its own frames. Without an rseq area (other systems, a thread that
+/// unregistered, [`disable_rseq`](crate::cpu::disable_rseq)) a watch is never quiet.
+#[derive(Debug)]
+pub struct Watch {
+    /// The descriptor's address and the rseq offset; 0 when not armed.
+    armed: usize,
+    off: isize,
+}
+
+crate::cfg_rseq! {
+    if {
+        /// Arms a [`Watch`] (see there). Three loads and a store.
+        #[inline]
+        pub fn watch() -> Watch {
+            let Some(off) = crate::cpu::rseq_offset() else {
+                return Watch { armed: 0, off: 0 };
+            };
+            let d: usize;
+            // SAFETY: emits a descriptor (version 0, flags 0, `start_ip` = `abort_ip` = label
+            // 6, `post_commit_offset` 0: a section no address is ever inside) into
+            // `__rseq_cs`, and, in `__rseq_failure`, glibc's x86 signature before label 6 (the
+            // kernel checks it when it reads the descriptor; the address is never run). Then,
+            // if the thread's `cpu_id` shows a registration (not negative), stores the
+            // descriptor's address into the thread's own `rseq_cs` field, at `fs:[off + 8]`.
+            unsafe {
+                core::arch::asm!(
+                    ".pushsection __rseq_cs, \"aw\"",
+                    ".balign 32",
+                    "3:",
+                    ".long 0, 0",
+                    ".quad 6f, 0, 6f",
+                    ".popsection",
+                    ".pushsection __rseq_failure, \"ax\"",
+                    ".byte 0x0f, 0xb9, 0x3d",
+                    ".long 0x53053053",
+                    "6:",
+                    "ud2",
+                    ".popsection",
+                    "xor {d:e}, {d:e}",
+                    "cmp dword ptr fs:[{off} + 4], 0",
+                    "jl 2f",
+                    "lea {d}, [rip + 3b]",
+                    "mov qword ptr fs:[{off} + 8], {d}",
+                    "2:",
+                    off = in(reg) off,
+                    d = out(reg) d,
+                    options(nostack),
+                );
+            }
+            Watch { armed: d, off }
+        }
+
+        impl Watch {
+            /// Whether nothing interrupted the thread since [`watch`] (see [`Watch`]); disarms
+            /// it.
+            #[inline]
+            pub fn quiet(&self) -> bool {
+                if self.armed == 0 {
+                    return false;
+                }
+                let cur: usize;
+                // SAFETY: the thread's own rseq area (armed above, so glibc registered it): a
+                // load of `rseq_cs`, and a store of 0 when it still holds the descriptor.
+                unsafe {
+                    core::arch::asm!(
+                        "mov {c}, qword ptr fs:[{off} + 8]",
+                        "cmp {c}, {d}",
+                        "jne 2f",
+                        "mov qword ptr fs:[{off} + 8], 0",
+                        "2:",
+                        off = in(reg) self.off,
+                        d = in(reg) self.armed,
+                        c = out(reg) cur,
+                        options(nostack),
+                    );
+                }
+                cur == self.armed
+            }
+        }
+    } else {
+        /// Arms a [`Watch`] (see there): never quiet here.
+        #[inline]
+        pub fn watch() -> Watch {
+            Watch { armed: 0, off: 0 }
+        }
+
+        impl Watch {
+            /// Whether nothing interrupted the thread since [`watch`]: never known here.
+            #[inline]
+            pub fn quiet(&self) -> bool {
+                let _ = (self.armed, self.off);
+                false
+            }
+        }
+    }
+}
+
 /// Bytes a signal delivered anywhere in a caller's frames can write below them:
 /// [`RED_ZONE`] + [`frame_bytes`] + [`HANDLER_BYTES`].
 pub fn reach() -> usize {

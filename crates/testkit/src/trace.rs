@@ -202,6 +202,21 @@ fn exe_base(rip: u64) -> u64 {
     if inside { base.unwrap_or(0) } else { 0 }
 }
 
+/// Pieces of `keys` (as [`scan_every_step`] searches for them) found anywhere in `mem`, which
+/// starts at address `base`: how many, and the first (its address minus `base` in `from_sp`).
+pub fn find_key_pieces(mem: &[u8], base: u64, keys: &[[u8; 32]]) -> Traced {
+    let (set, named) = pieces(keys);
+    let mut out = Traced {
+        keys: keys.len(),
+        ..Traced::default()
+    };
+    // SAFETY: an all-zero `user_regs_struct` is valid (a placeholder: no registers here).
+    let mut r: libc::user_regs_struct = unsafe { core::mem::zeroed() };
+    r.rsp = base;
+    search(mem, base, None, &set, &named, 0, &r, &mut out);
+    out
+}
+
 fn wait(pid: libc::pid_t) -> libc::c_int {
     let mut status = 0;
     // SAFETY: waits for our own child into a local.

@@ -3,9 +3,8 @@
 //! first half replaces the key and whose rest is output, so nothing that comes later can
 //! recompute what came before. One step, a batch refill, and a large read's one-use key.
 
-use super::block::keystream;
 use super::dispatch;
-use super::erasure::{end_section, end_section_shallow, observe_key};
+use super::erasure::{end_section, observe_key};
 use super::vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 use zeroize::Zeroize;
 
@@ -31,30 +30,7 @@ pub(crate) fn fast_key_erasure_in(
     rounds: Rounds,
     block: &mut [u8; BLOCK_LEN],
 ) {
-    fast_key_erasure_step(key, out, rounds, block);
-    end_section();
-}
-
-/// [`fast_key_erasure_in`] ending with [`end_section_shallow`]: for a large read's one-use key,
-/// whose keystream (ending with a full [`end_section`] from the same frame) comes next.
-pub(crate) fn fast_key_erasure_in_before_keystream(
-    key: &mut [u8; KEY_LEN],
-    out: &mut [u8],
-    rounds: Rounds,
-    block: &mut [u8; BLOCK_LEN],
-) {
-    fast_key_erasure_step(key, out, rounds, block);
-    end_section_shallow();
-}
-
-/// The step of [`fast_key_erasure_in`], its section not yet ended.
-#[inline(always)]
-fn fast_key_erasure_step(
-    key: &mut [u8; KEY_LEN],
-    out: &mut [u8],
-    rounds: Rounds,
-    block: &mut [u8; BLOCK_LEN],
-) {
+    let w = scalrand_os::signal::watch();
     dispatch::block_leaving_registers(key, &[0; 3], 0, rounds, block);
     key.copy_from_slice(&block[..KEY_LEN]);
     let n = out.len().min(BLOCK_LEN - KEY_LEN);
@@ -64,6 +40,7 @@ fn fast_key_erasure_step(
     if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
         observe_key(k);
     }
+    end_section(w);
 }
 
 /// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])
@@ -73,12 +50,13 @@ fn fast_key_erasure_step(
 /// vector registers are cleared once, after the key copy.
 #[inline]
 pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Rounds) {
+    let w = scalrand_os::signal::watch();
     dispatch::keystream_leaving_registers(key, &[0; 3], 0, batch, rounds);
     key.copy_from_slice(&batch[..KEY_LEN]);
     // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
     batch[..KEY_LEN].fill(0);
     observe_key(key);
-    end_section();
+    end_section(w);
 }
 
 /// The secrets of one large read while it generates outside every lock: its one-read key and
@@ -104,14 +82,18 @@ pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) 
     let mut rest = dest;
     while rest.len() > CHUNK_LEN {
         let (chunk, tail) = rest.split_at_mut(CHUNK_LEN);
+        // One section per chunk: the next key's block, the chunk, the key's replacement.
+        let w = scalrand_os::signal::watch();
         dispatch::block_leaving_registers(&k.key, &[0; 3], 0, rounds, &mut k.block0);
-        keystream(&k.key, 1, chunk, rounds);
+        dispatch::keystream_leaving_registers(&k.key, &[0; 3], 1, chunk, rounds);
         k.key.copy_from_slice(&k.block0[..KEY_LEN]);
         k.block0.zeroize();
         observe_key(&k.key);
+        end_section(w);
         rest = tail;
     }
-    // The last keystream call clears the vector registers after the key copy above.
-    keystream(&k.key, 0, rest, rounds);
+    let w = scalrand_os::signal::watch();
+    dispatch::keystream_leaving_registers(&k.key, &[0; 3], 0, rest, rounds);
     k.key.zeroize();
+    end_section(w);
 }

@@ -205,8 +205,9 @@ pub(crate) fn keystream(
     dest: &mut [u8],
     rounds: Rounds,
 ) {
+    let w = scalrand_os::signal::watch();
     keystream_unwiped(key, nonce, counter, dest, rounds);
-    end_section();
+    end_section(w);
 }
 
 /// [`keystream`] ending with [`end_section_shallow`]: for Fortuna, whose every read ends with
@@ -278,8 +279,9 @@ pub(crate) fn block(
     rounds: Rounds,
     out: &mut [u8; BLOCK_LEN],
 ) {
+    let w = scalrand_os::signal::watch();
     block_leaving_registers(key, nonce, counter, rounds, out);
-    end_section();
+    end_section(w);
 }
 
 /// [`block`] with neither the registers cleared nor the stack wiped (see

@@ -17,36 +17,34 @@ pub(crate) const WIPE_DEPTH: usize = 2048;
 #[cfg(debug_assertions)]
 pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 
-/// Ends a section of code that held a key or unread keystream: clears the vector and
-/// general-purpose registers ([`clear_vector_registers`]), then wipes the stack below the
-/// caller: the section's frames ([`WIPE_DEPTH`] deep at most, plus [`LEVELS_ABOVE`] for
-/// earlier key work of the same operation in frames a little above this caller's), and any
-/// signal frame written while they ran ([`scalrand_os::signal::wipe_stack`]). In this order,
-/// so that a signal delivered during the wipe saves no register that still holds a key.
-/// Called once, after the section's last instruction that touches a key, from the function
-/// whose callees held it.
+/// Ends a section of code that held a key or unread keystream, watched from its start by `w`
+/// ([`scalrand_os::signal::watch`]): clears the vector and general-purpose registers
+/// ([`clear_vector_registers`]), then wipes the stack below the caller: the section's frames
+/// ([`WIPE_DEPTH`] deep at most), and, unless the watch says nothing interrupted the thread
+/// (no signal, no preemption), as far below them as a signal frame written while they ran can
+/// reach ([`scalrand_os::signal::wipe_stack`]). In this order, so that a signal delivered
+/// during the wipe saves no register that still holds a key. Called once, after the section's
+/// last instruction that touches a key, from the function whose callees held it.
 #[inline(never)]
-pub(crate) fn end_section() {
+pub(crate) fn end_section(w: scalrand_os::signal::Watch) {
     clear_vector_registers();
-    scalrand_os::signal::wipe_stack(WIPE_DEPTH + LEVELS_ABOVE);
+    if w.quiet() {
+        let buf = [0u8; WIPE_DEPTH];
+        core::hint::black_box(&buf);
+    } else {
+        scalrand_os::signal::wipe_stack(WIPE_DEPTH);
+    }
 }
 
-/// [`end_section`] for key work that another `end_section` of the same operation follows, from
-/// a frame at most [`LEVELS_ABOVE`] bytes lower (a large read's one-use key, whose keystream
-/// comes next; Fortuna's key expansions, before its read's own final wipe): the registers
-/// are cleared and the section's own frames wiped; what a signal frame wrote below them is
-/// left to the later, deeper wipe, which reaches it.
+/// Ends a section inside a Fortuna operation, whose own end ([`super::wipe_stack_bytes`],
+/// from a frame above) always wipes as far as a signal frame can reach: registers cleared and
+/// the section's own frames wiped.
 #[inline(never)]
 pub(crate) fn end_section_shallow() {
     clear_vector_registers();
     let buf = [0u8; WIPE_DEPTH];
     core::hint::black_box(&buf);
 }
-
-/// Bytes [`end_section`] wipes beyond [`WIPE_DEPTH`]: how much higher than its caller the
-/// frames of an operation's earlier key work may lie (a node key derived inside the node
-/// fallback's frame, a one-use key in the slot read's).
-pub(crate) const LEVELS_ABOVE: usize = 1024;
 
 /// The stack wipe of [`end_section`] with a depth of `BYTES` of the caller's own frames: for callers whose frames
 /// below reach deeper than one backend call (Fortuna's reads, with the AES key schedule).

@@ -96,10 +96,7 @@ pub use erasure::__WIPE_DEPTH;
 pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;
-pub(crate) use derive::{
-    OneReadKey, fast_key_erasure_in, fast_key_erasure_in_before_keystream, fill_erasing,
-    refill_batch,
-};
+pub(crate) use derive::{OneReadKey, fast_key_erasure_in, fill_erasing, refill_batch};
 pub(crate) use dispatch::block_shallow as block_with_nonce;
 pub(crate) use dispatch::keystream_shallow as keystream_with_nonce;
 scalrand_os::cfg_rseq! {

@@ -71,11 +71,12 @@ impl NodePool {
 
     /// Hashes `input` into the key under `label` and starts a new generation.
     pub(crate) fn reseed(&self, label: &[u8], input: &[u8]) {
+        let w = scalrand_os::signal::watch();
         let mut g = self.key.lock();
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        crate::chacha::end_section();
+        crate::chacha::end_section(w);
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -99,13 +100,14 @@ impl NodePool {
     /// [`reseed`](Self::reseed) with a bounded wait for the node lock ([`LOCK_ATTEMPTS`]);
     /// `false` (nothing changed) if it stayed held.
     pub(crate) fn try_reseed(&self, label: &[u8], input: &[u8]) -> bool {
+        let w = scalrand_os::signal::watch();
         let Some(mut g) = self.key.lock_bounded(LOCK_ATTEMPTS) else {
             return false;
         };
         g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
         drop(g);
         // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        crate::chacha::end_section();
+        crate::chacha::end_section(w);
         self.reseeds.fetch_add(1, Ordering::Relaxed);
         true
     }

@@ -250,10 +250,13 @@ impl RseqSlots {
                 None => return false,
             },
         };
+        // Watched from here: the refill's own restartable sections replace the watch, so a
+        // refill always ends with the wipe that reaches past a signal frame.
+        let w = scalrand_os::signal::watch();
         // SAFETY: `frame` was just claimed with `token`; `nodes` outlive the slots (the
         // caller's contract).
         let published = unsafe { self.refill_frame(frame, token, nodes, rounds, fresh_key) };
-        end_section();
+        end_section(w);
         let Some((cpu, old)) = published else {
             return false;
         };

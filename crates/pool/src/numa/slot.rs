@@ -16,9 +16,7 @@
 
 use super::policy::{ScheduleCount, is_stale};
 use super::topology::NumaError;
-use crate::chacha::{
-    KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in_before_keystream, fill_erasing, refill_batch,
-};
+use crate::chacha::{KEY_LEN, OneReadKey, Rounds, fast_key_erasure_in, fill_erasing, refill_batch};
 use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
@@ -300,12 +298,9 @@ impl Slot {
         let (src, check_schedule) = guard.with(|s| {
             let src = s.refresh_if_stale(node, generation, fresh_key)?;
             match bulk.as_deref_mut() {
-                Some(k) => fast_key_erasure_in_before_keystream(
-                    &mut s.key,
-                    &mut k.key,
-                    Rounds::ChaCha20,
-                    &mut k.block0,
-                ),
+                Some(k) => {
+                    fast_key_erasure_in(&mut s.key, &mut k.key, Rounds::ChaCha20, &mut k.block0)
+                }
                 None => s.take(dest, rounds),
             }
             let due = s.schedule.count(1, dest.len());
