@@ -201,19 +201,23 @@ pub fn reach() -> usize {
     RED_ZONE + frame_bytes() + HANDLER_BYTES
 }
 
+/// The largest `own` depth [`wipe_stack`] takes; a larger one is capped to it (a wipe that
+/// deep could run past the end of a thread's stack: no section of scalrand's reaches it).
+pub const MAX_OWN: usize = 64 * 1024;
+
 /// Bytes zeroed per level of [`wipe_stack`]'s recursion (targets other than x86_64).
 const LEVEL: usize = 1024;
 
 /// Zeroes at least `own` + [`reach`] bytes of stack below the caller's frame: the frames of
 /// the secret-holding code the caller just returned from (`own` bytes deep at most) and any
-/// signal frame written while they ran. On x86_64 one page at a time with `rep stosb`, the
+/// signal frame written while they ran; `own` above [`MAX_OWN`] is taken as `MAX_OWN`. On x86_64 one page at a time with `rep stosb`, the
 /// stack pointer moved down first; elsewhere in 1 KiB steps, each a frame of its own below
 /// the last (the return address and saved registers between two steps are written by the
 /// call, so nothing older survives there). Never inlined, so it starts where those frames
 /// were.
 #[inline(never)]
 pub fn wipe_stack(own: usize) {
-    let bytes = own + reach();
+    let bytes = own.min(MAX_OWN) + reach();
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: moves the stack pointer down one page (or the rest) at a time and zeroes each
     // step with `rep stosb` from its lowest byte up, so the first byte touched in each new
@@ -284,6 +288,43 @@ mod tests {
         wipe_stack(OWN);
         let left = painted_below(depth);
         assert_eq!(left, 0, "{left} painted bytes left within {depth} bytes");
+    }
+
+    /// A depth past [`MAX_OWN`] (or one whose sum would overflow) is capped, not a crash.
+    #[test]
+    fn a_huge_depth_is_capped() {
+        wipe_stack(usize::MAX);
+        wipe_stack(MAX_OWN + 1);
+    }
+
+    #[test]
+    fn a_watch_is_quiet_only_if_nothing_interrupted_it() {
+        // Nothing between arming and asking: quiet where rseq is registered (a preemption
+        // in between would make it not quiet, so allow one retry).
+        let quiet = (0..100).any(|_| {
+            let w = watch();
+            w.quiet()
+        });
+        let registered = crate::cpu::rseq_cpu().is_some();
+        assert_eq!(
+            quiet, registered,
+            "quiet {quiet}, rseq registered {registered}"
+        );
+        // A signal delivered in between clears it.
+        #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+        {
+            extern "C" fn nothing(_: libc::c_int) {}
+            // SAFETY: an all-zero sigaction with an extern "C" fn(c_int) handler; then a signal
+            // to this thread, delivered before `raise` returns.
+            unsafe {
+                let mut sa: libc::sigaction = core::mem::zeroed();
+                sa.sa_sigaction = nothing as *const () as usize;
+                libc::sigaction(libc::SIGURG, &raw const sa, core::ptr::null_mut());
+                let w = watch();
+                libc::raise(libc::SIGURG);
+                assert!(!w.quiet(), "a signal went unnoticed");
+            }
+        }
     }
 
     #[inline(never)]

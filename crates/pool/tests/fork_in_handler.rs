@@ -1,4 +1,4 @@
-//! A fork made by a signal handler that interrupted a `NodePools` read on the same thread: the
+//! A fork made by a signal handler that interrupted a read (`NodePools`, Fortuna) on the same thread: the
 //! interrupted read finishes in both processes, and the child's bytes are its own. They hold no
 //! run of 8 zero bytes (the kernel zeroed the slot under the read), are not the keystream of the
 //! all-zero key, share no 8-byte run at the same offset with the parent's read of that moment,
@@ -8,7 +8,8 @@
 //! Every length from 1 to 300 bytes and 4096 on the default routing (the rseq path up to 64
 //! bytes where it runs, the locked slots up to 256, a one-read key beyond), on the locked slots
 //! alone (`fill_bytes_on_cpu`), on the node fallback (every slot busy) and on the OS fallback
-//! (every slot busy and the node locked); then 200 trials each at 100 and 200 bytes.
+//! (every slot busy and the node locked), and on Fortuna with both PRFs in both modes; then
+//! 200 trials each at 100 and 200 bytes.
 #![cfg(all(feature = "std", target_os = "linux", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
@@ -16,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use scalrand_pool::chacha::keystream;
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
 use scalrand_testkit::fork::wait_within;
 
@@ -53,6 +55,21 @@ enum Path {
     Node,
     /// Every slot busy and the node locked: a one-read key from the OS.
     Os,
+    /// `Fortuna<AES-256>`, Concurrent reads.
+    FortunaAesConcurrent,
+    /// `Fortuna<AES-256>`, Locked reads.
+    FortunaAesLocked,
+    /// `Fortuna<ChaCha20>`, Concurrent reads.
+    FortunaChaChaConcurrent,
+    /// `Fortuna<ChaCha20>`, Locked reads.
+    FortunaChaChaLocked,
+}
+
+/// The generators the trials read from.
+struct Readers {
+    pools: NodePools,
+    aes: [Fortuna<Aes256Prf>; 2],
+    chacha: [Fortuna<ChaCha20Prf>; 2],
 }
 
 /// What the trials found.
@@ -75,19 +92,19 @@ fn zero_key_stream() -> Vec<u8> {
 /// One trial: reads `len` bytes on `path` until the handler has forked during (or just
 /// before) a read; the child sends that read's bytes and exits; returns (parent's, child's
 /// bytes, child's exit status).
-fn trial(
-    p: &NodePools,
-    path: Path,
-    len: usize,
-    reader: libc::pthread_t,
-) -> (Vec<u8>, Vec<u8>, i32) {
+fn trial(r: &Readers, path: Path, len: usize, reader: libc::pthread_t) -> (Vec<u8>, Vec<u8>, i32) {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for two descriptors.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     PIPE_W.store(fds[1], Ordering::SeqCst);
     CHILD_PID.store(0, Ordering::SeqCst);
     let mut buf = vec![0u8; len];
+    let p = &r.pools;
     let read = |buf: &mut [u8]| match path {
+        Path::FortunaAesConcurrent => r.aes[0].fill_bytes(buf),
+        Path::FortunaAesLocked => r.aes[1].fill_bytes(buf),
+        Path::FortunaChaChaConcurrent => r.chacha[0].fill_bytes(buf),
+        Path::FortunaChaChaLocked => r.chacha[1].fill_bytes(buf),
         Path::Default => p.fill_bytes(buf),
         Path::Locked => p.fill_bytes_on_cpu(0, buf),
         Path::Node => p.__with_all_slots_busy(|| p.fill_bytes_on_cpu(0, buf)),
@@ -181,7 +198,17 @@ fn a_fork_from_a_handler_mid_read_gives_the_child_its_own_bytes() {
         libc::sigemptyset(&mut sa.sa_mask);
         assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
     }
-    let p = NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
+    let r = Readers {
+        pools: NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap(),
+        aes: [
+            Fortuna::with_prf(ReadMode::Concurrent).unwrap(),
+            Fortuna::with_prf(ReadMode::Locked).unwrap(),
+        ],
+        chacha: [
+            Fortuna::with_prf(ReadMode::Concurrent).unwrap(),
+            Fortuna::with_prf(ReadMode::Locked).unwrap(),
+        ],
+    };
     let zero = zero_key_stream();
     // SAFETY: no preconditions.
     let me = unsafe { libc::pthread_self() };
@@ -193,10 +220,19 @@ fn a_fork_from_a_handler_mid_read_gives_the_child_its_own_bytes() {
         x ^= x << 17;
         DELAY.store(x % 4000, Ordering::Relaxed);
     };
-    for path in [Path::Default, Path::Locked, Path::Node, Path::Os] {
+    for path in [
+        Path::Default,
+        Path::Locked,
+        Path::Node,
+        Path::Os,
+        Path::FortunaAesConcurrent,
+        Path::FortunaAesLocked,
+        Path::FortunaChaChaConcurrent,
+        Path::FortunaChaChaLocked,
+    ] {
         for len in (1..=300).chain([4096]) {
             delay();
-            let (par, ch, st) = trial(&p, path, len, me);
+            let (par, ch, st) = trial(&r, path, len, me);
             check(
                 &mut found,
                 &format!("{path:?} {len} B"),
@@ -210,7 +246,7 @@ fn a_fork_from_a_handler_mid_read_gives_the_child_its_own_bytes() {
     for len in [100, 200] {
         for _ in 0..200 {
             delay();
-            let (par, ch, st) = trial(&p, Path::Default, len, me);
+            let (par, ch, st) = trial(&r, Path::Default, len, me);
             check(
                 &mut found,
                 &format!("Default {len} B"),

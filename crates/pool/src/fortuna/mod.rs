@@ -159,7 +159,12 @@
 //! without AES-NI, where it still serves, a fork that lands inside one of its calls can find
 //! the reader's key. Every read, reseed
 //! and construction ends by clearing the vector registers, so a signal frame saved right
-//! after one holds no key (`tests/key_registers.rs`).
+//! after one holds no key (`tests/key_registers.rs`), and then wiping the stack as far below
+//! its frames as a signal frame written during the call can reach (the red zone,
+//! `AT_MINSIGSTKSZ` and the start of a handler: [`scalrand_os::signal::wipe_stack`]), so a
+//! signal delivered while a key was in the registers leaves no key on the thread's stack
+//! (`tests/signal_frames.rs`, `tests/signal_storm.rs`). A handler on an alternate stack gets
+//! its frame there, which nothing wipes (the node pools' "Fork safety" says what was found).
 //!
 //! Where the kernel cannot wipe, the parent's K and C, and the frames of the reads in flight
 //! at the fork, stay in a child's memory until its first read (no handler runs at `fork()`).

@@ -154,6 +154,25 @@
 //! the last instruction that touches a key, so a signal frame saved on the stack right after
 //! a call holds none.
 //!
+//! **A signal while a key is in the registers.** The kernel saves every register below the
+//! interrupted stack pointer (past the red zone: about 3.6 KB with AVX-512 state) and nothing
+//! erases that frame when the handler returns. Every section of code that holds a key (a
+//! batch refill, a key derivation, a large read's keystream, a node reseed) is watched from
+//! its first instruction ([`scalrand_os::signal::Watch`]: an rseq descriptor with an empty
+//! section, which the kernel clears whenever it delivers a signal to the thread or preempts
+//! it) and ends by clearing the registers, then wiping its own frames, and, when the watch
+//! says something interrupted it (always where there is no rseq registration, and after an
+//! rseq refill, whose own sections replace the watch), as far below them as a signal frame
+//! can reach ([`scalrand_os::signal::wipe_stack`]: the red zone, `AT_MINSIGSTKSZ`, and 512
+//! bytes for the start of the handler). `tests/signal_frames.rs` delivers a signal at
+//! instructions spread over each kind of read of a child stepped under `ptrace` and finds
+//! no piece of any key on the thread's stack after the read; `tests/signal_storm.rs` sends a
+//! signal every 0.5 to 5 µs to a thread that reads with rseq on, and finds none when it
+//! stops. What remains: a handler on an alternate stack (`sigaltstack`, `SA_ONSTACK`) gets
+//! its frame there, which nothing wipes (with the handler on a 64 KiB alternate stack, 5 to 17
+//! of 32 signals spread over a read left a key piece there); a handler that itself reaches
+//! deeper than 512 bytes below the frame leaves the registers it saves below the wipe.
+//!
 //! What a child can still hold, per platform: where the OS offers no wipe-on-fork memory
 //! (qemu-user and other emulators whose `madvise` does nothing, macOS, systems before Linux
 //! 4.14), keys sit in ordinary memory and a child that never reads keeps a copy of the slot
