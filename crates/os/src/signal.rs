@@ -101,6 +101,7 @@ fn kernel_frame_bytes() -> Option<usize> {
 /// with the short wipe of its own frames. Without an rseq area (other systems, a thread that
 /// unregistered, [`disable_rseq`](crate::cpu::disable_rseq)) a watch is never quiet.
 #[derive(Debug)]
+#[must_use = "a watch says whether the section it watched must wipe past a signal frame"]
 pub struct Watch {
     /// The descriptor's address and the rseq offset; 0 when not armed.
     armed: usize,
@@ -205,6 +206,10 @@ pub fn reach() -> usize {
 /// deep could run past the end of a thread's stack: no section of scalrand's reaches it).
 pub const MAX_OWN: usize = 64 * 1024;
 
+/// Bytes [`wipe_stack`] adds for the frame of the call that zeroes, which lies between its
+/// caller's frame and the first byte zeroed (return address, saved registers).
+const OWN_FRAME: usize = 256;
+
 /// Bytes zeroed per level of [`wipe_stack`]'s recursion (targets other than x86_64).
 const LEVEL: usize = 1024;
 
@@ -213,11 +218,19 @@ const LEVEL: usize = 1024;
 /// signal frame written while they ran; `own` above [`MAX_OWN`] is taken as `MAX_OWN`. On x86_64 one page at a time with `rep stosb`, the
 /// stack pointer moved down first; elsewhere in 1 KiB steps, each a frame of its own below
 /// the last (the return address and saved registers between two steps are written by the
-/// call, so nothing older survives there). Never inlined, so it starts where those frames
-/// were.
-#[inline(never)]
+/// call, so nothing older survives there). Inlined into its caller, whose frame the zeroing
+/// call's frame lies just below.
+#[inline]
 pub fn wipe_stack(own: usize) {
-    let bytes = own.min(MAX_OWN) + reach();
+    wipe_bytes(own.min(MAX_OWN) + reach() + OWN_FRAME);
+}
+
+/// Zeroes `bytes` (rounded up to 64) of stack below this function's frame. Never inlined,
+/// and with no locals: its frame is the return address and the registers it saves, all
+/// written, so no byte of what lay there before survives between the caller's frame and the
+/// first byte zeroed.
+#[inline(never)]
+fn wipe_bytes(bytes: usize) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: moves the stack pointer down one page (or the rest) at a time and zeroes each
     // step with `rep stosb` from its lowest byte up, so the first byte touched in each new
@@ -286,8 +299,11 @@ mod tests {
         let depth = OWN + reach();
         paint(depth + 4096);
         wipe_stack(OWN);
-        let left = painted_below(depth);
-        assert_eq!(left, 0, "{left} painted bytes left within {depth} bytes");
+        let (left, first) = painted_below(depth);
+        assert_eq!(
+            left, 0,
+            "{left} painted words left within {depth} bytes, the first {first:?} bytes down"
+        );
     }
 
     /// A depth past [`MAX_OWN`] (or one whose sum would overflow) is capped, not a crash.
@@ -330,24 +346,32 @@ mod tests {
     #[inline(never)]
     fn paint(n: usize) {
         let mut v = [0u8; 64 * 1024];
-        for b in v.iter_mut().take(n) {
+        // The highest addresses: the part of this frame just below its caller.
+        for b in v.iter_mut().rev().take(n) {
             *b = 0xa5;
         }
         core::hint::black_box(&mut v);
     }
 
-    /// Painted bytes within `depth` bytes below this function's caller's frame.
+    /// The painted 8-byte words (all eight bytes painted: a value some frame stored is not
+    /// taken for paint) within `depth` bytes below this function's caller's frame, as
+    /// distances below this function's first local: how many, and the first.
     #[inline(never)]
-    fn painted_below(depth: usize) -> usize {
+    fn painted_below(depth: usize) -> (usize, Option<usize>) {
         let here = 0u8;
         let top = core::ptr::from_ref(&here) as usize;
         // Skip this frame's own bytes (a few hundred) and look at the region below.
-        (top - depth..top - 256)
-            .filter(|&a| {
-                // SAFETY: the thread's own stack, below the current frame and above the
-                // guard page (test threads have 2 MiB); volatile, as nothing owns it.
-                unsafe { core::ptr::read_volatile(a as *const u8) == 0xa5 }
-            })
-            .count()
+        let mut n = 0;
+        let mut first = None;
+        for a in ((top - depth).next_multiple_of(8)..top - 256).step_by(8) {
+            // SAFETY: the thread's own stack, below the current frame and above the guard
+            // page (test threads have 2 MiB); an aligned word; volatile, as nothing owns it.
+            if unsafe { core::ptr::read_volatile(a as *const u64) } == u64::from_ne_bytes([0xa5; 8])
+            {
+                n += 1;
+                first.get_or_insert(top - a);
+            }
+        }
+        (n, first)
     }
 }
