@@ -45,7 +45,7 @@ pub const MAX_FRAME_BYTES: usize = 12 * 1024;
 /// The cached [`frame_bytes`] (0: not yet asked).
 static FRAME_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
-/// Bytes the kernel's signal frame takes on this machine: Linux's `AT_MINSIGSTKSZ` auxiliary
+/// Bytes the kernel's signal frame takes on the machine the program runs on: Linux's `AT_MINSIGSTKSZ` auxiliary
 /// vector entry (the frame for this CPU's register state, on x86_64 since Linux 5.14 and on
 /// arm64 since 4.18), else 4 KiB (more than an x86_64 frame with AVX-512 state, or an arm64
 /// frame without SVE), at most [`MAX_FRAME_BYTES`]. Asked once, then cached;
