@@ -45,10 +45,10 @@ pub const MAX_FRAME_BYTES: usize = 12 * 1024;
 /// The cached [`frame_bytes`] (0: not yet asked).
 static FRAME_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
-/// Bytes the kernel's signal frame takes on the machine the program runs on: Linux's `AT_MINSIGSTKSZ` auxiliary
-/// vector entry (the frame for this CPU's register state, on x86_64 since Linux 5.14 and on
-/// arm64 since 4.18), else 4 KiB (more than an x86_64 frame with AVX-512 state, or an arm64
-/// frame without SVE), at most [`MAX_FRAME_BYTES`]. Asked once, then cached;
+/// Bytes the kernel's signal frame takes on the machine the program runs on: Linux's
+/// `AT_MINSIGSTKSZ` auxiliary vector entry (the frame for this CPU's register state, on x86_64
+/// since Linux 5.14 and on arm64 since 4.18), else 4 KiB (more than an x86_64 frame with AVX-512
+/// state, or an arm64 frame without SVE), at most [`MAX_FRAME_BYTES`]. Asked once, then cached;
 /// async-signal-safe.
 pub fn frame_bytes() -> usize {
     let cached = FRAME_BYTES.load(core::sync::atomic::Ordering::Relaxed);
@@ -213,13 +213,13 @@ const OWN_FRAME: usize = 256;
 /// Bytes zeroed per level of [`wipe_stack`]'s recursion (targets other than x86_64).
 const LEVEL: usize = 1024;
 
-/// Zeroes at least `own` + [`reach`] bytes of stack below the caller's frame: the frames of
-/// the secret-holding code the caller just returned from (`own` bytes deep at most) and any
-/// signal frame written while they ran; `own` above [`MAX_OWN`] is taken as `MAX_OWN`. On x86_64 one page at a time with `rep stosb`, the
-/// stack pointer moved down first; elsewhere in 1 KiB steps, each a frame of its own below
-/// the last (the return address and saved registers between two steps are written by the
-/// call, so nothing older survives there). Inlined into its caller, whose frame the zeroing
-/// call's frame lies just below.
+/// Zeroes at least `own` + [`reach`] bytes of stack below the caller's frame: the frames of the
+/// secret-holding code the caller just returned from (`own` bytes deep at most) and any signal
+/// frame written while they ran; `own` above [`MAX_OWN`] is taken as `MAX_OWN`. On x86_64 one page
+/// at a time with `rep stosb`, the stack pointer moved down first; elsewhere in 1 KiB steps, each a
+/// frame of its own below the last (the return address and saved registers between two steps are
+/// written by the call, so nothing older survives there). Inlined into its caller, whose frame the
+/// zeroing call's frame lies just below.
 #[inline]
 pub fn wipe_stack(own: usize) {
     wipe_bytes(own.min(MAX_OWN) + reach() + OWN_FRAME);

@@ -1,9 +1,9 @@
-//! A fork made by a signal handler that interrupted a read (`NodePools`, Fortuna) on the same thread: the
-//! interrupted read finishes in both processes, and the child's bytes are its own. They hold no
-//! run of 8 zero bytes (the kernel zeroed the slot under the read), are not the keystream of the
-//! all-zero key, share no 8-byte run at the same offset with the parent's read of that moment,
-//! and the child does not panic. A child that returns the parent's whole read is the fork that
-//! landed after the read's last byte was settled (unavoidable, counted apart).
+//! A fork made by a signal handler that interrupted a read (`NodePools`, Fortuna) on the same
+//! thread: the interrupted read finishes in both processes, and the child's bytes are its own. They
+//! hold no run of 8 zero bytes (the kernel zeroed the slot under the read), are not the keystream
+//! of the all-zero key, share no 8-byte run at the same offset with the parent's read of that
+//! moment, and the child does not panic. A child that returns the parent's whole read is the fork
+//! that landed after the read's last byte was settled (unavoidable, counted apart).
 //!
 //! Every length from 1 to 300 bytes and 4096 on the default routing (the rseq path up to 64
 //! bytes where it runs, the locked slots up to 256, a one-read key beyond), on the locked slots

@@ -22,9 +22,9 @@
 //! CPU (both children are pinned to CPU 0). rseq is unregistered in both children: a single
 //! step inside a restartable section makes the kernel abort it, forever.
 //!
-//! A `rep stos`/`rep movs` instruction counts as one instruction (it runs to a breakpoint
-//! placed after it): single-stepped, it would take one step per byte. Linux x86_64 only. The tracer allocates freely; the children are forked from a test
-//! thread and allocate only inside the work.
+//! A `rep stos`/`rep movs` instruction counts as one instruction (it runs to a breakpoint placed
+//! after it): single-stepped, it would take one step per byte. Linux x86_64 only. The tracer
+//! allocates freely; the children are forked from a test thread and allocate only inside the work.
 
 use std::collections::HashSet;
 
