@@ -202,7 +202,13 @@ impl<P: Prf> Generator<P> {
         work: &mut [u8; WORK_BUF],
         keyed: &mut core::mem::MaybeUninit<P::Keyed>,
     ) {
-        debug_assert!(self.seeded && out.len() <= MAX_REQUEST);
+        debug_assert!(out.len() <= MAX_REQUEST);
+        // Unseeded or an all-zero key: the state a fork made by a signal handler inside this
+        // very read leaves the child (the kernel zeroed it); nothing is keyed from it, and
+        // the caller's fork check runs the read again with the child's own keys.
+        if !self.seeded || self.key == [0; 32] {
+            return;
+        }
         keyed_in_frame::<P>(&self.key, keyed);
         crate::chacha::end_section_shallow();
         // SAFETY: written just above.
@@ -243,7 +249,11 @@ impl<P: Prf> Generator<P> {
         work: &mut [u8; WORK_BUF],
         keyed: &mut core::mem::MaybeUninit<P::Keyed>,
     ) {
-        debug_assert!(self.seeded);
+        // As in `generate_seeded_in`: a zeroed state keys nothing (`reader_key` is left as it
+        // is; the caller refuses a zero one).
+        if !self.seeded || self.key == [0; 32] {
+            return;
+        }
         keyed_in_frame::<P>(&self.key, keyed);
         crate::chacha::end_section_shallow();
         // SAFETY: written just above.

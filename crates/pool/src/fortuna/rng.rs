@@ -480,6 +480,11 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
                     .reserve_in(&mut frame.key, &mut frame.work, &mut frame.keyed);
                 s.bump_epoch();
             })?;
+            // A zero reader key is a fork child's zeroed state (see `reserve_in`): never
+            // generated from; the fork check around this runs the read again.
+            if frame.key == [0; 32] {
+                return Err(FortunaError::NotSeeded);
+            }
             generate_with_reader_key::<P>(frame, dest);
             Ok(())
         })
