@@ -51,7 +51,7 @@ pub(crate) fn fast_key_erasure_in(
 #[inline]
 pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Rounds) {
     let w = scalrand_os::signal::watch();
-    dispatch::keystream_leaving_registers(key, &[0; 3], 0, batch, rounds);
+    dispatch::keystream_unwiped(key, &[0; 3], 0, batch, rounds);
     key.copy_from_slice(&batch[..KEY_LEN]);
     // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
     batch[..KEY_LEN].fill(0);
@@ -85,7 +85,7 @@ pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) 
         // One section per chunk: the next key's block, the chunk, the key's replacement.
         let w = scalrand_os::signal::watch();
         dispatch::block_leaving_registers(&k.key, &[0; 3], 0, rounds, &mut k.block0);
-        dispatch::keystream_leaving_registers(&k.key, &[0; 3], 1, chunk, rounds);
+        dispatch::keystream_unwiped(&k.key, &[0; 3], 1, chunk, rounds);
         k.key.copy_from_slice(&k.block0[..KEY_LEN]);
         k.block0.zeroize();
         observe_key(&k.key);
@@ -93,7 +93,7 @@ pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) 
         rest = tail;
     }
     let w = scalrand_os::signal::watch();
-    dispatch::keystream_leaving_registers(&k.key, &[0; 3], 0, rest, rounds);
+    dispatch::keystream_unwiped(&k.key, &[0; 3], 0, rest, rounds);
     k.key.zeroize();
     end_section(w);
 }

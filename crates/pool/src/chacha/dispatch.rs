@@ -237,22 +237,10 @@ pub(crate) fn block_shallow(
     end_section_shallow();
 }
 
-/// [`keystream`] with neither the registers cleared nor the stack wiped: for a caller that
-/// touches key material after it (a batch refill's key copy) and ends the section
-/// ([`end_section`]) once, after its last such instruction.
-#[inline(never)]
-pub(crate) fn keystream_leaving_registers(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    dest: &mut [u8],
-    rounds: Rounds,
-) {
-    keystream_unwiped(key, nonce, counter, dest, rounds);
-}
-
-/// [`keystream`] with neither the stack wiped nor the registers cleared (the stack-depth
-/// measurement's entry point, and the inner step of the two above).
+/// [`keystream`] with neither the stack wiped nor the registers cleared: the inner step of
+/// [`keystream`] and [`keystream_shallow`], the stack-depth measurement's entry point, and
+/// the call of a section that touches key material after it (a batch refill's key copy) and
+/// ends itself ([`end_section`]) once, after its last such instruction.
 #[inline(never)]
 pub(crate) fn keystream_unwiped(
     key: &[u8; KEY_LEN],
@@ -285,7 +273,7 @@ pub(crate) fn block(
 }
 
 /// [`block`] with neither the registers cleared nor the stack wiped (see
-/// [`keystream_leaving_registers`]).
+/// [`keystream_unwiped`]).
 #[inline(never)]
 pub(crate) fn block_leaving_registers(
     key: &[u8; KEY_LEN],

@@ -102,7 +102,7 @@ pub(crate) use dispatch::keystream_shallow as keystream_with_nonce;
 scalrand_os::cfg_rseq! {
     if {
         // The rseq slots' refill: a batch whose key copy it makes itself.
-        pub(crate) use dispatch::keystream_leaving_registers;
+        pub(crate) use dispatch::keystream_unwiped;
     }
 }
 pub use dispatch::{Backend, backend};

@@ -341,7 +341,7 @@ impl RseqSlots {
         }
         // 2. The batch, outside every section: keystream of the key from block 0, whose
         // first KEY_LEN bytes are the next slot key.
-        crate::chacha::keystream_leaving_registers(key, &[0; 3], 0, data, rounds);
+        crate::chacha::keystream_unwiped(key, &[0; 3], 0, data, rounds);
         key.zeroize();
         observe_key(data[..KEY_LEN].try_into().ok()?);
         // 3. The next key back into the cell.
