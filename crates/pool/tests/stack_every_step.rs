@@ -138,12 +138,13 @@ fn pools(len: usize, all_slots_busy: bool) {
     let path = if all_slots_busy { "node" } else { "slot" };
     // A read of whole 1 KiB passes on AVX-512 runs no other backend; a slot read of a batch
     // already made runs none.
-    let allow =
-        if (backend() == Backend::Avx512 && len % 1024 == 0) || (len <= 256 && !all_slots_busy) {
-            Allow::Nothing
-        } else {
-            Allow::DocumentedSpills
-        };
+    let allow = if (backend() == Backend::Avx512 && len.is_multiple_of(1024))
+        || (len <= 256 && !all_slots_busy)
+    {
+        Allow::Nothing
+    } else {
+        Allow::DocumentedSpills
+    };
     check(&format!("NodePools {path} {len} B"), &t, allow);
 }
 

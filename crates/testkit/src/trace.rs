@@ -92,11 +92,13 @@ impl Marks {
 const BELOW: usize = 64 << 10;
 const ABOVE: usize = 256;
 
-static KEY_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+/// The keys the untraced child's observer saw, in the child (see [`keys_of`]).
+static SEEN: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
 
-fn send_key(k: &[u8; 32]) {
-    let fd = KEY_FD.load(std::sync::atomic::Ordering::Relaxed);
-    crate::fork::write_all(fd, k);
+fn note_key(k: &[u8; 32]) {
+    SEEN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend_from_slice(k);
 }
 
 fn child_setup() {
@@ -107,41 +109,23 @@ fn child_setup() {
 
 /// Runs `work` in an untraced child with the observer on; returns the keys it derived.
 pub fn keys_of(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Vec<[u8; 32]> {
-    let mut fds = [0; 2];
-    // SAFETY: a two-int array for pipe(2).
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let pid = crate::fork::libc_fork();
-    if pid == 0 {
-        // SAFETY: closing this child's copy of the read end.
-        unsafe { libc::close(fds[0]) };
-        KEY_FD.store(fds[1], std::sync::atomic::Ordering::Relaxed);
-        child_setup();
-        install(Some(send_key));
-        work(&Marks { traced: false });
-        install(None);
-        // SAFETY: ends the child without running the parent's exit handlers.
-        unsafe { libc::_exit(0) };
-    }
-    // SAFETY: the parent's copy of the write end.
-    unsafe { libc::close(fds[1]) };
-    let mut bytes = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        // SAFETY: reads into a local buffer of its length.
-        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        bytes.extend_from_slice(&buf[..n as usize]);
-    }
-    // SAFETY: our read end.
-    unsafe { libc::close(fds[0]) };
-    let status = wait(pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the untraced child failed: {status:#x}"
+    let ((), bytes) = crate::fork::in_child(
+        crate::fork::libc_fork,
+        || {
+            child_setup();
+            install(Some(note_key));
+            work(&Marks { traced: false });
+            install(None);
+            core::mem::take(
+                &mut *SEEN
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            )
+        },
+        || {},
     );
     bytes
+        .expect("the untraced child failed")
         .chunks_exact(32)
         .map(|c| c.try_into().unwrap())
         .collect()
