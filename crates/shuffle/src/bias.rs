@@ -58,6 +58,9 @@ pub fn measure_bias<R: Rng>(
 /// Trials between two calls of [`measure_bias_with_progress`]'s `progress`.
 pub const BIAS_PROGRESS_EVERY: u64 = 1 << 12;
 
+/// The most blocks [`measure_bias`] takes (its count matrix is `blocks`² cells).
+pub const MAX_BIAS_BLOCKS: usize = 1 << 16;
+
 /// [`measure_bias`], calling `progress(done, trials)` every [`BIAS_PROGRESS_EVERY`] trials and
 /// after the last; the report is the same as [`measure_bias`]'s for the same generator.
 ///
@@ -74,7 +77,7 @@ pub fn measure_bias_with_progress<R: Rng>(
     if blocks < 2 {
         return Err(Error::BadBiasSetup("need at least 2 blocks"));
     }
-    if blocks > 1 << 16 {
+    if blocks > MAX_BIAS_BLOCKS {
         return Err(Error::BadBiasSetup("at most 65536 blocks"));
     }
     if trials == 0 {

@@ -52,6 +52,8 @@ use crate::workload::{StreamSpec, run_stream, run_stream_with, run_two_instance_
 use crate::zone::{MigrateType, PAGE_SIZE, ShufflePolicy, Zone, ZoneConfig};
 
 const GIB: u64 = 1 << 30;
+/// The largest [`CalibrateConfig::scale`]: sizes divided by more leave too few pages to age.
+pub const MAX_SCALE: u64 = 1024;
 /// The KNL node's DDR4 and MCDRAM, bytes (NERSC Cori KNL: 96 GB DDR4, 16 GB MCDRAM).
 const KNL_DDR: u64 = 96 * GIB;
 const KNL_MCDRAM: u64 = 16 * GIB;
@@ -107,7 +109,7 @@ impl CalibrateConfig {
     /// seeds, zero aging rounds or sweeps, a bad bandwidth ([`BandwidthModel::validate`]) or
     /// bad JVM assumptions ([`JvmAssumptions::validate`]); [`Error::ZeroSeeds`] for no seeds.
     pub fn validate(&self) -> Result<(), Error> {
-        if !self.scale.is_power_of_two() || self.scale > 1024 {
+        if !self.scale.is_power_of_two() || self.scale > MAX_SCALE {
             return Err(Error::BadParameter(
                 "scale must be a power of two from 1 to 1024",
             ));

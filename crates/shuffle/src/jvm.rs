@@ -62,6 +62,9 @@ pub const NEW_RATIO: u64 = 2;
 /// HotSpot's default `-XX:SurvivorRatio`: eden : one survivor space = 8 : 1 (same guide and
 /// table).
 pub const SURVIVOR_RATIO: u64 = 8;
+/// The old generation's size in caches: [`HEAP_TO_CACHE`] × `NEW_RATIO / (NEW_RATIO + 1)`
+/// (2), the most [`JvmAssumptions::hot_old_of_cache`] can be.
+pub const OLD_OF_CACHE: f64 = (HEAP_TO_CACHE * NEW_RATIO) as f64 / (NEW_RATIO + 1) as f64;
 /// `100 / (2 * TLABWasteTargetPercent)` at HotSpot's default `TLABWasteTargetPercent` = 1:
 /// the TLAB refills per eden that sizes a thread's first TLAB (OpenJDK
 /// `threadLocalAllocBuffer.cpp`).
@@ -125,8 +128,7 @@ impl JvmAssumptions {
                 "JVM access shares must be within 0..=1 and sum to 1",
             ));
         }
-        let old_of_cache = (HEAP_TO_CACHE * NEW_RATIO) as f64 / (NEW_RATIO + 1) as f64;
-        if !(self.hot_old_of_cache > 0.0 && self.hot_old_of_cache <= old_of_cache) {
+        if !(self.hot_old_of_cache > 0.0 && self.hot_old_of_cache <= OLD_OF_CACHE) {
             return Err(Error::BadParameter(
                 "JVM hot old part must be above 0 and within the old generation (2 caches)",
             ));

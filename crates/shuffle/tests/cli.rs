@@ -120,7 +120,7 @@ fn simulate_two_instance_and_stream_and_line_mode() {
         "--cache-mode",
         "line",
         "--rounds",
-        "0",
+        "1",
         "--seeds",
         "1",
         "--accesses",
@@ -128,7 +128,7 @@ fn simulate_two_instance_and_stream_and_line_mode() {
         "--json",
     ]);
     assert_eq!(v["cache_mode"], "line");
-    assert_eq!(v["first_run"], v["aged"]);
+    assert_eq!(v["curve"]["in_order"].as_array().unwrap().len(), 2);
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn calibrate_bad_input_exits_2_before_work() {
         ),
         (
             &["calibrate", "--scale", "1", "--rounds", "0"],
-            "aging round",
+            "must be at least 1",
         ),
         (&["calibrate", "--scale", "1", "--sweeps", "0"], "sweep"),
         (&["calibrate", "--scale", "1", "--seeds", ""], "seed"),
@@ -281,7 +281,7 @@ fn calibrate_bad_input_exits_2_before_work() {
         ),
         (
             &["calibrate", "--scale", "1", "--jvm-hot-old", "2.5"],
-            "hot old",
+            "--jvm-hot-old must be at most 2",
         ),
     ] {
         assert_refused(args, needle);
@@ -704,24 +704,33 @@ fn assert_refused_naming(args: &[&str], flag: &str, want: &str) {
     assert!(err.contains(flag), "{args:?} does not name {flag}: {err}");
 }
 
-/// Every numeric flag refuses a negative value with a message naming the flag, not clap's
-/// "unexpected argument '-1' found".
+/// Every numeric flag refuses a negative value with a message naming the flag and its least
+/// value, not clap's "unexpected argument '-1' found".
 #[test]
 fn negative_numbers_are_refused_naming_the_flag() {
     let at_least_0 = "must be at least 0, got -1";
+    let at_least_1 = "must be at least 1, got -1";
     for (args, flag, want) in [
         (&["simulate", "--order", "-1"][..], "--order", at_least_0),
-        (&["simulate", "--rounds", "-1"], "--rounds", at_least_0),
+        (&["simulate", "--rounds", "-1"], "--rounds", at_least_1),
         (&["simulate", "--seeds", "-1"], "--seeds", at_least_0),
         (&["simulate", "--seeds", "1,-1"], "--seeds", at_least_0),
-        (&["simulate", "--accesses", "-1"], "--accesses", at_least_0),
-        (&["bias", "--blocks", "-1"], "--blocks", at_least_0),
-        (&["bias", "--trials", "-1"], "--trials", at_least_0),
+        (&["simulate", "--accesses", "-1"], "--accesses", at_least_1),
+        (
+            &["bias", "--blocks", "-1"],
+            "--blocks",
+            "must be at least 2, got -1",
+        ),
+        (&["bias", "--trials", "-1"], "--trials", at_least_1),
         (&["bias", "--seed", "-1"], "--seed", at_least_0),
-        (&["calibrate", "--scale", "-1"], "--scale", at_least_0),
+        (
+            &["calibrate", "--scale", "-1"],
+            "--scale",
+            "must be a power of two from 1 to 1024, got -1",
+        ),
         (&["calibrate", "--seeds", "-1"], "--seeds", at_least_0),
-        (&["calibrate", "--rounds", "-1"], "--rounds", at_least_0),
-        (&["calibrate", "--sweeps", "-1"], "--sweeps", at_least_0),
+        (&["calibrate", "--rounds", "-1"], "--rounds", at_least_1),
+        (&["calibrate", "--sweeps", "-1"], "--sweeps", at_least_1),
         (
             &["calibrate", "--near-gbps", "-1"],
             "--near-gbps",
@@ -929,4 +938,321 @@ fn simulate_size_refusals_name_the_flag() {
     ] {
         assert_refused(args, flag);
     }
+}
+
+/// A count that must be 1 or more (2 or more for `--blocks`) refuses 0 with clap's message
+/// naming the flag, before any work: `--accesses`, `--rounds`, `--trials`, `--sweeps`,
+/// `--blocks`; `--rounds 0` too, whose run would have no aged measurement.
+#[test]
+fn counts_below_their_minimum_are_refused_naming_the_flag() {
+    for (args, flag, want) in [
+        (
+            &["simulate", "--preset", "tiny", "--accesses", "0"][..],
+            "--accesses",
+            "must be at least 1, got 0",
+        ),
+        (
+            &[
+                "simulate",
+                "--preset",
+                "tiny",
+                "--workload",
+                "two-instance",
+                "--accesses",
+                "0",
+            ],
+            "--accesses",
+            "must be at least 1, got 0",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--rounds", "0"],
+            "--rounds",
+            "must be at least 1, got 0",
+        ),
+        (
+            &["bias", "--blocks", "1"],
+            "--blocks",
+            "must be at least 2, got 1",
+        ),
+        (
+            &["bias", "--blocks", "0"],
+            "--blocks",
+            "must be at least 2, got 0",
+        ),
+        (
+            &["bias", "--blocks", "65537"],
+            "--blocks",
+            "`65537` is more than 65536, the most this flag takes",
+        ),
+        (
+            &["bias", "--trials", "0"],
+            "--trials",
+            "must be at least 1, got 0",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--rounds", "0"],
+            "--rounds",
+            "must be at least 1, got 0",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--sweeps", "0"],
+            "--sweeps",
+            "must be at least 1, got 0",
+        ),
+    ] {
+        assert_refused_naming(args, flag, want);
+    }
+}
+
+/// `--rounds 0` in a `--config` file is refused too, naming the file.
+#[test]
+fn zero_rounds_in_a_config_file_is_refused() {
+    let dir = std::env::temp_dir().join(format!("scalrand-shuffle-rounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("zero-rounds.json");
+    let mut cfg: serde_json::Value = serde_json::from_str(&cli::stdout_of(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--dump-config",
+    ])))
+    .unwrap();
+    cfg["aging_rounds"] = 0.into();
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    let p = path.to_str().unwrap();
+    assert_refused_naming(
+        &["simulate", "--config", p],
+        "--config",
+        "aging_rounds must be at least 1",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `calibrate`'s refusals name the flag: a `--scale` that is not a power of two in 1 ..= 1024,
+/// a `--far-gbps` above `--near-gbps`, `--jvm-shares` that do not sum to 1, a `--jvm-hot-old`
+/// larger than the old generation.
+#[test]
+fn calibrate_refusals_name_the_flag() {
+    let scale = "must be a power of two from 1 to 1024";
+    for (args, flag, want) in [
+        (&["calibrate", "--scale", "0"][..], "--scale", scale),
+        (&["calibrate", "--scale", "3"], "--scale", scale),
+        (&["calibrate", "--scale", "2048"], "--scale", scale),
+        (
+            &["calibrate", "--scale", "1", "--far-gbps", "500"],
+            "--far-gbps",
+            "--far-gbps (500 GB/s) must not exceed --near-gbps (400 GB/s)",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--near-gbps", "50"],
+            "--near-gbps",
+            "--far-gbps (90 GB/s) must not exceed --near-gbps (50 GB/s)",
+        ),
+        (
+            &[
+                "calibrate",
+                "--scale",
+                "1",
+                "--jvm-shares",
+                "0.5,0.5,0.5,0,0",
+            ],
+            "--jvm-shares",
+            "--jvm-shares must sum to 1, got 1.5",
+        ),
+        (
+            &["calibrate", "--scale", "1", "--jvm-hot-old", "2.5"],
+            "--jvm-hot-old",
+            "--jvm-hot-old must be at most 2 (the old generation, in caches), got 2.5",
+        ),
+    ] {
+        assert_refused_naming(args, flag, want);
+    }
+}
+
+/// A seed given twice would run the same history twice and count it as two seeds: refused,
+/// naming `--seeds` (or the `--config` file) and the seed.
+#[test]
+fn duplicate_seeds_are_refused() {
+    for args in [
+        &["simulate", "--preset", "tiny", "--seeds", "1,1"][..],
+        &["simulate", "--preset", "tiny", "--seeds", "1,2,3,1"],
+        &[
+            "simulate",
+            "--preset",
+            "tiny",
+            "--seeds",
+            "1,1",
+            "--dump-config",
+        ],
+        &["calibrate", "--scale", "1", "--seeds", "2,1,1e0"],
+    ] {
+        assert_refused_naming(args, "--seeds", "seed 1 is given twice");
+    }
+    let dir = std::env::temp_dir().join(format!("scalrand-shuffle-seeds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("twice.json");
+    let mut cfg: serde_json::Value = serde_json::from_str(&cli::stdout_of(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--dump-config",
+    ])))
+    .unwrap();
+    cfg["seeds"] = serde_json::json!([4, 4]);
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    assert_refused_naming(
+        &["simulate", "--config", path.to_str().unwrap()],
+        "--config",
+        "seed 4 is given twice",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A zone too small for the cache or for the workload sized from the cache is refused naming
+/// `--zone-mib` (not "heap does not fit in the zone's free memory" once the run starts).
+#[test]
+fn zone_too_small_for_its_workload_is_refused_naming_the_flag() {
+    for (args, want) in [
+        (
+            &["simulate", "--preset", "tiny", "--zone-mib", "1"][..],
+            "--zone-mib: the zone (1.0 MiB) must be larger than the cache (4.0 MiB, the preset's cache)",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--zone-mib", "8"],
+            "--zone-mib: the heap the workload sizes from the cache (12.0 MiB) does not fit in the zone (8.0 MiB)",
+        ),
+        (
+            &[
+                "simulate",
+                "--preset",
+                "tiny",
+                "--workload",
+                "stream",
+                "--zone-mib",
+                "5",
+            ],
+            "--zone-mib: the stream arrays the workload sizes from the cache (6.0 MiB) do not fit in the zone (5.0 MiB)",
+        ),
+    ] {
+        assert_refused_naming(args, "--zone-mib", want);
+    }
+}
+
+/// Sizes take binary units only (K/KiB, M/MiB, G/GiB, T/TiB, B); a decimal unit (`64GB`) is
+/// refused naming the flag, not read as GiB. A plain number of `--zone-mib`/`--cache-mib` is
+/// MiB, fractions included; a size that is not a whole number of bytes, or a zone that is not
+/// a whole number of pages, is refused.
+#[test]
+fn sizes_take_binary_units_only() {
+    for (args, flag, want) in [
+        (
+            &["simulate", "--zone-mib", "64GB"][..],
+            "--zone-mib",
+            "`GB` is a decimal unit",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--cache-mib", "2MB"],
+            "--cache-mib",
+            "`MB` is a decimal unit",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--cache-bytes", "64kb"],
+            "--cache-bytes",
+            "`kb` is a decimal unit",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--cache-bytes", "1.5"],
+            "--cache-bytes",
+            "not a whole number of bytes",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--zone-mib", "0.3"],
+            "--zone-mib",
+            "not a whole number of bytes",
+        ),
+        (
+            &["simulate", "--preset", "tiny", "--zone-mib", "40002KiB"],
+            "--zone-mib",
+            "not a whole number of 4096-byte pages",
+        ),
+    ] {
+        assert_refused_naming(args, flag, want);
+    }
+    let resolved = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["simulate", "--preset", "tiny", "--dump-config"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&cli::stdout_of(bin().args(&args))).unwrap()
+    };
+    assert_eq!(
+        resolved(&["--zone-mib", "48.5"])["zone_pages"],
+        48 * 256 + 128
+    );
+    assert_eq!(resolved(&["--zone-mib", "1G"])["zone_pages"], 256 * 1024);
+    assert_eq!(resolved(&["--cache-mib", "1.5"])["cache_bytes"], 3 << 19);
+    assert_eq!(resolved(&["--cache-mib", "2M"])["cache_bytes"], 2 << 20);
+    let help = cli::stdout_of(bin().args(["simulate", "--help"]));
+    assert!(
+        help.contains("decimal units (KB, MB, GB, TB) are refused"),
+        "{help}"
+    );
+}
+
+/// `--accesses` does not apply to the stream workload (it sweeps its arrays): refused, not
+/// ignored.
+#[test]
+fn accesses_with_the_stream_workload_is_refused() {
+    assert_refused_naming(
+        &[
+            "simulate",
+            "--preset",
+            "tiny",
+            "--workload",
+            "stream",
+            "--accesses",
+            "1000",
+        ],
+        "--accesses",
+        "does not apply to the stream workload",
+    );
+    assert_refused_naming(
+        &["simulate", "--preset", "stream", "--accesses", "1000"],
+        "--accesses",
+        "does not apply to the stream workload",
+    );
+}
+
+/// `plot` refuses an `--svg`/`--png` in a directory that does not exist, or naming a
+/// directory, naming the flag.
+#[test]
+fn plot_output_refusals_name_the_flag() {
+    let dir = std::env::temp_dir().join(format!("scalrand-shuffle-plotout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("run.json");
+    let text = cli::stdout_of(bin().args([
+        "simulate",
+        "--preset",
+        "tiny",
+        "--rounds",
+        "1",
+        "--seeds",
+        "1",
+        "--accesses",
+        "1000",
+        "--json",
+        "--quiet",
+    ]));
+    std::fs::write(&report, text).unwrap();
+    let r = report.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    assert_refused_naming(
+        &["plot", "--report", r, "--svg", "/nonexistent-dir/x.svg"],
+        "--svg",
+        "directory /nonexistent-dir does not exist",
+    );
+    assert_refused_naming(
+        &["plot", "--report", r, "--png", d],
+        "--png",
+        "is a directory",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,6 +6,8 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 use clap::{Args, ValueEnum};
+use scalrand_shuffle::bias::MAX_BIAS_BLOCKS;
+use scalrand_shuffle::calibrate::MAX_SCALE;
 use scalrand_shuffle::presets::PRESETS;
 use scalrand_shuffle::{BandwidthModel, KernelVersion};
 
@@ -22,16 +24,17 @@ pub(crate) const EXAMPLES: &str = "Examples:
 
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
-    /// Divide every size by this power of two (1 = full size: 96 GiB zone, 16 GiB cache).
-    #[arg(long, default_value_t = 16, value_parser = parse_u64, allow_hyphen_values = true)]
+    /// Divide every size by this power of two, 1 to 1024 (1 = full size: 96 GiB zone, 16 GiB
+    /// cache).
+    #[arg(long, default_value_t = 16, value_parser = parse_scale, allow_hyphen_values = true)]
     pub(crate) scale: u64,
     /// Near-memory (cache) bandwidth, GB/s.
     #[arg(long, default_value_t = BandwidthModel::KNL.near_gbps, value_parser = parse_gbps, allow_hyphen_values = true)]
     pub(crate) near_gbps: f64,
-    /// Far-memory bandwidth, GB/s.
+    /// Far-memory bandwidth, GB/s (at most --near-gbps).
     #[arg(long, default_value_t = BandwidthModel::KNL.far_gbps, value_parser = parse_gbps, allow_hyphen_values = true)]
     pub(crate) far_gbps: f64,
-    /// Seeds, comma-separated (one aging history each; figures are medians).
+    /// Seeds, comma-separated, each once (one aging history each; figures are medians).
     #[arg(
         long,
         value_delimiter = ',',
@@ -41,11 +44,11 @@ pub(crate) struct CalibrateArgs {
         allow_hyphen_values = true
     )]
     pub(crate) seeds: Vec<u64>,
-    /// Server aging rounds before the aged STREAM run.
-    #[arg(long, default_value_t = 4, value_parser = parse_u32, allow_hyphen_values = true)]
+    /// Server aging rounds before the aged STREAM run, 1 or more.
+    #[arg(long, default_value_t = 4, value_parser = parse_count_u32, allow_hyphen_values = true)]
     pub(crate) rounds: u32,
-    /// STREAM passes measured (after one warm pass).
-    #[arg(long, default_value_t = 3, value_parser = parse_u32, allow_hyphen_values = true)]
+    /// STREAM passes measured (after one warm pass), 1 or more.
+    #[arg(long, default_value_t = 3, value_parser = parse_count_u32, allow_hyphen_values = true)]
     pub(crate) sweeps: u32,
     /// Kernel whose rules apply: a release from 5.2 (5.2 – 5.19, 6.0 – 6.19).
     #[arg(long, value_name = "VERSION", value_parser = parse_kernel, default_value = "5.10")]
@@ -63,8 +66,8 @@ pub(crate) struct CalibrateArgs {
         allow_hyphen_values = true
     )]
     pub(crate) jvm_shares: Vec<f64>,
-    /// JVM case: size of the hot part of the old generation, as a fraction of the cache (an
-    /// assumption: no public source).
+    /// JVM case: size of the hot part of the old generation, as a fraction of the cache: above 0
+    /// and at most 2, the old generation (an assumption: no public source).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.125, value_parser = parse_hot_old, allow_hyphen_values = true)]
     pub(crate) jvm_hot_old: f64,
     /// Threads the seeds run on (default: one per core; 1 runs them one after another). The
@@ -141,13 +144,17 @@ pub(crate) struct SimulateArgs {
     /// Measured workload (default: the preset's).
     #[arg(long, value_enum)]
     pub(crate) workload: Option<WorkloadArg>,
-    /// Zone size: a number of MiB or a size like 64GiB, 512MiB.
+    /// Zone size: a plain number of MiB (0.5 is 512 KiB), or a size with a binary unit: 64GiB,
+    /// 64G, 512MiB, 512M (B, K/KiB, M/MiB, G/GiB, T/TiB); decimal units (KB, MB, GB, TB) are
+    /// refused. A whole number of 4 KiB pages.
     #[arg(long, value_name = "SIZE", value_parser = parse_mib, allow_hyphen_values = true)]
     pub(crate) zone_mib: Option<u64>,
-    /// Cache size: a number of MiB or a size like 8GiB.
+    /// Cache size: a plain number of MiB, or a size with a binary unit: 8GiB, 8G, 64MiB, 64M;
+    /// decimal units (KB, MB, GB, TB) are refused.
     #[arg(long, value_name = "SIZE", value_parser = parse_mib, conflicts_with = "cache_bytes", allow_hyphen_values = true)]
     pub(crate) cache_mib: Option<u64>,
-    /// Cache size in bytes (or with a unit: 64KiB).
+    /// Cache size: a plain number of bytes, or a size with a binary unit: 64KiB, 64K; decimal
+    /// units (KB, MB, GB, TB) are refused.
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, allow_hyphen_values = true)]
     pub(crate) cache_bytes: Option<u64>,
     /// Cache model granularity.
@@ -172,17 +179,19 @@ pub(crate) struct SimulateArgs {
     /// No per-CPU page lists.
     #[arg(long)]
     pub(crate) no_pcp: bool,
-    /// Aging rounds.
-    #[arg(long, value_parser = parse_u32, allow_hyphen_values = true)]
+    /// Aging rounds, 1 or more (the first run after boot is measured before them; the aged
+    /// figures are the last round's).
+    #[arg(long, value_parser = parse_count_u32, allow_hyphen_values = true)]
     pub(crate) rounds: Option<u32>,
     /// Server aging: compact the zone after every N rounds (default: never).
     #[arg(long, value_name = "N", value_parser = parse_compact_every, allow_hyphen_values = true)]
     pub(crate) compact_every: Option<u32>,
-    /// Seeds, comma-separated.
+    /// Seeds, comma-separated, each once.
     #[arg(long, value_delimiter = ',', num_args = 1, value_parser = parse_u64, allow_hyphen_values = true)]
     pub(crate) seeds: Option<Vec<u64>>,
-    /// Measured accesses per run (a whole number; 1e6 is read as 1000000).
-    #[arg(long, value_parser = parse_u64, allow_hyphen_values = true)]
+    /// Measured accesses per run, 1 or more (a whole number; 1e6 is read as 1000000). The heap
+    /// and two-instance workloads only: the stream workload sweeps its arrays instead.
+    #[arg(long, value_parser = parse_count, allow_hyphen_values = true)]
     pub(crate) accesses: Option<u64>,
     /// Write the plot as SVG.
     #[arg(long, value_name = "PATH")]
@@ -210,11 +219,11 @@ pub(crate) struct BiasArgs {
     /// Shuffle to measure.
     #[arg(long, value_enum, default_value = "kernel")]
     pub(crate) mode: ModeArg,
-    /// Order-10 blocks in the zone (≥ 2).
-    #[arg(long, default_value_t = 8, value_parser = parse_usize, allow_hyphen_values = true)]
+    /// Order-10 blocks in the zone, 2 to 65536.
+    #[arg(long, default_value_t = 8, value_parser = parse_blocks, allow_hyphen_values = true)]
     pub(crate) blocks: usize,
-    /// Shuffles run (a whole number; 1e6 is read as 1000000).
-    #[arg(long, default_value_t = 200_000, value_parser = parse_u64, allow_hyphen_values = true)]
+    /// Shuffles run, 1 or more (a whole number; 1e6 is read as 1000000).
+    #[arg(long, default_value_t = 200_000, value_parser = parse_count, allow_hyphen_values = true)]
     pub(crate) trials: u64,
     /// Generator seed.
     #[arg(long, default_value_t = 1, value_parser = parse_u64, allow_hyphen_values = true)]
@@ -251,8 +260,11 @@ fn preset_values() -> clap::builder::PossibleValuesParser {
     )
 }
 
-/// `64GiB`, `512MiB`, `1.5GiB`, `4096KiB`, or a bare number of bytes.
-pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+/// A size: a number, whole or with a fraction, and a binary unit (`K`/`KiB`, `M`/`MiB`,
+/// `G`/`GiB`, `T`/`TiB`, `B`) or none, which is `plain` (a number of bytes or of MiB). A
+/// decimal unit (`KB`, `MB`, `GB`, `TB`) is refused rather than read as its binary neighbour,
+/// and so is a size that is not a whole number of bytes.
+fn size(s: &str, plain: Plain) -> Result<u64, String> {
     let t = s.trim();
     if t.starts_with('-') {
         return Err(format!("`{s}` is negative: a size is 0 or more"));
@@ -261,39 +273,82 @@ pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" | "kb" => 1 << 10,
-        "m" | "mib" | "mb" => 1 << 20,
-        "g" | "gib" | "gb" => 1 << 30,
-        "t" | "tib" | "tb" => 1 << 40,
-        u => return Err(format!("unknown unit `{u}` (use B, KiB, MiB, GiB, TiB)")),
+    let unit = unit.trim();
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" => plain.bytes(),
+        "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        d @ ("kb" | "mb" | "gb" | "tb") => {
+            let binary = format!("{}iB", d[..1].to_ascii_uppercase());
+            return Err(format!(
+                "`{unit}` is a decimal unit, and sizes here are binary: give {binary} or {}, \
+                 or a plain number of {}",
+                &binary[..1],
+                plain.name()
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "unknown unit `{unit}` (use B, KiB, MiB, GiB, TiB; K, M, G, T for short)"
+            ));
+        }
     };
+    let too_large = || format!("`{s}` is out of range");
+    if !num.is_empty() && num.chars().all(|c| c.is_ascii_digit()) {
+        let n: u64 = num.parse().map_err(|_| too_large())?;
+        return n
+            .checked_mul(mult)
+            .filter(|&b| b < 1 << 63)
+            .ok_or_else(too_large);
+    }
     let v: f64 = num
         .parse()
         .map_err(|_| format!("`{s}` is not a size (e.g. 64GiB, 512MiB)"))?;
     let bytes = v * mult as f64;
     if !(bytes.is_finite() && bytes >= 0.0 && bytes < 2f64.powi(63)) {
-        return Err(format!("`{s}` is out of range"));
+        return Err(too_large());
+    }
+    if bytes.fract() != 0.0 {
+        return Err(format!("`{s}` is not a whole number of bytes ({bytes} B)"));
     }
     Ok(bytes as u64)
 }
 
-/// A size in MiB: a bare number is MiB (the flag's old meaning), a unit converts.
+/// What a size without a unit counts.
+#[derive(Clone, Copy)]
+enum Plain {
+    Bytes,
+    Mib,
+}
+
+impl Plain {
+    fn bytes(self) -> u64 {
+        match self {
+            Plain::Bytes => 1,
+            Plain::Mib => 1 << 20,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Plain::Bytes => "bytes",
+            Plain::Mib => "MiB",
+        }
+    }
+}
+
+/// `--cache-bytes`: a size in bytes, `64KiB`, `1.5MiB`, or a plain number of bytes.
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+    size(s, Plain::Bytes)
+}
+
+/// `--zone-mib`, `--cache-mib`: a size in bytes, `64GiB`, `512M`, or a plain number of MiB
+/// (`0.5` is 512 KiB).
 pub(crate) fn parse_mib(s: &str) -> Result<u64, String> {
-    if s.trim().starts_with('-') {
-        return Err(format!("`{s}` is negative: a size is 0 or more"));
-    }
-    if s.trim().chars().all(|c| c.is_ascii_digit()) {
-        let v: u64 = s
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{s}` is too large"))?;
-        return v
-            .checked_mul(1 << 20)
-            .ok_or_else(|| format!("`{s}` MiB is too large"));
-    }
-    parse_bytes(s)
+    size(s, Plain::Mib)
 }
 
 /// `--compact-every N`: a whole number of rounds, 1 or more.
@@ -310,16 +365,25 @@ pub(crate) fn parse_compact_every(s: &str) -> Result<u32, String> {
     }
 }
 
+/// The first seed given more than once: each seed is one run, so a repeat would count one
+/// history twice.
+pub(crate) fn repeated_seed(seeds: &[u64]) -> Option<u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    seeds.iter().copied().find(|&s| !seen.insert(s))
+}
+
 pub(crate) fn parse_kernel(s: &str) -> Result<KernelVersion, String> {
     KernelVersion::parse(s).map_err(|e| e.to_string())
 }
 
-/// A whole number from 0 to `max`; `1e6`-style powers of ten are read. A negative number, text
-/// and a value above `max` are each refused with what they are (clap's message names the flag).
-fn whole(s: &str, max: u64) -> Result<u64, String> {
+/// A whole number from `min` to `max`; `1e6`-style powers of ten are read. A negative number,
+/// text, and a value below `min` or above `max` are each refused with what they are (clap's
+/// message names the flag).
+fn whole(s: &str, min: u64, max: u64) -> Result<u64, String> {
     let t = s.trim();
+    let too_small = || format!("must be at least {min}, got {t}");
     if t.strip_prefix('-').is_some_and(|n| number(n).is_ok()) {
-        return Err(format!("must be at least 0, got {t}"));
+        return Err(too_small());
     }
     let not_whole = || format!("`{t}` is not a whole number (e.g. 1000 or 1e6)");
     let too_large = || format!("`{t}` is more than {max}, the most this flag takes");
@@ -339,32 +403,53 @@ fn whole(s: &str, max: u64) -> Result<u64, String> {
             n = n.checked_mul(scale).ok_or_else(too_large)?;
         }
     }
+    if n < min {
+        return Err(too_small());
+    }
     if n > max {
         return Err(too_large());
     }
     Ok(n)
 }
 
-/// A whole number flag of 64 bits (`--seeds`, `--trials`, `--accesses`, `--scale`, ...).
+/// A whole number flag of 64 bits, 0 or more (`--seeds`, `--seed`).
 pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
-    whole(s, u64::MAX)
+    whole(s, 0, u64::MAX)
 }
 
-/// A whole number flag of 32 bits (`--rounds`, `--sweeps`).
-pub(crate) fn parse_u32(s: &str) -> Result<u32, String> {
-    let n = whole(s, u64::from(u32::MAX))?;
+/// A count of 64 bits, 1 or more (`--accesses`, `--trials`).
+pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
+    whole(s, 1, u64::MAX)
+}
+
+/// A count of 32 bits, 1 or more (`--rounds`, `--sweeps`).
+pub(crate) fn parse_count_u32(s: &str) -> Result<u32, String> {
+    let n = whole(s, 1, u64::from(u32::MAX))?;
     u32::try_from(n).map_err(|_| format!("`{s}` does not fit in 32 bits"))
 }
 
-/// A whole number flag of the machine's word (`--blocks`).
-pub(crate) fn parse_usize(s: &str) -> Result<usize, String> {
-    let n = whole(s, usize::MAX as u64)?;
+/// `--blocks`: 2 to [`MAX_BIAS_BLOCKS`].
+pub(crate) fn parse_blocks(s: &str) -> Result<usize, String> {
+    let n = whole(s, 2, MAX_BIAS_BLOCKS as u64)?;
     usize::try_from(n).map_err(|_| format!("`{s}` does not fit in a machine word"))
+}
+
+/// `--scale`: a power of two from 1 to [`MAX_SCALE`].
+pub(crate) fn parse_scale(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad = || format!("must be a power of two from 1 to {MAX_SCALE}, got {t}");
+    if t.strip_prefix('-').is_some_and(|n| number(n).is_ok()) {
+        return Err(bad());
+    }
+    match whole(s, 0, u64::MAX)? {
+        n if n.is_power_of_two() && n <= MAX_SCALE => Ok(n),
+        _ => Err(bad()),
+    }
 }
 
 /// `--order`: 0 to the kernel's largest shuffle order, 10.
 pub(crate) fn parse_order(s: &str) -> Result<u8, String> {
-    let n = whole(s, u64::from(scalrand_shuffle::MAX_ORDER))?;
+    let n = whole(s, 0, u64::from(scalrand_shuffle::MAX_ORDER))?;
     u8::try_from(n).map_err(|_| format!("`{s}` is not an order"))
 }
 

@@ -1,15 +1,15 @@
 //! `calibrate`: the calibration cases, their `--json` report and text summary.
 
-use std::println;
 use std::string::ToString;
+use std::{format, println};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scalrand_fastprng::Xoroshiro128PlusPlus;
-use scalrand_shuffle::jvm::JvmAssumptions;
+use scalrand_shuffle::jvm::{JvmAssumptions, OLD_OF_CACHE};
 use scalrand_shuffle::{BandwidthModel, CalibrateConfig, run_calibrate, run_calibrate_parallel};
 
 use crate::CliError;
-use crate::args::CalibrateArgs;
+use crate::args::{CalibrateArgs, repeated_seed};
 use crate::estimate::Estimate;
 use crate::jobs::run_seeds;
 
@@ -43,6 +43,36 @@ pub(crate) fn estimate(cfg: &CalibrateConfig, jobs: Option<usize>) -> Estimate {
     }
 }
 
+/// Refuses what `CalibrateConfig::validate` would, naming the flag (each value alone was
+/// checked when the flags were read): a seed given twice, `--far-gbps` above `--near-gbps`,
+/// `--jvm-shares` that do not sum to 1, a `--jvm-hot-old` larger than the old generation.
+fn check_flags(cfg: &CalibrateConfig) -> Result<(), CliError> {
+    if let Some(seed) = repeated_seed(&cfg.seeds) {
+        return Err(CliError(format!(
+            "--seeds: seed {seed} is given twice; each seed is one run, so give each once"
+        )));
+    }
+    let bw = &cfg.bandwidth;
+    if bw.far_gbps > bw.near_gbps {
+        return Err(CliError(format!(
+            "--far-gbps ({} GB/s) must not exceed --near-gbps ({} GB/s)",
+            bw.far_gbps, bw.near_gbps
+        )));
+    }
+    let sum: f64 = cfg.jvm.shares().iter().sum();
+    // The tolerance of `JvmAssumptions::validate`.
+    if (sum - 1.0).abs() > 1e-9 {
+        return Err(CliError(format!("--jvm-shares must sum to 1, got {sum}")));
+    }
+    if cfg.jvm.hot_old_of_cache > OLD_OF_CACHE {
+        return Err(CliError(format!(
+            "--jvm-hot-old must be at most {OLD_OF_CACHE} (the old generation, in caches), got {}",
+            cfg.jvm.hot_old_of_cache
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
     let [eden, survivor, hot_old, cold_old, miss_floor] = a.jvm_shares[..] else {
         return Err(CliError(
@@ -69,6 +99,7 @@ pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
             hot_old_of_cache: a.jvm_hot_old,
         },
     };
+    check_flags(&cfg)?;
     cfg.validate()?;
     estimate(&cfg, a.jobs).check(a.force, a.quiet)?;
     let target = if a.quiet {

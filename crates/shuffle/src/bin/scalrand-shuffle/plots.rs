@@ -35,25 +35,26 @@ pub(crate) fn write_plots(
     let title = plot_title(rep);
     if let Some(path) = svg {
         let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
-        draw(&root, &title, res).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        draw(&root, &title, res).map_err(|e| CliError(format!("--svg {}: {e}", path.display())))?;
     }
     if let Some(path) = png {
         let root = BitMapBackend::new(path, (800, 480)).into_drawing_area();
-        draw(&root, &title, res).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        draw(&root, &title, res).map_err(|e| CliError(format!("--png {}: {e}", path.display())))?;
     }
     Ok(())
 }
 
 pub(crate) fn plot(a: PlotArgs) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(&a.report)
-        .map_err(|e| CliError(format!("--report {}: {e}", a.report.display())))?;
-    let rep: SimulateReport = serde_json::from_str(&text)
-        .map_err(|e| CliError(format!("--report {}: {e}", a.report.display())))?;
     if a.svg.is_none() && a.png.is_none() {
         return Err(CliError(
             "plot: give --svg PATH and/or --png PATH".to_string(),
         ));
     }
+    crate::simulate::check_outputs(&[("--svg", &a.svg), ("--png", &a.png)])?;
+    let text = std::fs::read_to_string(&a.report)
+        .map_err(|e| CliError(format!("--report {}: {e}", a.report.display())))?;
+    let rep: SimulateReport = serde_json::from_str(&text)
+        .map_err(|e| CliError(format!("--report {}: {e}", a.report.display())))?;
     let c = &rep.curve;
     let curve = |mean: &[f64], min: &[f64], max: &[f64], sd: &[f64]| Curve {
         mean: mean.to_vec(),

@@ -37,6 +37,12 @@ pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliErro
         cfg.cache_bytes = v;
     }
     if let Some(v) = a.zone_mib {
+        if v % PAGE_SIZE != 0 {
+            return Err(CliError(format!(
+                "--zone-mib: a zone of {v} bytes is not a whole number of {PAGE_SIZE}-byte \
+                 pages; give a multiple of 4 KiB, like 512MiB"
+            )));
+        }
         cfg.zone_pages = v / PAGE_SIZE;
         cfg.aging = default_aging(cfg.zone_pages);
         if cfg.server.is_some() {
@@ -90,6 +96,27 @@ pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliErro
     if let Some(s) = &a.seeds {
         cfg.seeds = s.clone();
     }
+    // A seed given twice, in `--seeds` or else in the `--config` file.
+    if let Some(seed) = crate::args::repeated_seed(&cfg.seeds) {
+        let source = match &a.config {
+            Some(path) if a.seeds.is_none() => format!("--config {}", path.display()),
+            _ => "--seeds".to_string(),
+        };
+        return Err(CliError(format!(
+            "{source}: seed {seed} is given twice; each seed is one run, so give each once"
+        )));
+    }
+    // No aging round: only a `--config` file can ask for it (`--rounds` takes 1 or more).
+    if cfg.aging_rounds == 0 {
+        let source = match &a.config {
+            Some(path) => format!("--config {}", path.display()),
+            None => format!("--preset {}", a.preset),
+        };
+        return Err(CliError(format!(
+            "{source}: aging_rounds must be at least 1 (the first run after boot comes before \
+             the rounds; the aged figures are the last round's)"
+        )));
+    }
     let cache_pages = cfg.cache_bytes / PAGE_SIZE;
     let acc = a.accesses.unwrap_or(match &cfg.workload {
         Workload::Heap(h) => h.accesses,
@@ -101,14 +128,16 @@ pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliErro
         Workload::Stream(_) => WorkloadArg::Stream,
         Workload::TwoInstance(_) => WorkloadArg::TwoInstance,
     });
+    if kind == WorkloadArg::Stream && a.accesses.is_some() {
+        return Err(CliError(
+            "--accesses does not apply to the stream workload, which sweeps its arrays 4 \
+             times: leave it out, or pick --workload heap or two-instance"
+                .to_string(),
+        ));
+    }
     // The workload follows the cache size (a config file's workload is kept unless a size,
     // the workload or the accesses were given).
-    let resize = a.config.is_none()
-        || a.workload.is_some()
-        || a.accesses.is_some()
-        || a.cache_mib.is_some()
-        || a.cache_bytes.is_some();
-    if resize {
+    if resizes_workload(a) {
         cfg.workload = match kind {
             WorkloadArg::Heap => Workload::Heap(heap_for(cache_pages, acc)),
             WorkloadArg::Stream => Workload::Stream(StreamSpec {
@@ -124,6 +153,17 @@ pub(crate) fn build_config(a: &SimulateArgs) -> Result<ExperimentConfig, CliErro
     }
     Ok(cfg)
 }
+
+/// Whether the workload is sized from the flags (always, unless a `--config` file's workload
+/// is kept: no size, workload or accesses given).
+fn resizes_workload(a: &SimulateArgs) -> bool {
+    a.config.is_none()
+        || a.workload.is_some()
+        || a.accesses.is_some()
+        || a.cache_mib.is_some()
+        || a.cache_bytes.is_some()
+}
+
 pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
     let cfg = build_config(&a)?;
     if a.dump_config {
@@ -155,7 +195,7 @@ pub(crate) fn simulate(a: SimulateArgs) -> Result<(), CliError> {
         |p| run_experiment_parallel::<Xoroshiro128PlusPlus>(&cfg, p),
     );
     bar.finish_and_clear();
-    let res = res??;
+    let res = res?.map_err(|e| name_the_flag(&a, e))?;
     let preset = if a.config.is_some() {
         "config"
     } else {
@@ -242,8 +282,8 @@ pub(crate) fn estimate(cfg: &ExperimentConfig, jobs: Option<usize>) -> Estimate 
 
 /// The configuration's refusal of a size, with the flag that set it in front (`--zone-mib`,
 /// `--cache-mib`, `--cache-bytes`) and what to give instead: a zone of no page or above the
-/// model's limit, a cache of zero bytes or not a whole number of its units. Other refusals,
-/// and sizes that came from the preset or `--config`, pass as they are.
+/// model's limit, a cache of zero bytes or not a whole number of its units. Other refusals
+/// name the `--config` file when there is one (the flags and presets cannot make them).
 fn name_the_flag(a: &SimulateArgs, e: scalrand_shuffle::Error) -> CliError {
     use scalrand_shuffle::Error;
     let human = crate::estimate::human;
@@ -267,14 +307,20 @@ fn name_the_flag(a: &SimulateArgs, e: scalrand_shuffle::Error) -> CliError {
                 "{flag}: a cache of {v} bytes: {e}; give a size like --cache-mib 512MiB"
             ))
         }
-        _ => CliError(e.to_string()),
+        _ => match &a.config {
+            Some(path) => CliError(format!("--config {}: {e}", path.display())),
+            None => CliError(e.to_string()),
+        },
     }
 }
 
 /// Refuses sizes that cannot make a run, naming the flag that set them: a cache at least as
-/// large as the zone (`--cache-mib 64GiB` on a 64 GiB zone), and a heap, which the workload
-/// sizes from the cache, that does not fit in the zone.
+/// large as the zone (`--cache-mib 64GiB` on a 64 GiB zone, `--zone-mib 1` under a 4 MiB
+/// cache), and a heap or stream arrays, which the workload sizes from the cache, that do not
+/// fit in the zone. The cache's flag is named when both were given; sizes that came from the
+/// preset are consistent, and those of a `--config` file name the file.
 fn check_sizes(a: &SimulateArgs, cfg: &ExperimentConfig) -> Result<(), CliError> {
+    let human = crate::estimate::human;
     let zone = cfg.zone_pages.saturating_mul(PAGE_SIZE);
     let cache_flag = if a.cache_mib.is_some() {
         Some("--cache-mib")
@@ -283,28 +329,69 @@ fn check_sizes(a: &SimulateArgs, cfg: &ExperimentConfig) -> Result<(), CliError>
     } else {
         None
     };
-    let zone_flag = if a.zone_mib.is_some() {
-        "--zone-mib"
+    let from = if a.config.is_some() {
+        "the --config file's"
     } else {
-        "the preset's zone"
+        "the preset's"
     };
-    let Some(flag) = cache_flag else {
-        return Ok(());
+    let zone_from = if a.zone_mib.is_some() {
+        "--zone-mib".to_string()
+    } else {
+        format!("{from} zone")
     };
+    let flag = match (cache_flag, a.zone_mib, &a.config) {
+        (Some(flag), _, _) => flag.to_string(),
+        (None, Some(_), _) => "--zone-mib".to_string(),
+        (None, None, Some(path)) => format!("--config {}", path.display()),
+        (None, None, None) => return Ok(()),
+    };
+    let fix = "give a smaller cache, e.g. --cache-mib 512MiB, or a larger --zone-mib";
     if cfg.cache_bytes >= zone {
-        return Err(CliError(format!(
-            "{flag}: the cache ({}) must be smaller than the zone ({}, {zone_flag}); give a smaller cache, e.g. --cache-mib 512MiB, or a larger --zone-mib",
-            crate::estimate::human(cfg.cache_bytes),
-            crate::estimate::human(zone)
-        )));
+        return Err(CliError(match cache_flag {
+            Some(_) => format!(
+                "{flag}: the cache ({}) must be smaller than the zone ({}, {zone_from}); {fix}",
+                human(cfg.cache_bytes),
+                human(zone)
+            ),
+            None => format!(
+                "{flag}: the zone ({}) must be larger than the cache ({}, {from} cache); {fix}",
+                human(zone),
+                human(cfg.cache_bytes)
+            ),
+        }));
     }
-    if let Workload::Heap(h) = &cfg.workload
-        && h.heap_pages > cfg.zone_pages
-    {
+    let sized = if resizes_workload(a) {
+        if cache_flag.is_some() {
+            " the workload sizes from this cache"
+        } else {
+            " the workload sizes from the cache"
+        }
+    } else {
+        ""
+    };
+    let (what, pages) = match &cfg.workload {
+        Workload::Heap(h) => (format!("the heap{sized}"), h.heap_pages),
+        Workload::Stream(st) => (
+            format!("the stream arrays{sized}"),
+            st.array_pages.saturating_mul(3),
+        ),
+        // One instance on each node, and each node is a zone of `zone_pages`.
+        Workload::TwoInstance(t) => (format!("an instance{sized}"), t.pages),
+    };
+    if pages > cfg.zone_pages {
+        let verb = if matches!(cfg.workload, Workload::Stream(_)) {
+            "do not fit"
+        } else {
+            "does not fit"
+        };
+        let zone_desc = if cache_flag.is_some() {
+            format!("{}, {zone_from}", human(zone))
+        } else {
+            human(zone)
+        };
         return Err(CliError(format!(
-            "{flag}: the heap the workload sizes from this cache ({}) does not fit in the zone ({}, {zone_flag}); give a smaller cache or a larger --zone-mib",
-            crate::estimate::human(h.heap_pages.saturating_mul(PAGE_SIZE)),
-            crate::estimate::human(zone)
+            "{flag}: {what} ({}) {verb} in the zone ({zone_desc}); {fix}",
+            human(pages.saturating_mul(PAGE_SIZE))
         )));
     }
     Ok(())
