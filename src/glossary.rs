@@ -1,3 +1,18 @@
+// Fortuna's items are behind the `fortuna` feature: linked where it is on, on docs.rs otherwise.
+#![cfg_attr(
+    feature = "fortuna",
+    doc = "[fortuna-prf]: crate::pool::fortuna::Prf
+[fortuna-fortuna]: crate::pool::fortuna::Fortuna
+[fortuna-reseed-interval]: crate::pool::fortuna::RESEED_INTERVAL
+[fortuna-accumulator]: crate::pool::fortuna::Accumulator"
+)]
+#![cfg_attr(
+    not(feature = "fortuna"),
+    doc = "[fortuna-prf]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/trait.Prf.html
+[fortuna-fortuna]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Fortuna.html
+[fortuna-reseed-interval]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/constant.RESEED_INTERVAL.html
+[fortuna-accumulator]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Accumulator.html"
+)]
 //! The terms of art these docs use, each in a few plain sentences: what it means, where it
 //! comes from, and where scalrand uses it. This module holds documentation only, no items.
 //!
@@ -29,8 +44,8 @@
 //! A keyed function whose outputs nobody without the key can tell apart from random bytes.
 //! Fortuna's generator encrypts a counter with one, block after block: Ferguson, Schneier and
 //! Kohno use AES-256, and scalrand offers ChaCha20's block function as well
-//! ([`Prf`](crate::pool::fortuna::Prf), chosen as a type parameter of
-//! [`Fortuna`](crate::pool::fortuna::Fortuna)).
+//! ([`Prf`][fortuna-prf], chosen as a type parameter of
+//! [`Fortuna`][fortuna-fortuna]).
 //!
 //! # Wipe-on-fork memory
 //!
@@ -63,11 +78,11 @@
 //! When a generator mixes fresh entropy into its key. Fortuna (Ferguson, Schneier and Kohno,
 //! *Cryptography Engineering* §9.5.5) collects entropy events into 32 pools and reseeds only
 //! when the first pool holds at least 64 bytes *and* at least 100 ms have passed since the
-//! last reseed ([`RESEED_INTERVAL`](crate::pool::fortuna::RESEED_INTERVAL)), so a flood of
+//! last reseed ([`RESEED_INTERVAL`][fortuna-reseed-interval]), so a flood of
 //! events, even attacker-chosen ones, cannot force more than ten reseeds a second. Reseed
 //! number r draws on pool i only when 2^i divides r: the later pools gather entropy for
 //! longer, so some reseed eventually uses more entropy than an attacker who sees or controls
-//! part of the input can guess ([`Accumulator`](crate::pool::fortuna::Accumulator)). The node
+//! part of the input can guess ([`Accumulator`][fortuna-accumulator]). The node
 //! pools reseed after a number of bytes or seconds instead
 //! ([`ReseedPolicy`](crate::pool::numa::ReseedPolicy)), a condition their readers check every
 //! few calls: no timer runs.

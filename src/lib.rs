@@ -3,6 +3,37 @@
 // the repository's page and links to files (BENCHMARKS.md, docs/) that docs.rs does not host.
 // This page links with intra-doc links and absolute URLs only, and `cargo xtask ci --only
 // doc-links` checks every link it renders.
+// The front page's links to the parts behind features: to the item itself where the feature is
+// on, to docs.rs (every feature on) where it is off, so the page reads the same in both.
+#![cfg_attr(
+    feature = "fortuna",
+    doc = "[fortuna-with-seed]: pool::fortuna::Fortuna::with_seed
+[fortuna-from-seed]: pool::fortuna::Fortuna::from_seed
+[fortuna-new]: pool::fortuna::Fortuna::new
+[fortuna-read-mode]: pool::fortuna::ReadMode"
+)]
+#![cfg_attr(
+    not(feature = "fortuna"),
+    doc = "[fortuna-with-seed]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Fortuna.html#method.with_seed
+[fortuna-from-seed]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Fortuna.html#method.from_seed
+[fortuna-new]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Fortuna.html#method.new
+[fortuna-read-mode]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/enum.ReadMode.html
+[`pool::fortuna`]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/
+[`pool::fortuna::Fortuna`]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Fortuna.html
+[`pool::fortuna::Generator`]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Generator.html
+[`pool::fortuna::Fortuna::from_seed`]: https://docs.rs/scalrand/latest/scalrand/pool/fortuna/struct.Fortuna.html#method.from_seed"
+)]
+#![cfg_attr(
+    not(feature = "shuffle"),
+    doc = "[`shuffle`]: https://docs.rs/scalrand/latest/scalrand/shuffle/"
+)]
+#![cfg_attr(
+    not(feature = "simd-chunk"),
+    doc = "[`simd_chunk`]: https://docs.rs/scalrand/latest/scalrand/simd_chunk/
+[`simd_chunk::digest_chunked`]: https://docs.rs/scalrand/latest/scalrand/simd_chunk/fn.digest_chunked.html
+[`simd_chunk::Preempt`]: https://docs.rs/scalrand/latest/scalrand/simd_chunk/trait.Preempt.html"
+)]
+// The front page (after the link definitions above, which a paragraph cannot precede).
 #![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -140,7 +171,11 @@ pub use scalrand_os as os;
 pub use scalrand_pool as pool;
 // A simulator of Linux's page-allocator free-list shuffle with a memory-side-cache model (the
 // crate `scalrand-shuffle`).
+#[cfg(feature = "shuffle")]
+#[cfg_attr(docsrs, doc(cfg(feature = "shuffle")))]
 pub use scalrand_shuffle as shuffle;
 // Hashing in bounded chunks that yields to a thread, a host or an async executor
 // (`digest_async` with the `async` feature; the crate `scalrand-simd-chunk`).
+#[cfg(feature = "simd-chunk")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simd-chunk")))]
 pub use scalrand_simd_chunk as simd_chunk;

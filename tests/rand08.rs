@@ -14,6 +14,7 @@ use rand08::{CryptoRng, RngCore, SeedableRng};
 use scalrand::fastprng::{
     PerCpu, WyRand, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar,
 };
+#[cfg(feature = "fortuna")]
 use scalrand::pool::fortuna::{Fortuna, ReadMode};
 use scalrand::pool::numa::{NodePools, Topology};
 
@@ -98,6 +99,7 @@ fn node_pools_and_fortuna() {
             s.spawn(|| day_one(&mut &pools));
         }
     });
+    #[cfg(feature = "fortuna")]
     for mode in [ReadMode::Concurrent, ReadMode::Locked] {
         let mut f = Fortuna::with_seed(mode, &[0x42; 32]).unwrap();
         assert_crypto(&&f);

@@ -11,13 +11,9 @@
 //! through rand must equal the bare FS&K generator's output for the same seed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::convert::Infallible;
-use std::time::Duration;
-
 use rand::seq::{IndexedRandom, SliceRandom};
-use rand::{CryptoRng, Rng, RngExt, SeedableRng, TryRng};
+use rand::{CryptoRng, Rng, RngExt, SeedableRng};
 use scalrand::fastprng::{PerCpu, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
-use scalrand::pool::fortuna::{Aes256Prf, Fortuna, Generator, ReadMode, monotonic_now};
 
 /// Exercises every helper on `rng` and checks what can be checked without knowing the
 /// stream: bounds, coverage, a permutation that moved, non-constant output.
@@ -156,8 +152,13 @@ fn xoroshiro_helpers_match_rand_xoshiro() {
     same!(Xoroshiro128Plus, rand_xoshiro::Xoroshiro128Plus);
 }
 
+#[cfg(feature = "fortuna")]
 #[test]
 fn fortuna_by_reference_and_by_value() {
+    use rand::TryRng;
+    use scalrand::pool::fortuna::{Aes256Prf, Fortuna, Generator, ReadMode, monotonic_now};
+    use std::convert::Infallible;
+    use std::time::Duration;
     // Infallible: these are `Rng`, no adapter needed.
     fn infallible<R: TryRng<Error = Infallible>>(_: &R) {}
     let clock = monotonic_now as fn() -> Duration;

@@ -68,6 +68,11 @@ impl Cmd {
         }
     }
 
+    /// The label its log lines and errors carry.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
     /// One more argument.
     pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
         self.inner.arg(a);

@@ -37,7 +37,7 @@ pub fn run() -> Result {
         .as_str()
         .ok_or("cargo metadata: no target_directory")?;
     let doc = Path::new(target).join("doc");
-    let mut problems = Vec::new();
+    let mut problems = readme_links(&meta)?;
     for pkg in publishable(&meta) {
         let pkg = pkg.as_str();
         let krate = Krate::new(&meta, pkg)?;
@@ -79,6 +79,81 @@ pub fn run() -> Result {
         "doc-links: {} problem(s) in pages documented as docs.rs builds them",
         problems.len()
     ))
+}
+
+/// Where a link in a packaged crate's README may point: crates.io shows the README with no
+/// repository to resolve a relative link against, so only docs.rs (every crate's API pages,
+/// and `https://docs.rs/crate/NAME/VERSION/source/PATH` for a file the package contains)
+/// and the README's own headings.
+const README_LINK_PREFIXES: &[&str] = &["https://docs.rs/", "#"];
+
+/// Every Markdown link target of `text`: inline (`[x](target)`, `![x](target)`) and
+/// reference definitions (`[x]: target`), outside code blocks and code spans.
+fn markdown_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Code spans hold no links.
+        let plain: String = line
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 0)
+            .map(|(_, part)| part)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut rest = plain.as_str();
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let end = after.find(')').unwrap_or(after.len());
+            out.push(after[..end].trim().to_owned());
+            rest = &after[end..];
+        }
+        let t = plain.trim_start();
+        if t.starts_with('[')
+            && let Some(i) = t.find("]: ")
+        {
+            out.push(t[i + 3..].trim().to_owned());
+        }
+    }
+    out
+}
+
+/// The links of each publishable crate's README that crates.io cannot follow.
+fn readme_links(meta: &Value) -> Result<Vec<String>> {
+    let empty = Vec::new();
+    let names = publishable(meta);
+    let mut problems = Vec::new();
+    for p in meta["packages"].as_array().unwrap_or(&empty) {
+        let Some(name) = p["name"].as_str() else {
+            continue;
+        };
+        if !names.iter().any(|n| n == name) {
+            continue;
+        }
+        let (Some(manifest), Some(readme)) = (p["manifest_path"].as_str(), p["readme"].as_str())
+        else {
+            continue;
+        };
+        let dir = Path::new(manifest).parent().unwrap_or(Path::new("."));
+        let path = dir.join(readme);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        for link in markdown_links(&text) {
+            if !README_LINK_PREFIXES.iter().any(|pre| link.starts_with(pre)) {
+                problems.push(format!(
+                    "{name}: README link `{link}` resolves on neither docs.rs nor crates.io"
+                ));
+            }
+        }
+    }
+    Ok(problems)
 }
 
 /// `cargo metadata` with every feature (the dependency graph the doc runs resolve).

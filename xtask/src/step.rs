@@ -80,7 +80,8 @@ pub enum Step {
     FuzzBuild,
     /// every fuzz target runs a short while
     FuzzSmoke,
-    /// every publishable crate packages and builds on its own
+    /// `cargo publish --dry-run --workspace`: every publishable crate packages and builds on
+    /// its own, with no warning
     Package,
 }
 

@@ -5,104 +5,26 @@
 //! under rand 0.8, 0.9 and 0.10. rand_core 0.9's `TryRngCore` comes with its `RngCore`
 //! (rand_core's blanket impl, error `Infallible`).
 //!
-//! None is a `CryptoRng`: these generators are predictable from a few outputs.
+//! None is a `CryptoRng`: these generators are predictable from a few outputs. The impls come
+//! from the adapter every scalrand crate shares (`scalrand_os::rand_core_compat!`).
 
 #[cfg(feature = "alloc")]
 use crate::{Engine, PerCpu};
 use crate::{WyRand, Xoroshiro128Plus, Xoroshiro128PlusPlus, Xoroshiro128StarStar};
 
-/// rand_core 0.6's and 0.9's `RngCore` for a type that implements rand_core 0.10's `Rng`,
-/// each method the 0.10 one; `[generics] type`.
-macro_rules! rng_core {
-    ($([$($g:tt)*] $t:ty),+ $(,)?) => {$(
-        #[cfg(feature = "rand_core_06")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl<$($g)*> rand_core_06::RngCore for $t {
-            #[inline]
-            fn next_u32(&mut self) -> u32 {
-                rand_core::Rng::next_u32(self)
-            }
-            #[inline]
-            fn next_u64(&mut self) -> u64 {
-                rand_core::Rng::next_u64(self)
-            }
-            #[inline]
-            fn fill_bytes(&mut self, dest: &mut [u8]) {
-                rand_core::Rng::fill_bytes(self, dest)
-            }
-            #[inline]
-            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core_06::Error> {
-                rand_core::Rng::fill_bytes(self, dest);
-                Ok(())
-            }
-        }
-
-        #[cfg(feature = "rand_core_09")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl<$($g)*> rand_core_09::RngCore for $t {
-            #[inline]
-            fn next_u32(&mut self) -> u32 {
-                rand_core::Rng::next_u32(self)
-            }
-            #[inline]
-            fn next_u64(&mut self) -> u64 {
-                rand_core::Rng::next_u64(self)
-            }
-            #[inline]
-            fn fill_bytes(&mut self, dest: &mut [u8]) {
-                rand_core::Rng::fill_bytes(self, dest)
-            }
-        }
-    )+};
-}
-
-/// rand_core 0.6's and 0.9's `SeedableRng`, each constructor the 0.10 one (the same seed
-/// layout, the same `seed_from_u64` expansion, the same remaps).
-macro_rules! seedable {
-    ($($t:ty),+ $(,)?) => {$(
-        #[cfg(feature = "rand_core_06")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl rand_core_06::SeedableRng for $t {
-            type Seed = <$t as rand_core::SeedableRng>::Seed;
-            #[inline]
-            fn from_seed(seed: Self::Seed) -> Self {
-                <$t as rand_core::SeedableRng>::from_seed(seed)
-            }
-            #[inline]
-            fn seed_from_u64(state: u64) -> Self {
-                <$t as rand_core::SeedableRng>::seed_from_u64(state)
-            }
-        }
-
-        #[cfg(feature = "rand_core_09")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl rand_core_09::SeedableRng for $t {
-            type Seed = <$t as rand_core::SeedableRng>::Seed;
-            #[inline]
-            fn from_seed(seed: Self::Seed) -> Self {
-                <$t as rand_core::SeedableRng>::from_seed(seed)
-            }
-            #[inline]
-            fn seed_from_u64(state: u64) -> Self {
-                <$t as rand_core::SeedableRng>::seed_from_u64(state)
-            }
-        }
-    )+};
-}
-
-rng_core!(
+scalrand_os::rand_core_compat!(rng:
     [] Xoroshiro128Plus,
     [] Xoroshiro128PlusPlus,
     [] Xoroshiro128StarStar,
     [] WyRand,
 );
 #[cfg(feature = "alloc")]
-rng_core!([E: Engine] PerCpu<E>, ['a, E: Engine] &'a PerCpu<E>);
-seedable!(
+scalrand_os::rand_core_compat!(rng: [E: Engine] PerCpu<E>, ['a, E: Engine] &'a PerCpu<E>);
+scalrand_os::rand_core_compat!(seedable:
     Xoroshiro128Plus,
     Xoroshiro128PlusPlus,
     Xoroshiro128StarStar,
-    WyRand
+    WyRand,
 );
 
 #[cfg(test)]

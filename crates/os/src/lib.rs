@@ -41,6 +41,8 @@ macro_rules! cfg_wipe_on_fork {
 }
 
 pub mod clock;
+#[doc(hidden)]
+pub mod compat;
 pub mod cpu;
 pub mod entropy;
 pub mod fork;

@@ -9,8 +9,10 @@
 //! Where a read can fail (a fork child whose rekey gets no fresh OS entropy), `fill_bytes`,
 //! `next_u32` and `next_u64` panic, as the 0.10 impls and the types' own `fill_bytes` do (no
 //! secure answer exists); rand_core 0.6's `try_fill_bytes` returns the failure instead, as
-//! `rand_core::Error` code [`RAND_CORE_06_ERROR_CODE`].
+//! `rand_core::Error` code [`RAND_CORE_06_ERROR_CODE`]. The impls come from the adapter every
+//! scalrand crate shares (`scalrand_os::rand_core_compat!`).
 
+#[cfg(feature = "fortuna")]
 use crate::fortuna::{Clock, Fortuna, Prf};
 use crate::numa::NodePools;
 
@@ -20,87 +22,19 @@ use crate::numa::NodePools;
 #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
 pub const RAND_CORE_06_ERROR_CODE: u32 = rand_core_06::Error::CUSTOM_START;
 
-/// The rand_core 0.6 error for a failed read.
-#[cfg(feature = "rand_core_06")]
-fn error_06() -> rand_core_06::Error {
-    match core::num::NonZeroU32::new(RAND_CORE_06_ERROR_CODE) {
-        Some(code) => rand_core_06::Error::from(code),
-        // `CUSTOM_START` is not zero: this arm is never taken.
-        None => rand_core_06::Error::from(core::num::NonZeroU32::MIN),
-    }
-}
-
-/// rand_core 0.6's and 0.9's `RngCore` and `CryptoRng` for `$t`, reading through `$fill`
-/// (`fn(&T, &mut [u8])`, the panicking read) and `$try_fill` (the fallible one).
-macro_rules! crypto_rng {
-    ($([$($g:tt)*] $t:ty, $fill:path, $try_fill:path;)+) => {$(
-        #[cfg(feature = "rand_core_06")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl<$($g)*> rand_core_06::RngCore for $t {
-            #[inline]
-            fn next_u32(&mut self) -> u32 {
-                let mut b = [0u8; 4];
-                $fill(self, &mut b);
-                u32::from_le_bytes(b)
-            }
-            #[inline]
-            fn next_u64(&mut self) -> u64 {
-                let mut b = [0u8; 8];
-                $fill(self, &mut b);
-                u64::from_le_bytes(b)
-            }
-            #[inline]
-            fn fill_bytes(&mut self, dest: &mut [u8]) {
-                $fill(self, dest)
-            }
-            #[inline]
-            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core_06::Error> {
-                $try_fill(self, dest).map_err(|_| error_06())
-            }
-        }
-
-        #[cfg(feature = "rand_core_06")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl<$($g)*> rand_core_06::CryptoRng for $t {}
-
-        #[cfg(feature = "rand_core_09")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl<$($g)*> rand_core_09::RngCore for $t {
-            #[inline]
-            fn next_u32(&mut self) -> u32 {
-                let mut b = [0u8; 4];
-                $fill(self, &mut b);
-                u32::from_le_bytes(b)
-            }
-            #[inline]
-            fn next_u64(&mut self) -> u64 {
-                let mut b = [0u8; 8];
-                $fill(self, &mut b);
-                u64::from_le_bytes(b)
-            }
-            #[inline]
-            fn fill_bytes(&mut self, dest: &mut [u8]) {
-                $fill(self, dest)
-            }
-        }
-
-        #[cfg(feature = "rand_core_09")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl<$($g)*> rand_core_09::CryptoRng for $t {}
-    )+};
-}
-
-crypto_rng! {
-    [P: Prf, C: Clock] Fortuna<P, C>, Fortuna::fill_bytes, Fortuna::try_fill_bytes;
-    ['a, P: Prf, C: Clock] &'a Fortuna<P, C>, Fortuna::fill_bytes, Fortuna::try_fill_bytes;
-    ['a] &'a NodePools, NodePools::fill_bytes, NodePools::try_fill_bytes;
-}
+scalrand_os::rand_core_compat!(crypto: ['a] &'a NodePools => NodePools::try_fill_bytes);
+#[cfg(feature = "fortuna")]
+scalrand_os::rand_core_compat!(crypto:
+    [P: Prf, C: Clock] Fortuna<P, C> => Fortuna::try_fill_bytes,
+    ['a, P: Prf, C: Clock] &'a Fortuna<P, C> => Fortuna::try_fill_bytes,
+);
 
 #[cfg(all(test, feature = "std"))]
 #[allow(clippy::unwrap_used)] // test helpers fail loudly
 mod tests {
     use alloc::vec;
 
+    #[cfg(feature = "fortuna")]
     use crate::fortuna::{Fortuna, ReadMode};
     use crate::numa::{NodePools, Topology};
 
@@ -120,9 +54,12 @@ mod tests {
         }
         let p = pools();
         assert_ne!(crypto(&mut &p), crypto(&mut &p));
-        let mut f = Fortuna::with_seed(ReadMode::Concurrent, &[1; 32]).unwrap();
-        assert_ne!(crypto(&mut &f), crypto(&mut f));
-        assert_ne!(crypto(&mut f), [0; 32]);
+        #[cfg(feature = "fortuna")]
+        {
+            let mut f = Fortuna::with_seed(ReadMode::Concurrent, &[1; 32]).unwrap();
+            assert_ne!(crypto(&mut &f), crypto(&mut f));
+            assert_ne!(crypto(&mut f), [0; 32]);
+        }
     }
 
     #[cfg(feature = "rand_core_09")]
@@ -137,7 +74,10 @@ mod tests {
         }
         let p = pools();
         assert_ne!(crypto(&mut &p), crypto(&mut &p));
-        let mut f = Fortuna::with_seed(ReadMode::Locked, &[1; 32]).unwrap();
-        assert_ne!(crypto(&mut &f), crypto(&mut f));
+        #[cfg(feature = "fortuna")]
+        {
+            let mut f = Fortuna::with_seed(ReadMode::Locked, &[1; 32]).unwrap();
+            assert_ne!(crypto(&mut &f), crypto(&mut f));
+        }
     }
 }

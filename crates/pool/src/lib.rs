@@ -20,6 +20,8 @@ pub mod chacha;
 )]
 pub mod compat;
 mod fork_seed;
+#[cfg(feature = "fortuna")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fortuna")))]
 pub mod fortuna;
 pub mod numa;
 mod secret;

@@ -10,7 +10,7 @@
 //! alone (`fill_bytes_on_cpu`), on the node fallback (every slot busy) and on the OS fallback
 //! (every slot busy and the node locked), and on Fortuna with both PRFs in both modes; then
 //! 200 trials each at 100 and 200 bytes.
-#![cfg(all(feature = "std", target_os = "linux", not(miri)))]
+#![cfg(all(feature = "fortuna", feature = "std", target_os = "linux", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};

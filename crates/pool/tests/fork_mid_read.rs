@@ -15,7 +15,13 @@
 //! copied into stack temporaries for the length of the call (the portable backend's state
 //! array, by-value copies of the key), and a fork landing in that call finds them.
 
-#![cfg(all(target_os = "linux", feature = "std", not(miri), not(debug_assertions)))]
+#![cfg(all(
+    feature = "fortuna",
+    target_os = "linux",
+    feature = "std",
+    not(miri),
+    not(debug_assertions)
+))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
 use scalrand_pool::chacha::backend;

@@ -1,4 +1,5 @@
 //! One test per row of the "Bad inputs" table in `scalrand_pool::fortuna`'s docs.
+#![cfg(feature = "fortuna")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use core::time::Duration;

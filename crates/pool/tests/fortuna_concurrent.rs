@@ -1,5 +1,6 @@
 //! `Fortuna` shared by `&self` across threads, and its `rand_core` traits. Without the `std`
 //! feature the same tests run too (same `scalrand_os::Lock`; state on the plain heap).
+#![cfg(feature = "fortuna")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use core::time::Duration;

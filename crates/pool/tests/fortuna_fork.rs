@@ -10,7 +10,7 @@
 //! Children report through a pipe and leave with `_exit`; each arms an alarm so a hang
 //! kills it (and fails the test) instead of the test run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
-#![cfg(all(unix, feature = "std", not(miri)))]
+#![cfg(all(feature = "fortuna", unix, feature = "std", not(miri)))]
 
 use core::time::Duration;
 use std::sync::Once;

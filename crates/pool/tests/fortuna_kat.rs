@@ -7,6 +7,7 @@
 //!   `tests/reference/fortuna_ref.py` (AES and ChaCha20 from OpenSSL through the
 //!   `cryptography` package), which checks itself against the PyCrypto vectors and RFC 8439
 //!   before writing anything. Regenerate with `python3 tests/reference/fortuna_ref.py`.
+#![cfg(feature = "fortuna")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use core::time::Duration;

@@ -5,6 +5,7 @@
 //!   `Generator::pseudo_random_data` of 32 bytes, and those 32 bytes are the reader's private
 //!   key: the read returns that key's keystream from block `READER_FIRST_BLOCK` on;
 //! * a Locked read is exactly a sequence of `pseudo_random_data` calls of <= 4 KiB.
+#![cfg(feature = "fortuna")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use core::time::Duration;

@@ -18,6 +18,7 @@
 //! debug build of the workspace's tests).
 
 #![cfg(all(
+    feature = "fortuna",
     target_os = "linux",
     feature = "std",
     not(miri),

@@ -24,7 +24,7 @@
 //! `--cfg scalrand_chacha_sse2`, `--cfg scalrand_chacha_portable`, in debug and `--release`
 //! builds (`cargo xtask ci` does).
 
-#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![cfg(all(feature = "fortuna", target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
 use scalrand_pool::chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys, backend};

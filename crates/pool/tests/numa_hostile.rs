@@ -11,7 +11,7 @@
 //!   (`GLIBC_TUNABLES=glibc.pthread.rseq=0`, the path of every target without the rseq fast
 //!   path). A read must never wait for a lock its own thread holds.
 
-#![cfg(all(target_os = "linux", feature = "std", not(miri)))]
+#![cfg(all(feature = "fortuna", target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
 use scalrand_pool::numa::{NodePools, Topology};

@@ -20,6 +20,7 @@
 //! `scalrand_testkit::trace`). Optimised builds.
 
 #![cfg(all(
+    feature = "fortuna",
     target_os = "linux",
     target_arch = "x86_64",
     target_env = "gnu",

@@ -11,6 +11,7 @@
 //! and Fortuna (both PRFs, Concurrent and Locked, 300 B). Optimised builds.
 
 #![cfg(all(
+    feature = "fortuna",
     target_os = "linux",
     target_arch = "x86_64",
     target_env = "gnu",

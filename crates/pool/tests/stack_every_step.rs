@@ -18,6 +18,7 @@
 //! word into stack temporaries).
 
 #![cfg(all(
+    feature = "fortuna",
     target_os = "linux",
     target_arch = "x86_64",
     target_env = "gnu",

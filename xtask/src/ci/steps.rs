@@ -10,6 +10,37 @@ use crate::config::{
     SANITIZER_HOST, SANITIZERS, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
 };
 
+/// What `cargo publish --dry-run` always says: the one warning the `package` step allows.
+const DRY_RUN_NOTICE: &str = "warning: aborting upload due to dry run";
+
+/// Runs `c` (a cargo command) to a zero exit, its output printed, and refuses any warning in
+/// it other than [`DRY_RUN_NOTICE`].
+pub(super) fn without_warnings(c: Cmd) -> Result {
+    eprintln!("\n==> {c:?}");
+    let label = c.label().to_owned();
+    let t = std::time::Instant::now();
+    let out = c.output()?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    eprint!("{text}{}", String::from_utf8_lossy(&out.stdout));
+    eprintln!("<== [{label}] {:.1}s", t.elapsed().as_secs_f64());
+    if !out.status.success() {
+        return Err(format!("[{label}] failed: {}", out.status));
+    }
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("warning") && l.trim_end() != DRY_RUN_NOTICE)
+        .collect();
+    if warnings.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "[{label}] {} warning(s):\n{}",
+            warnings.len(),
+            warnings.join("\n")
+        ))
+    }
+}
+
 /// Removes what earlier `cargo package` runs left of the workspace's crates as registry
 /// crates: the sources cargo extracted from the overlay registry
 /// (`$CARGO_HOME/registry/src/<overlay hash>/<name>-<version>`) and the build directory that

@@ -167,3 +167,20 @@ fn a_docs_rs_build_from_metadata() {
     );
     assert!(Krate::new(&meta, "missing").is_err());
 }
+
+#[test]
+fn finds_inline_image_and_reference_links_outside_code() {
+    let text = "See [a](docs/a.md) and ![b](b.svg), `[c](c.md)`.\n\n```\n[d](d.md)\n```\n\
+                    [e]: https://docs.rs/e\n";
+    assert_eq!(
+        markdown_links(text),
+        ["docs/a.md", "b.svg", "https://docs.rs/e"]
+    );
+}
+
+/// Every packaged crate's README as it stands: no link crates.io cannot follow.
+#[test]
+fn the_packaged_readmes_link_only_to_docs_rs() {
+    let meta = metadata().unwrap();
+    assert_eq!(readme_links(&meta).unwrap(), Vec::<String>::new());
+}

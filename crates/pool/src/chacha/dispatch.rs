@@ -34,7 +34,9 @@ cfg_backend!(avx512 use super::avx512;);
 cfg_backend!(avx2 use super::avx2;);
 cfg_backend!(sse2 use super::sse2;);
 cfg_backend!(neon use super::neon;);
-use super::erasure::{end_section, end_section_shallow};
+use super::erasure::end_section;
+#[cfg(feature = "fortuna")]
+use super::erasure::end_section_shallow;
 use super::portable;
 use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds};
 use zeroize::Zeroize;
@@ -212,6 +214,7 @@ pub(crate) fn keystream(
 
 /// [`keystream`] ending with [`end_section_shallow`]: for Fortuna, whose every read ends with
 /// its own deep wipe from a frame above this call.
+#[cfg(feature = "fortuna")]
 #[inline(never)]
 pub(crate) fn keystream_shallow(
     key: &[u8; KEY_LEN],
@@ -225,6 +228,7 @@ pub(crate) fn keystream_shallow(
 }
 
 /// [`block`] ending with [`end_section_shallow`] (see [`keystream_shallow`]).
+#[cfg(feature = "fortuna")]
 #[inline(never)]
 pub(crate) fn block_shallow(
     key: &[u8; KEY_LEN],

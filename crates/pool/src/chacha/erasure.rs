@@ -39,6 +39,7 @@ pub(crate) fn end_section(w: scalrand_os::signal::Watch) {
 /// Ends a section inside a Fortuna operation, whose own end ([`super::wipe_stack_bytes`],
 /// from a frame above) always wipes as far as a signal frame can reach: registers cleared and
 /// the section's own frames wiped.
+#[cfg(feature = "fortuna")]
 #[inline(never)]
 pub(crate) fn end_section_shallow() {
     clear_vector_registers();
@@ -48,6 +49,7 @@ pub(crate) fn end_section_shallow() {
 
 /// The stack wipe of [`end_section`] with a depth of `BYTES` of the caller's own frames: for callers whose frames
 /// below reach deeper than one backend call (Fortuna's reads, with the AES key schedule).
+#[cfg(feature = "fortuna")]
 #[inline(never)]
 pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
     scalrand_os::signal::wipe_stack(BYTES);
@@ -58,18 +60,22 @@ pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
 /// deepest a read reaches below the entry point (key expansion and the 8-block pipeline, a
 /// moved expanded key, the generator's SHA-256), measured by `tests/numa_erasure.rs`
 /// (`fortuna_stack_use_is_within_the_wipe`). Unoptimised builds: 64 KiB.
+#[cfg(feature = "fortuna")]
 #[cfg(not(debug_assertions))]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
 /// See the optimised builds' value.
+#[cfg(feature = "fortuna")]
 #[cfg(debug_assertions)]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 
 /// [`FORTUNA_WIPE_DEPTH`] where every cipher a Fortuna read runs is this crate's own code
 /// (x86_64 with AES-NI: its AES-NI AES-256 and its ChaCha backends), whose frames are
 /// measured by the same test on every CI machine.
+#[cfg(feature = "fortuna")]
 #[cfg(not(debug_assertions))]
 pub(crate) const FORTUNA_WIPE_DEPTH_OWN: usize = 4608;
 /// See the optimised builds' value.
+#[cfg(feature = "fortuna")]
 #[cfg(debug_assertions)]
 pub(crate) const FORTUNA_WIPE_DEPTH_OWN: usize = 64 * 1024;
 

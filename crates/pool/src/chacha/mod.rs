@@ -7,7 +7,7 @@
 //! (words 13..15). The node pools ([`crate::numa`]) derive every key with the all-zero nonce;
 //! with counter 0 the first block is then also the block of the original 64-bit-counter
 //! ChaCha20 that Linux's `crng_fast_key_erasure` uses. Fortuna's ChaCha20 PRF
-//! ([`crate::fortuna`]) puts the upper 96 bits of its 128-bit block number in the nonce.
+//! (the `fortuna` module, feature `fortuna`) puts the upper 96 bits of its 128-bit block number in the nonce.
 //! [`Rounds`] picks ChaCha8, ChaCha12 or ChaCha20 (the paper's reduced-round variants: 4, 6 or
 //! 10 double rounds).
 //!
@@ -97,7 +97,10 @@ pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;
 pub(crate) use derive::{OneReadKey, fast_key_erasure_in, fill_erasing, refill_batch};
+// Fortuna's sections: its every operation ends with its own deep wipe.
+#[cfg(feature = "fortuna")]
 pub(crate) use dispatch::block_shallow as block_with_nonce;
+#[cfg(feature = "fortuna")]
 pub(crate) use dispatch::keystream_shallow as keystream_with_nonce;
 scalrand_os::cfg_rseq! {
     if {
@@ -107,7 +110,9 @@ scalrand_os::cfg_rseq! {
 }
 pub use dispatch::{Backend, backend};
 pub use erasure::__observe_keys;
+#[cfg(feature = "fortuna")]
 pub(crate) use erasure::{
-    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, clear_vector_registers, end_section,
-    end_section_shallow, observe_key, wipe_stack_bytes,
+    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, clear_vector_registers, end_section_shallow,
+    wipe_stack_bytes,
 };
+pub(crate) use erasure::{end_section, observe_key};
