@@ -11,9 +11,9 @@ use std::time::Instant;
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
-    EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS,
-    FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS, GETRANDOM_PROGRAM_MANIFEST, LIB_CRATES,
-    OTHER_TARGETS, SCALING_HARNESS, UNPUBLISHED,
+    CAMPAIGN_SAMPLE, CAMPAIGN_VAR, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER,
+    EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS,
+    GETRANDOM_PROGRAM_MANIFEST, LIB_CRATES, OTHER_TARGETS, SCALING_HARNESS, UNPUBLISHED,
 };
 use crate::step::Step;
 use crate::{doc_links, flags, fresh_crate, fuzz, getrandom_suites, loom, no_std, vm};
@@ -50,7 +50,11 @@ fn run_step(step: Step) -> Result {
         )
         .run(),
         Step::Test => {
-            cargo(name, ["test", "--workspace", "--all-features"]).run()?;
+            // The long campaigns run a sample unoptimised; `backends` runs them in full with
+            // the default backend.
+            cargo(name, ["test", "--workspace", "--all-features"])
+                .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE))
+                .run()?;
             // The simulator's shape check (the conflict-rate shape that Linux commit
             // e900a918b098 reports) needs release speed (about 35 s there: the server-small
             // check over several seeds).

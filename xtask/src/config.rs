@@ -103,6 +103,17 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
 /// release build the later steps share is left with it.
 pub const BACKENDS: &[&str] = &["soft", "sse2", "portable", ""];
 
+/// The variable that sizes the long test campaigns (`scalrand_testkit::campaign`): ptrace
+/// single steps, signals at spread instructions, handler forks at every read length.
+pub const CAMPAIGN_VAR: &str = "SCALRAND_CAMPAIGN";
+
+/// Every trial: the default backend's release run of [`DEFAULT_BACKEND_RELEASE_TESTS`].
+pub const CAMPAIGN_FULL: &str = "full";
+
+/// An even sample of the trials: the forced backends and the unoptimised `test` step, unless
+/// the caller sets [`CAMPAIGN_VAR`] itself.
+pub const CAMPAIGN_SAMPLE: &str = "sample";
+
 /// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
 pub const BACKEND_TESTS: &[&str] = &[
     "numa_kat",
@@ -125,6 +136,8 @@ pub const BACKEND_TESTS: &[&str] = &[
 pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "numa_erasure",
     "fork_mid_read",
+    // In full here; the `test` step runs a sample of it unoptimised.
+    "fork_in_handler",
     "key_registers",
     "stack_every_step",
     "signal_frames",

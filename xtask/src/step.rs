@@ -27,10 +27,12 @@ pub enum Step {
     /// out, with the reason printed
     GetrandomSuites,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
-    /// tests once per forced ChaCha backend (AVX2, SSE2, portable); with the default backend
-    /// (AVX-512 where the CPU has it; `test` ran its other tests) the erasure, fork-mid-read
-    /// (the facade's too) and register tests, then fork-mid-read and registers again with
-    /// rseq off: all in the workspace's release build, the backend forced for the pool alone
+    /// tests once per forced ChaCha backend (AVX2, SSE2, portable), their long campaigns
+    /// sampled; with the default backend (AVX-512 where the CPU has it; `test` ran its other
+    /// tests) the erasure, fork-mid-read (the facade's too), handler-fork and register tests
+    /// in full, then fork-mid-read and registers again with rseq off: all in the workspace's
+    /// release build, the backend forced for the pool alone (`SCALRAND_CAMPAIGN=full` runs
+    /// every campaign in full on every backend)
     Backends,
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`):
     /// the OS layer's, the pools' and the facade's library and test targets build (once) and
@@ -52,7 +54,9 @@ pub enum Step {
     Doc,
     /// each publishable crate documented alone, as docs.rs builds it (nightly, docs.rs's
     /// features, its direct dependencies linked to docs.rs), then with every feature: no raw
-    /// intra-doc link text, and every relative link, image and anchor of its pages resolves
+    /// intra-doc link text, and every relative link, image and anchor of its pages resolves;
+    /// every link of each packaged crate's README points at docs.rs (crates.io resolves no
+    /// other)
     DocLinks,
     /// a new crate with only the README's dependency lines builds and runs each README
     /// example (the quick start, async hashing included)
@@ -89,12 +93,16 @@ impl Step {
     /// Whether the step runs in the second lane: steps that build into target directories
     /// of their own (so no build lock is shared with the first lane) and keep about one core
     /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
-    /// that on a 2-core machine the two lanes together fill both cores.
+    /// that on a 2-core machine the two lanes together fill both cores; and the two builds
+    /// of their own (the newest dependencies, the other targets' lints) that balance the
+    /// lanes' lengths.
     pub fn second_lane(self) -> bool {
         matches!(
             self,
-            Step::Aarch64Qemu
+            Step::LatestDeps
+                | Step::Aarch64Qemu
                 | Step::WindowsWine
+                | Step::OtherTargets
                 | Step::Loom
                 | Step::Miri
                 | Step::Sanitizers

@@ -9,7 +9,9 @@
 //! bytes where it runs, the locked slots up to 256, a one-read key beyond), on the locked slots
 //! alone (`fill_bytes_on_cpu`), on the node fallback (every slot busy) and on the OS fallback
 //! (every slot busy and the node locked), and on Fortuna with both PRFs in both modes; then
-//! 200 trials each at 100 and 200 bytes.
+//! 200 trials each at 100 and 200 bytes. A sampled campaign (`SCALRAND_CAMPAIGN=sample`, see
+//! `scalrand_testkit::campaign`) takes every 7th length (1, 8, …, 295, 300 and 4096) and 40
+//! trials each.
 #![cfg(all(feature = "fortuna", feature = "std", target_os = "linux", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
@@ -19,6 +21,7 @@ use std::time::Duration;
 use scalrand_pool::chacha::keystream;
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
+use scalrand_testkit::campaign;
 use scalrand_testkit::fork::wait_within;
 
 /// Set before a trial; the handler forks once when it finds it set.
@@ -64,6 +67,18 @@ enum Path {
     /// `Fortuna<ChaCha20>`, Locked reads.
     FortunaChaChaLocked,
 }
+
+/// The read lengths every path is tried at: 1 to 300 bytes, and 4096.
+const LENGTHS: [usize; 301] = {
+    let mut l = [0; 301];
+    let mut i = 0;
+    while i < 300 {
+        l[i] = i + 1;
+        i += 1;
+    }
+    l[300] = 4096;
+    l
+};
 
 /// The generators the trials read from.
 struct Readers {
@@ -230,7 +245,7 @@ fn a_fork_from_a_handler_mid_read_gives_the_child_its_own_bytes() {
         Path::FortunaChaChaConcurrent,
         Path::FortunaChaChaLocked,
     ] {
-        for len in (1..=300).chain([4096]) {
+        for len in campaign::spread(&LENGTHS, 7) {
             delay();
             let (par, ch, st) = trial(&r, path, len, me);
             check(
@@ -244,7 +259,7 @@ fn a_fork_from_a_handler_mid_read_gives_the_child_its_own_bytes() {
         }
     }
     for len in [100, 200] {
-        for _ in 0..200 {
+        for _ in 0..campaign::trials(200, 40) {
             delay();
             let (par, ch, st) = trial(&r, Path::Default, len, me);
             check(

@@ -51,7 +51,8 @@ fn run(
         len,
         readers: 2,
         landings: 3,
-        max_forks: 20,
+        // A sampled campaign (`SCALRAND_CAMPAIGN=sample`) stops sooner.
+        max_forks: scalrand_testkit::campaign::trials(20, 10),
         read,
         cipher,
         block_at,

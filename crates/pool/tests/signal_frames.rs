@@ -16,7 +16,7 @@
 //! node fallback, and Fortuna in both modes with both PRFs, with the handler on the thread's
 //! stack; with `SCALRAND_SIGNAL_ALTSTACK` set, also with the handler on an alternate stack,
 //! reported and not asserted (a frame there is not wiped: the pools' "Fork safety" says so).
-//! `SCALRAND_SIGNAL_TRIALS` sets the signals per scenario (32). rseq off (see
+//! `SCALRAND_SIGNAL_TRIALS` sets the signals per scenario (32; 8 in a sampled campaign). rseq off (see
 //! `scalrand_testkit::trace`). Optimised builds.
 
 #![cfg(all(
@@ -33,16 +33,17 @@
 use scalrand_pool::chacha::{__observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_testkit::campaign;
 use scalrand_testkit::trace::{HandlerStack, Marks, count_steps, keys_of, signal_at_step};
 
 /// Signals per scenario and handler stack, spread evenly over the read's instructions:
-/// `SCALRAND_SIGNAL_TRIALS`, else 32 (each is a traced child stepped to its instruction: about
-/// 0.1 s on a 2-vCPU VM).
+/// `SCALRAND_SIGNAL_TRIALS`, else 32, or 8 in a sampled campaign (`SCALRAND_CAMPAIGN=sample`;
+/// each is a traced child stepped to its instruction: about 0.1 s on a 2-vCPU VM).
 fn trials() -> u64 {
     std::env::var("SCALRAND_SIGNAL_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(32)
+        .unwrap_or(campaign::trials(32, 8) as u64)
 }
 
 fn run(name: &str, work: &(dyn Fn(&Marks) + Sync)) {

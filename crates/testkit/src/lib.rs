@@ -1,4 +1,5 @@
-//! Test support shared by the scalrand crates' tests (not published): command-line tools run
+//! Test support shared by the scalrand crates' tests (not published): how much of a long
+//! campaign to run ([`campaign`]), command-line tools run
 //! from their tests ([`cli`]), threads pinned to CPUs ([`cpu`]), real forks with a child that
 //! reports through a pipe or is waited for with a deadline ([`fork`]), forks in the middle of
 //! reads with a scan of the child's memory ([`midread`]), the process's writable mappings read
@@ -9,6 +10,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support fails loudly
 
+pub mod campaign;
 pub mod cli;
 #[cfg(target_os = "linux")]
 pub mod cpu;

@@ -5,10 +5,18 @@ use crate::artifacts::build_tests;
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, DEFAULT_BACKEND_RELEASE_TESTS, GETRANDOM_PROGRAM_MANIFEST,
-    GETRANDOM_PROGRAM_OVERRIDE, GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, SANITIZE,
-    SANITIZER_HOST, SANITIZERS, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
+    BACKEND_TESTS, BACKENDS, CAMPAIGN_FULL, CAMPAIGN_SAMPLE, CAMPAIGN_VAR,
+    DEFAULT_BACKEND_RELEASE_TESTS, GETRANDOM_PROGRAM_MANIFEST, GETRANDOM_PROGRAM_OVERRIDE,
+    GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, SANITIZE, SANITIZER_HOST, SANITIZERS,
+    WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
 };
+
+/// The size of the long test campaigns (`scalrand_testkit::campaign`) for a run: the
+/// caller's `SCALRAND_CAMPAIGN` where it set one (`SCALRAND_CAMPAIGN=full cargo xtask ci`
+/// runs every campaign in full), else `default`.
+pub(super) fn campaign(default: &str) -> String {
+    std::env::var(CAMPAIGN_VAR).unwrap_or_else(|_| default.to_owned())
+}
 
 /// What `cargo publish --dry-run` always says: the one warning the `package` step allows.
 const DRY_RUN_NOTICE: &str = "warning: aborting upload due to dry run";
@@ -185,8 +193,10 @@ pub(super) fn backends() -> Result {
         // change of its value reruns the build script and rebuilds the pool.
         c = if backend.is_empty() {
             c.env_remove("SCALRAND_CHACHA_BACKEND")
+                .env(CAMPAIGN_VAR, campaign(CAMPAIGN_FULL))
         } else {
             c.env("SCALRAND_CHACHA_BACKEND", backend)
+                .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
         };
         for t in tests {
             c = c.args(["--test", t]);
