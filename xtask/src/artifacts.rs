@@ -26,14 +26,13 @@ pub struct TestBinary {
 }
 
 impl TestBinary {
-    /// Runs it as `cargo test` would: from the package's directory, with
+    /// The command that runs it as `cargo test` would: from the package's directory, with
     /// `CARGO_MANIFEST_DIR` set; `args` go to the test harness.
-    pub fn run(&self, label: &str, args: &[&str]) -> Result {
+    pub fn cmd(&self, label: &str, args: &[&str]) -> Cmd {
         Cmd::new(label, &self.exe)
             .args(args)
             .current_dir(&self.dir)
             .env("CARGO_MANIFEST_DIR", &self.dir)
-            .run()
     }
 }
 

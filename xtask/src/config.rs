@@ -138,6 +138,8 @@ pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "fork_mid_read",
     // In full here; the `test` step runs a sample of it unoptimised.
     "fork_in_handler",
+    // Optimised builds only (the race needs the read rate); no backend of its own.
+    "handler_fork_stress",
     "key_registers",
     "stack_every_step",
     "signal_frames",

@@ -258,7 +258,10 @@ pub(super) fn latest_deps() -> Result {
         .iter()
         .filter(|b| LATEST_DEPS_TESTS.contains(&b.package.as_str()))
     {
-        b.run(&format!("latest-deps test {} {}", b.package, b.target), &[])?;
+        // What the newest dependencies change is not what the long campaigns look for.
+        b.cmd(&format!("latest-deps test {} {}", b.package, b.target), &[])
+            .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
+            .run()?;
         ran += 1;
     }
     if ran == 0 {

@@ -205,7 +205,13 @@
 //! 300 and 4096 through each path: no zero run, no byte of the parent's read, not the
 //! all-zero key's stream, no panic), except when the fork lands after the read's bytes were
 //! settled: then the child returns the parent's whole read, as it would from a fork just
-//! after the call.
+//! after the call. A thread runs one rseq refill at a time: a read in a handler that
+//! interrupted a refill of its own thread takes the locked path instead of refilling inside
+//! it, so no nested refill can take the frame the interrupted one writes, in the parent or,
+//! with the frame zeroed and free, in a child the handler forked
+//! (`tests/nested_refill.rs`; `tests/handler_fork_stress.rs`: sixteen readers, a real-time
+//! signal every few microseconds, every 500th handler forking and reading, 300 children in CI
+//! and 20,000 or 20 s in a full campaign: no word handed out by a parent and its child).
 //!
 //! The fresh OS bytes are the defence; pid and generation are an extra (siblings started as
 //! pid 1 of their own namespaces share both, and share the inherited input pool). So a child
@@ -257,6 +263,8 @@ mod topology;
 pub use crate::chacha::Rounds;
 pub use input::{INIT_BITS, PUSH_BITS};
 pub use pools::{NodePools, NodeStats, Unseeded};
+#[doc(hidden)]
+pub use rseq::__in_next_rseq_refill;
 pub use schedule::{CHECK_EVERY_BYTES, CHECK_EVERY_CALLS, ReseedPolicy};
 pub use slot::{BATCH_LEN, MAX_PROBES, SMALL_MAX};
 pub use topology::{MAX_CPU_ID, MAX_NODES, NumaError, Topology};

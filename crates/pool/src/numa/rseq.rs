@@ -54,6 +54,70 @@ use protocol::{
 /// Reads up to this many bytes take the rseq path (8 words).
 pub(crate) const MAX_LEN: usize = 64;
 
+/// The test hook of [`__in_next_rseq_refill`] (a `fn` pointer as a word; 0: none).
+static REFILL_HOOK: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Test hook (`doc(hidden)`, not API): `f` runs once, inside the next rseq refill of any
+/// pools, after the refill has claimed its frame and holds its key there and before it
+/// generates its batch: where a signal handler that reads, or forks, would interrupt it
+/// (`tests/nested_refill.rs`). One relaxed load per refill.
+#[doc(hidden)]
+pub fn __in_next_rseq_refill(f: fn()) {
+    REFILL_HOOK.store(f as usize, Ordering::Release);
+}
+
+/// Runs and clears the hook of [`__in_next_rseq_refill`], if one is set.
+#[inline]
+fn refill_hook() {
+    if REFILL_HOOK.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let f = REFILL_HOOK.swap(0, Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: the only nonzero values stored are `fn()` pointers cast to `usize`, and a
+        // function pointer round-trips through `usize`.
+        let f = unsafe { core::mem::transmute::<usize, fn()>(f) };
+        f();
+    }
+}
+
+std::thread_local! {
+    /// Whether the calling thread is inside a refill ([`Refilling`]). Const-initialised with
+    /// no destructor: a signal handler reads it with one thread-local access.
+    static REFILLING: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// A refill in progress on the calling thread: at most one at a time per thread. A read in
+/// a signal handler that interrupted a refill of its own thread finds one in progress and
+/// takes the locked path instead of refilling inside it: a nested refill could take the very
+/// frame the interrupted one writes, and in a child the handler forked, where the kernel has
+/// zeroed that frame under the interrupted refill, it would publish a batch the interrupted
+/// refill then overwrites with the parent's keystream (which the parent hands out too). So
+/// a child's interrupted refill resumes alone: its frame is free there, and the refill
+/// zeroes it when its publish is refused. The flag is ordinary thread-local memory: a fork
+/// child of a handler inherits it set, as it inherits the refill it interrupted.
+struct Refilling(());
+
+impl Refilling {
+    /// Marks a refill in progress on this thread; `None` if one already is (this call is
+    /// nested in a signal handler that interrupted it).
+    #[inline]
+    fn enter() -> Option<Self> {
+        // `replace` is a load and a store: a handler that runs between them sees no refill in
+        // progress, and runs a whole refill of its own before this one has touched anything.
+        REFILLING
+            .with(|r| !r.replace(true))
+            .then_some(Refilling(()))
+    }
+}
+
+impl Drop for Refilling {
+    #[inline]
+    fn drop(&mut self) {
+        REFILLING.with(|r| r.set(false));
+    }
+}
+
 /// The per-CPU rseq slots of one set of node pools, indexed by CPU number.
 pub(crate) struct RseqSlots {
     mem: WipeOnFork<RseqSlot>,
@@ -233,6 +297,10 @@ impl RseqSlots {
         let Some(cpu) = scalrand_os::cpu::rseq_cpu() else {
             return false;
         };
+        // One refill at a time on this thread: a read nested in a handler goes elsewhere.
+        let Some(_refilling) = Refilling::enter() else {
+            return false;
+        };
         let token = token();
         // This CPU's spare (the frame the last refill here replaced: hot in the cache), else
         // a free one from the pool.
@@ -339,6 +407,7 @@ impl RseqSlots {
             }
             return None;
         }
+        refill_hook();
         // 2. The batch, outside every section: keystream of the key from block 0, whose
         // first KEY_LEN bytes are the next slot key.
         crate::chacha::keystream_unwiped(key, &[0; 3], 0, data, rounds);

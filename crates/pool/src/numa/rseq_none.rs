@@ -10,6 +10,12 @@ use super::node::NodePool;
 /// Reads up to this many bytes would take the rseq path.
 pub(crate) const MAX_LEN: usize = 64;
 
+/// Test hook (`doc(hidden)`, not API): there is no rseq refill here, so `f` never runs.
+#[doc(hidden)]
+pub fn __in_next_rseq_refill(f: fn()) {
+    let _ = f;
+}
+
 /// Never built on this target.
 pub(crate) enum RseqSlots {}
 
