@@ -210,15 +210,17 @@ pub(super) fn backends() -> Result {
         }
         c.run()?;
     }
-    // A fork from another thread in the middle of a read, and the registers after every
-    // key-deriving call, with glibc's rseq registration off (the locked slots serve every
-    // read): the default backend's build, run again.
+    // A fork from another thread in the middle of a read, the registers after every
+    // key-deriving call and the memory scans, with glibc's rseq registration off (the locked
+    // slots serve every read, and no section is watched, so each ends with the wipe past a
+    // signal frame): the default backend's build, run again.
     cargo(
         "backend default, rseq off",
         ["test", "--release", "-p", "scalrand-pool"],
     )
     .args(["--features", "scalrand-pool/hwloc"])
     .args(["--test", "fork_mid_read", "--test", "key_registers"])
+    .args(["--test", "numa_erasure"])
     // Fortuna never takes the restartable sequence: its mid-read forks ran above.
     .args(["--", "--skip", "fortuna_concurrent_reads"])
     .env_remove("SCALRAND_CHACHA_BACKEND")

@@ -29,11 +29,21 @@ pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 pub(crate) fn end_section(w: scalrand_os::signal::Watch) {
     clear_vector_registers();
     if w.quiet() {
-        let buf = [0u8; WIPE_DEPTH];
-        core::hint::black_box(&buf);
+        wipe_own_frames();
     } else {
         scalrand_os::signal::wipe_stack(WIPE_DEPTH);
     }
+}
+
+/// The short wipe of a section nothing interrupted: [`WIPE_DEPTH`] zero bytes in a frame of
+/// its own, right below [`end_section`]'s. Not in `end_section`'s own frame: a frame holds
+/// its buffer whichever branch runs, so the wipe past a signal frame, from below it, would
+/// leave the top [`WIPE_DEPTH`] bytes below the caller (where the section's frames were)
+/// unwiped.
+#[inline(never)]
+fn wipe_own_frames() {
+    let buf = [0u8; WIPE_DEPTH];
+    core::hint::black_box(&buf);
 }
 
 /// Ends a section inside a Fortuna operation, whose own end ([`super::wipe_stack_bytes`],
