@@ -40,12 +40,21 @@
 //! `fastrand`'s thread-local or a copied `SmallRng` do), however the child was forked:
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
-//! - Each thread's state records the [fork generation](crate::os::fork::generation) it was
-//!   seeded in, and every draw compares it first (on Linux, a word of
-//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory): two loads). In a child the generation differs, and the first draw seeds the thread's state
-//!   afresh with 8 bytes from the OS (no allocation, no lock: safe in the child of a raw
-//!   `SYS_fork` of a multi-threaded program). A [`seed`]ed stream is not continued in a child
-//!   either.
+//! - Where the OS hands a fork child memory zeroed (Linux 4.14 and later, Android, FreeBSD
+//!   12 and later, OpenBSD), each thread's state has a mark "seeded in this process image" in
+//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory), which a child finds zero; a
+//!   draw reads it and, zero, seeds the thread's state afresh with 8 bytes from the OS first
+//!   (no allocation, no lock: safe in the child of a raw `SYS_fork` of a multi-threaded
+//!   program). Who owns each mark is ordinary memory, which the child inherits, so a thread
+//!   the child starts never takes the mark of the thread that forked. Elsewhere the state
+//!   records the [fork generation](crate::os::fork::generation) it was seeded in and every
+//!   draw compares it. A [`seed`]ed stream is not continued in a child either.
+//! - A signal handler that forks in the middle of a draw leaves that draw to finish in the
+//!   child with the parent's state: that one word is the parent's too (as it would be with
+//!   any fork that lands after a word is computed). Where the compiler checks the mark once
+//!   for a loop of inlined draws, a loop that such a handler interrupts may finish on the
+//!   state it keeps in a register, its remaining words the parent's too; the next draw after
+//!   the loop reseeds.
 //! - The [`global`] [`PerCpuWyRand`] (which [`with`] and [`fill_u64`] use) is a per-process [`os::global::Global`](crate::os::global::Global): it records the fork
 //!   generation it was built in, and a child sees a different one and builds its own, from the
 //!   OS. A `&'static` handle from [`global`] taken *before* the fork keeps pointing at the
@@ -64,12 +73,15 @@
 //! cryptographic root functions) keep every word distinct there too (`tests/memory_sharing_children.rs`).
 //!
 //! # Cost
-//! A one-liner is a thread-local load and store, the fork-generation check (two loads on
-//! Linux) and wyrand's multiply: the same work as fastrand's, with the check added. The
-//! per-CPU [`global`] generator costs a restartable sequence per word (Linux x86_64 with
-//! glibc ≥ 2.35; one uncontended compare-exchange elsewhere) and shares one state per CPU
-//! among any number of threads; [`with`] and [`fill_u64`] take its current CPU's slot once for
-//! many numbers. `BENCHMARKS.md` has the measured ratios.
+//! A one-liner is a thread-local load and store, the mark's check (a load through a
+//! thread-local pointer) and wyrand's multiply: fastrand's work, with the check added. In a
+//! loop of inlined draws the compiler checks the mark once and keeps the state in a register,
+//! as it keeps fastrand's; where the OS cannot wipe memory in a fork child, each draw instead
+//! compares the fork generation in a call of its own. The per-CPU [`global`] generator costs
+//! a restartable sequence per word (Linux x86_64 with glibc ≥ 2.35; one uncontended
+//! compare-exchange elsewhere) and shares one state per CPU among any number of threads;
+//! [`with`] and [`fill_u64`] take its current CPU's slot once for many numbers.
+//! `BENCHMARKS.md` has the measured ratios.
 //!
 //! ```
 //! use scalrand::fast;

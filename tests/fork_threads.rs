@@ -314,3 +314,57 @@ fn one_liners_are_not_continued_in_a_forked_child() {
         }
     }
 }
+
+/// In a fork child, a thread the child starts and that draws before the forking thread does
+/// never shares the forking thread's stream, and neither continues the parent's: the child's
+/// threads take their streams' seeds from the OS, and the forking thread's stays its own (a
+/// new thread never takes it, however many threads the child starts first).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_child_thread_that_draws_first_shares_no_stream() {
+    let _ = scalrand::fast::u64(..); // the thread's stream exists before the fork
+    let (parent, child) = in_child(
+        scalrand_testkit::fork::libc_fork,
+        || {
+            // Threads of the child draw first, and are still alive when the forking thread
+            // draws (a thread start allocates: libc's fork left the allocator usable).
+            let n = 400;
+            let barrier = std::sync::Barrier::new(n + 1);
+            let (others, mine): (Vec<[u8; 32]>, [u8; 32]) = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..n)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let w = one_liner_words();
+                            barrier.wait();
+                            barrier.wait();
+                            w
+                        })
+                    })
+                    .collect();
+                barrier.wait();
+                let mine = one_liner_words();
+                barrier.wait();
+                (hs.into_iter().map(|h| h.join().unwrap()).collect(), mine)
+            });
+            let mut out = vec![0u8; 32 * (n + 1)];
+            out[..32].copy_from_slice(&mine);
+            for (i, o) in others.iter().enumerate() {
+                out[32 * (i + 1)..32 * (i + 2)].copy_from_slice(o);
+            }
+            out
+        },
+        one_liner_words,
+    );
+    let child = child.expect("the child died");
+    let words: Vec<&[u8]> = child.chunks(8).collect();
+    for (i, w) in words.iter().enumerate() {
+        assert!(
+            !parent.chunks(8).any(|p| p == *w),
+            "child word {i} is one of the parent's next words"
+        );
+        assert!(
+            !words[..i].contains(w),
+            "child word {i} repeats an earlier one"
+        );
+    }
+}

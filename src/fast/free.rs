@@ -128,7 +128,9 @@ pub fn choose_multiple<I: IntoIterator>(source: I, amount: usize) -> Vec<I::Item
 /// ```
 #[inline]
 pub fn shuffle<T>(slice: &mut [T]) {
-    CallingThread.shuffle(slice)
+    // On a copy of the thread's stream (a shuffle runs no code of the caller's), the words
+    // in the order `Rng::shuffle` draws them.
+    with_thread(|w| Draw::shuffle(w, slice));
 }
 
 /// Fills `slice` with random bytes: fastrand's `fill`. Not cryptographic: for keys and
