@@ -41,14 +41,16 @@
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
 //! - Where the OS hands a fork child memory zeroed (Linux 4.14 and later, Android, FreeBSD
-//!   12 and later, OpenBSD), each thread's state has a mark "seeded in this process image" in
-//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory), which a child finds zero; a
-//!   draw reads it and, zero, seeds the thread's state afresh with 8 bytes from the OS first
-//!   (no allocation, no lock: safe in the child of a raw `SYS_fork` of a multi-threaded
-//!   program). Who owns each mark is ordinary memory, which the child inherits, so a thread
-//!   the child starts never takes the mark of the thread that forked. Elsewhere the state
-//!   records the [fork generation](crate::os::fork::generation) it was seeded in and every
-//!   draw compares it. A [`seed`]ed stream is not continued in a child either.
+//!   12 and later, OpenBSD), each thread's state has a mark in
+//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory) that carries the thread's
+//!   tag once the state is seeded in this process image; a draw compares it with the
+//!   thread's own. In a child the mark reads zero, or, if a thread the child started has
+//!   taken it since, that thread's tag: either way the forking thread seeds its state afresh
+//!   with 8 bytes from the OS (on another mark in the second case) before it draws. No
+//!   allocation and no lock on any draw (a new level of marks is an `mmap`): safe in a signal
+//!   handler and in the child of a raw `SYS_fork` of a multi-threaded program. Elsewhere the
+//!   state records the [fork generation](crate::os::fork::generation) it was seeded in and
+//!   every draw compares it. A [`seed`]ed stream is not continued in a child either.
 //! - A signal handler that forks in the middle of a draw leaves that draw to finish in the
 //!   child with the parent's state: that one word is the parent's too (as it would be with
 //!   any fork that lands after a word is computed). Where the compiler checks the mark once
@@ -74,10 +76,10 @@
 //!
 //! # Cost
 //! A one-liner is a thread-local load and store, the mark's check (a load through a
-//! thread-local pointer) and wyrand's multiply: fastrand's work, with the check added. In a
-//! loop of inlined draws the compiler checks the mark once and keeps the state in a register,
-//! as it keeps fastrand's; where the OS cannot wipe memory in a fork child, each draw instead
-//! compares the fork generation in a call of its own. The per-CPU [`global`] generator costs
+//! thread-local pointer, compared with the thread's tag) and wyrand's multiply: fastrand's
+//! work, with the check added. In a run of inlined draws the compiler keeps the state in a
+//! register from draw to draw; where the OS cannot wipe memory in a fork child, each draw
+//! instead compares the fork generation in a call of its own. The per-CPU [`global`] generator costs
 //! a restartable sequence per word (Linux x86_64 with glibc ≥ 2.35; one uncontended
 //! compare-exchange elsewhere) and shares one state per CPU among any number of threads;
 //! [`with`] and [`fill_u64`] take its current CPU's slot once for many numbers.

@@ -3,12 +3,12 @@
 //! generation on every word; and the lazily built per-CPU [`global`] generator, which [`with`]
 //! and [`fill_u64`] use.
 
-use core::cell::{Cell, UnsafeCell};
+use core::cell::Cell;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use rand_core::SeedableRng;
 use scalrand_fastprng::{PerCpuWyRand, WyRand};
-use scalrand_os::global::{Global, Inherited};
+use scalrand_os::global::Global;
 use scalrand_os::scratch::Levels;
 use scalrand_os::wipe::ZeroValid;
 
@@ -63,54 +63,40 @@ fn weak_seed() -> u64 {
     t ^ (core::ptr::from_ref(&local) as u64).rotate_left(32) ^ u64::from(std::process::id())
 }
 
-/// One thread's mark "seeded in this process image": a word of wipe-on-fork memory (Linux,
-/// Android, FreeBSD, OpenBSD), 1 once the thread's state is seeded, which a fork child finds
-/// zero. The state itself is a thread-local, as fastrand's is; a draw reads the mark through
-/// a thread-local pointer, with plain loads that nothing in a loop of inlined draws writes, so
-/// the compiler checks it once before the loop and keeps the state in a register, as it
-/// keeps fastrand's.
-#[repr(transparent)]
-struct Seeded(UnsafeCell<u64>);
-
-// SAFETY: all zero is "not seeded".
-unsafe impl ZeroValid for Seeded {}
-// SAFETY: a mark is written only by the thread that owns it (its word in `Marks::owners`,
-// taken with acquire and given back with release when the thread ends) and, in a fork child,
-// zeroed by the kernel; it is read only by its owner.
-unsafe impl Sync for Seeded {}
-
-/// Who owns a [`Seeded`] mark: 0 free, 1 taken. Ordinary memory, which a fork child inherits:
-/// the mark of the thread that forked stays its own there (a thread the child starts never
-/// takes it), and the marks of threads that do not exist in the child stay taken.
-#[repr(transparent)]
-struct Owner(AtomicU64);
-
-// SAFETY: all zero is a free mark.
-unsafe impl ZeroValid for Owner {}
-
-/// The threads' marks, in levels of 64, 128, ..., and who owns each (the same level and
-/// index). A fork child uses its parent's.
-struct Marks {
-    seeded: Levels<Seeded>,
-    owners: Levels<Owner>,
+/// One thread's mark "seeded in this process image", in wipe-on-fork memory (Linux, Android,
+/// FreeBSD, OpenBSD), which a fork child finds zero. The state itself is a thread-local, as
+/// fastrand's is; a draw compares the mark's tag with its thread's through a thread-local
+/// pointer, with loads that nothing in a run of inlined draws writes, so the compiler keeps
+/// the state in a register from draw to draw.
+#[repr(C, align(16))]
+struct Mark {
+    /// 1 while a thread owns the mark, 0 while free (and in a fork child).
+    owner: AtomicU64,
+    /// The owning thread's tag (the address of its [`Stream`], distinct for every live
+    /// thread) once its state is seeded in this process image; 0 otherwise. In a fork child
+    /// it reads 0, or another thread's tag if a thread the child started has taken the mark
+    /// since: either way not the forking thread's, which then seeds afresh on another mark.
+    tag: AtomicU64,
 }
 
-static MARKS: Global<Marks, Inherited> = Global::new();
+// SAFETY: all zero is a free, unseeded mark (atomics).
+unsafe impl ZeroValid for Mark {}
 
-/// [`Stream::seeded`] when the calling thread checks the fork generation on every draw
-/// instead: the OS cannot wipe memory in a fork child, every mark is taken, or the thread is
-/// ending.
+/// The threads' marks: levels of 64, 128, ..., each mapped (never allocated) when the ones
+/// before are taken. A fork child uses its parent's, which it finds zeroed.
+static MARKS: Levels<Mark> = Levels::new_unmapped(64, false);
+
+/// [`Stream::mark`] when the calling thread checks the fork generation on every draw instead:
+/// the OS cannot wipe memory in a fork child, every mark is taken, or the thread is ending.
 const FALLBACK: usize = 1;
 
-/// The calling thread's one-liner stream. `const`-initialised with no destructor (so that no
-/// code outside this module ever holds its address, and it works during and after the
-/// thread's other thread-locals are destroyed).
+/// The calling thread's one-liner stream. `const`-initialised with no destructor, so it
+/// works during and after the thread's other thread-locals are destroyed.
 struct Stream {
     /// The wyrand state.
     state: Cell<u64>,
-    /// The thread's [`Seeded`] mark: null until its first draw, [`FALLBACK`] where there is
-    /// none.
-    seeded: Cell<*const Seeded>,
+    /// The thread's [`Mark`]: null until its first draw, [`FALLBACK`] where there is none.
+    mark: Cell<*const Mark>,
     /// [`FALLBACK`] only: [`scalrand_os::fork::generation`] when `state` was seeded;
     /// `usize::MAX` (which the generation never reaches in practice) until then.
     generation: Cell<usize>,
@@ -118,21 +104,23 @@ struct Stream {
 
 /// Gives the calling thread's mark back when the thread ends: registered on its first draw,
 /// never touched by a draw.
-struct Release(Cell<*const Owner>);
+struct Release(Cell<bool>);
 
 impl Drop for Release {
     fn drop(&mut self) {
-        let o = self.0.replace(core::ptr::null());
+        if !self.0.replace(false) {
+            return;
+        }
         // Draws from here on (other thread-locals' destructors) check the generation.
-        let mark = STREAM.with(|s| s.seeded.replace(FALLBACK as *const Seeded));
-        STREAM.with(|s| s.generation.set(usize::MAX));
-        if mark as usize > FALLBACK && !o.is_null() {
-            // SAFETY: a mark and its owner word in `MARKS`, whose levels are never freed
-            // (the static is never dropped), owned by this thread: zeroed, then given back.
-            unsafe {
-                *(*mark).0.get() = 0;
-                (*o).0.store(0, Ordering::Release);
-            }
+        let mark = STREAM.with(|s| {
+            s.generation.set(usize::MAX);
+            s.mark.replace(FALLBACK as *const Mark)
+        });
+        if mark as usize > FALLBACK {
+            // SAFETY: a mark of `MARKS` (a static: its levels are never unmapped).
+            let m = unsafe { &*mark };
+            m.tag.store(0, Ordering::Relaxed);
+            m.owner.store(0, Ordering::Release);
         }
     }
 }
@@ -141,11 +129,11 @@ std::thread_local! {
     static STREAM: Stream = const {
         Stream {
             state: Cell::new(0),
-            seeded: Cell::new(core::ptr::null()),
+            mark: Cell::new(core::ptr::null()),
             generation: Cell::new(usize::MAX),
         }
     };
-    static RELEASE: Release = const { Release(Cell::new(core::ptr::null())) };
+    static RELEASE: Release = const { Release(Cell::new(false)) };
 }
 
 /// The next output word of the calling thread's stream: what every one-liner draws from. A
@@ -159,16 +147,13 @@ pub(crate) fn next_word() -> u64 {
 /// Runs `f` on a copy of the calling thread's stream and keeps where it left off: a loop of
 /// draws at an owned generator's speed. `f` must not draw from the thread's stream itself
 /// (its draws would be overwritten and repeated); only this module's callers pass one.
-///
-/// No function here is handed `STREAM`'s address: the compiler then knows that a store to the
-/// state never changes the mark it read, checks the mark once for a loop of inlined draws and
-/// keeps the state in a register.
 #[inline]
 pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
     STREAM.with(|s| {
-        let mark = s.seeded.get();
-        // SAFETY: a mark past `FALLBACK` is the thread's own (see `Seeded`).
-        if mark as usize <= FALLBACK || unsafe { *(*mark).0.get() } == 0 {
+        let mark = s.mark.get();
+        let tag = core::ptr::from_ref(s) as u64;
+        // SAFETY: a mark past `FALLBACK` is one of `MARKS` (a static, never unmapped).
+        if mark as usize <= FALLBACK || unsafe { &*mark }.tag.load(Ordering::Relaxed) != tag {
             prepare();
         }
         let mut w = WyRand::from_state(s.state.get());
@@ -179,19 +164,16 @@ pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
 }
 
 /// Everything but the common draw, in one place (so that the compiler sees a single path
-/// around a draw, and keeps the state in a register across a loop of them): the thread's
-/// first draw, a fork child's (its mark zeroed), and every draw of the fallback, which
-/// compares the fork generation.
+/// around a draw, and keeps the state in a register from draw to draw): the thread's first
+/// draw, a fork child's (its mark zeroed), and every draw of the fallback, which compares the
+/// fork generation. No allocation and no lock: a new level of marks is an `mmap`, so a
+/// signal handler's draw, or one in the child of a raw `SYS_fork` of a multi-threaded program
+/// (whose allocator lock another thread may have held at the fork), is safe.
 #[cold]
 #[inline(never)]
 fn prepare() {
-    let mark = STREAM.with(|s| s.seeded.get());
-    if mark.is_null() {
-        first_draw();
-    } else if mark as usize > FALLBACK {
-        let state = reseed(mark);
-        STREAM.with(|s| s.state.set(state));
-    } else {
+    let (mark, tag) = STREAM.with(|s| (s.mark.get(), core::ptr::from_ref(s) as u64));
+    if mark as usize == FALLBACK {
         let generation = scalrand_os::fork::generation();
         if STREAM.with(|s| s.generation.get()) != generation {
             let state = os_seed(stack_salt());
@@ -200,7 +182,44 @@ fn prepare() {
                 s.generation.set(generation);
             });
         }
+        return;
     }
+    let mark = if mark.is_null() {
+        // The thread's first draw.
+        if RELEASE.try_with(|r| r.0.set(true)).is_err() {
+            // The thread is ending: no mark (nothing would give it back).
+            None
+        } else {
+            claim_mark()
+        }
+    } else {
+        // SAFETY: one of `MARKS`.
+        let m = unsafe { &*mark };
+        // Its tag is not this thread's: a fork child. Free there (zeroed), it is taken again;
+        // taken by a thread the child started, another one.
+        if m.owner
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            Some(m)
+        } else {
+            claim_mark()
+        }
+    };
+    let state = os_seed(tag);
+    let generation = scalrand_os::fork::generation();
+    let mark = match mark {
+        Some(m) => {
+            m.tag.store(tag, Ordering::Relaxed);
+            core::ptr::from_ref(m)
+        }
+        None => FALLBACK as *const Mark,
+    };
+    STREAM.with(|s| {
+        s.mark.set(mark);
+        s.state.set(state);
+        s.generation.set(generation);
+    });
 }
 
 /// An address of the calling thread's stack, to salt a seed the OS refused.
@@ -210,68 +229,28 @@ fn stack_salt() -> u64 {
     core::hint::black_box(core::ptr::from_ref(&here)) as u64
 }
 
-/// The calling thread's first draw: takes a mark (or settles on the fallback) and seeds.
-fn first_draw() {
-    let (mark, owner) = match claim_mark() {
-        Some((m, o)) => (core::ptr::from_ref(m), core::ptr::from_ref(o)),
-        None => (FALLBACK as *const Seeded, core::ptr::null()),
-    };
-    let kept = RELEASE.try_with(|r| r.0.set(owner)).is_ok();
-    let mark = if kept {
-        mark
-    } else {
-        // The thread is ending: no mark (nothing would give it back).
-        if !owner.is_null() {
-            // SAFETY: the owner word just taken.
-            unsafe { &*owner }.0.store(0, Ordering::Release);
-        }
-        FALLBACK as *const Seeded
-    };
-    let state = if mark as usize > FALLBACK {
-        reseed(mark)
-    } else {
-        os_seed(stack_salt())
-    };
-    let generation = scalrand_os::fork::generation();
-    STREAM.with(|s| {
-        s.seeded.set(mark);
-        s.state.set(state);
-        s.generation.set(generation);
-    });
-}
-
-/// A new state for the calling thread, its mark set: after its first draw took the mark, and
-/// in a fork child, whose kernel zeroed it.
-fn reseed(mark: *const Seeded) -> u64 {
-    let state = os_seed(mark as u64);
-    // SAFETY: the thread's own mark.
-    unsafe { *(*mark).0.get() = 1 };
-    state
-}
-
-/// A free mark for the calling thread and its owner word; `None` where the OS cannot wipe
-/// memory in a fork child (the fallback serves) or every mark is taken. Marks are taken from
-/// the levels already there first; a new level is an `mmap` and its owner words a heap
-/// allocation, made only when every mark of the levels there is taken.
-fn claim_mark() -> Option<(&'static Seeded, &'static Owner)> {
-    let marks = MARKS.get_or_init(|| Marks {
-        seeded: Levels::new(64, false),
-        owners: Levels::new(64, true),
-    });
-    if !marks.seeded.wipes_on_fork() {
+/// A free mark for the calling thread, taken; `None` where the OS cannot wipe memory in a
+/// fork child (the fallback serves) or every mark is taken. Marks are taken from the levels
+/// already mapped first; a new level is an `mmap`.
+fn claim_mark() -> Option<&'static Mark> {
+    if scalrand_os::fork::detection() != scalrand_os::fork::Detection::WipeOnFork {
         return None;
     }
-    for i in marks.seeded.search_order() {
-        let (Some(seeded), Some(owners)) = (marks.seeded.level(i), marks.owners.level(i)) else {
+    for i in MARKS.search_order() {
+        let Some(level) = MARKS.level(i) else {
             continue;
         };
-        for (m, o) in seeded.iter().zip(owners.iter()) {
-            if o.0.load(Ordering::Relaxed) == 0
-                && o.0
+        // A level the OS did not wipe (a failed mapping fell back to the heap) is no use.
+        if !level.wipes_on_fork() {
+            continue;
+        }
+        for m in level.iter() {
+            if m.owner.load(Ordering::Relaxed) == 0
+                && m.owner
                     .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
             {
-                return Some((m, o));
+                return Some(m);
             }
         }
     }

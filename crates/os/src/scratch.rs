@@ -132,6 +132,22 @@ impl<T: ZeroValid> Levels<T> {
         s
     }
 
+    /// [`new`](Self::new) with no level mapped yet: `const`, for a `static`. The first
+    /// [`level`](Self::level) call maps level 0.
+    #[must_use]
+    pub const fn new_unmapped(base: usize, heap: bool) -> Self {
+        Self {
+            base: if base == 0 { 1 } else { base },
+            heap,
+            levels: [const {
+                Level {
+                    state: AtomicU8::new(EMPTY),
+                    mem: UnsafeCell::new(MaybeUninit::uninit()),
+                }
+            }; LEVELS],
+        }
+    }
+
     /// Whether a fork child receives the elements zeroed (false where the OS cannot do it).
     pub fn wipes_on_fork(&self) -> bool {
         self.ready(0).is_some_and(|l| l.wipes_on_fork())
