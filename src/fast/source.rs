@@ -166,9 +166,9 @@ pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
 /// Everything but the common draw, in one place (so that the compiler sees a single path
 /// around a draw, and keeps the state in a register from draw to draw): the thread's first
 /// draw, a fork child's (its mark zeroed), and every draw of the fallback, which compares the
-/// fork generation. No allocation and no lock: a new level of marks is an `mmap`, so a
-/// signal handler's draw, or one in the child of a raw `SYS_fork` of a multi-threaded program
-/// (whose allocator lock another thread may have held at the fork), is safe.
+/// fork generation. No lock; the only allocation is a thread's first draw registering
+/// [`Release`] (the C library's thread-exit list); a new level of marks is an `mmap`, and a
+/// fork child's reseed allocates nothing.
 #[cold]
 #[inline(never)]
 fn prepare() {
