@@ -46,13 +46,10 @@
 //!   tag once the state is seeded in this process image; a draw compares it with the
 //!   thread's own. In a child the mark reads zero, or, if a thread the child started has
 //!   taken it since, that thread's tag: either way the forking thread seeds its state afresh
-//!   with 8 bytes from the OS (on another mark in the second case) before it draws. No lock
-//!   on any draw, and no allocation after a thread's first: that one registers the mark's
-//!   release at the thread's exit, which the C library's thread-exit list allocates for (a
-//!   new level of marks is an `mmap`). So a thread whose very first draw is in a signal
-//!   handler, or in the child of a raw `SYS_fork` of a multi-threaded program (whose
-//!   allocator lock another thread may have held at the fork), allocates there; a thread that
-//!   has drawn before does not, and a child's reseed never does. Elsewhere the
+//!   with 8 bytes from the OS (on another mark in the second case) before it draws. No
+//!   allocation and no lock on any draw (a new level of marks is an `mmap`, and the mark's
+//!   release at thread exit is a pthread key's value): safe in a signal handler and in the
+//!   child of a raw `SYS_fork` of a multi-threaded program. Elsewhere the
 //!   state records the [fork generation](crate::os::fork::generation) it was seeded in and
 //!   every draw compares it. A [`seed`]ed stream is not continued in a child either.
 //! - A signal handler that forks in the middle of a draw leaves that draw to finish in the

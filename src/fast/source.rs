@@ -102,26 +102,78 @@ struct Stream {
     generation: Cell<usize>,
 }
 
-/// Gives the calling thread's mark back when the thread ends: registered on its first draw,
-/// never touched by a draw.
-struct Release(Cell<bool>);
+/// Gives the calling thread's mark back when the thread ends: the destructor of a pthread key
+/// whose value, set on the thread's first draw, is the mark. A key's value for one of the
+/// first 32 keys lives in the thread's own descriptor, so setting it allocates nothing (a
+/// thread-local with a destructor would: the C library's thread-exit list). The C library
+/// runs key destructors after the thread-locals' own; a draw after that (none is expected)
+/// checks the fork generation.
+#[cfg(not(unix))]
+mod release {
+    use super::Mark;
 
-impl Drop for Release {
-    fn drop(&mut self) {
-        if !self.0.replace(false) {
+    /// No marks here (no fork): never called with one.
+    pub(super) fn at_exit(_: &'static Mark) -> bool {
+        false
+    }
+}
+
+#[cfg(unix)]
+mod release {
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::{FALLBACK, Mark, STREAM};
+
+    /// The key, plus 1 (0: not made yet).
+    static KEY: AtomicUsize = AtomicUsize::new(0);
+
+    /// The key, made on first use (no allocation in the C library: a compare-and-swap over
+    /// its table of keys); `None` if the C library has no key left.
+    fn key() -> Option<libc::pthread_key_t> {
+        let k = KEY.load(Ordering::Acquire);
+        if k != 0 {
+            return libc::pthread_key_t::try_from(k - 1).ok();
+        }
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is a valid place for the new key; `give_back` is an `extern "C"` fn
+        // that takes the value set below.
+        if unsafe { libc::pthread_key_create(&raw mut key, Some(give_back)) } != 0 {
+            return None;
+        }
+        let mine = usize::try_from(key).ok()?.wrapping_add(1);
+        match KEY.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Some(key),
+            Err(other) => {
+                // Another thread made one first: this one goes.
+                // SAFETY: the key just made, never set.
+                unsafe { libc::pthread_key_delete(key) };
+                libc::pthread_key_t::try_from(other - 1).ok()
+            }
+        }
+    }
+
+    /// Gives `mark` back when the calling thread ends; `false` if that cannot be arranged
+    /// (the caller then gives the mark back itself and takes the fallback).
+    pub(super) fn at_exit(mark: &'static Mark) -> bool {
+        key().is_some_and(|k| {
+            // SAFETY: a key this process made; the value is a mark of the static `MARKS`.
+            unsafe { libc::pthread_setspecific(k, core::ptr::from_ref(mark).cast()) == 0 }
+        })
+    }
+
+    /// The key's destructor: the thread's mark, zeroed and given back.
+    extern "C" fn give_back(p: *mut libc::c_void) {
+        if p.is_null() {
             return;
         }
-        // Draws from here on (other thread-locals' destructors) check the generation.
-        let mark = STREAM.with(|s| {
+        // SAFETY: the only values set are marks of the static `MARKS` (never unmapped).
+        let m = unsafe { &*p.cast::<Mark>() };
+        let _ = STREAM.try_with(|s| {
             s.generation.set(usize::MAX);
-            s.mark.replace(FALLBACK as *const Mark)
+            s.mark.set(FALLBACK as *const Mark);
         });
-        if mark as usize > FALLBACK {
-            // SAFETY: a mark of `MARKS` (a static: its levels are never unmapped).
-            let m = unsafe { &*mark };
-            m.tag.store(0, Ordering::Relaxed);
-            m.owner.store(0, Ordering::Release);
-        }
+        m.tag.store(0, Ordering::Relaxed);
+        m.owner.store(0, Ordering::Release);
     }
 }
 
@@ -133,7 +185,6 @@ std::thread_local! {
             generation: Cell::new(usize::MAX),
         }
     };
-    static RELEASE: Release = const { Release(Cell::new(false)) };
 }
 
 /// The next output word of the calling thread's stream: what every one-liner draws from. A
@@ -166,9 +217,10 @@ pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
 /// Everything but the common draw, in one place (so that the compiler sees a single path
 /// around a draw, and keeps the state in a register from draw to draw): the thread's first
 /// draw, a fork child's (its mark zeroed), and every draw of the fallback, which compares the
-/// fork generation. No lock; the only allocation is a thread's first draw registering
-/// [`Release`] (the C library's thread-exit list); a new level of marks is an `mmap`, and a
-/// fork child's reseed allocates nothing.
+/// fork generation. No allocation and no lock: a new level of marks is an `mmap` and the
+/// mark's release at thread exit a pthread key's value (see `release`), so a signal handler's
+/// draw, or one in the child of a raw `SYS_fork` of a multi-threaded program (whose allocator
+/// lock another thread may have held at the fork), is safe.
 #[cold]
 #[inline(never)]
 fn prepare() {
@@ -186,12 +238,13 @@ fn prepare() {
     }
     let mark = if mark.is_null() {
         // The thread's first draw.
-        if RELEASE.try_with(|r| r.0.set(true)).is_err() {
-            // The thread is ending: no mark (nothing would give it back).
-            None
-        } else {
-            claim_mark()
-        }
+        claim_mark().filter(|m| {
+            let kept = release::at_exit(m);
+            if !kept {
+                m.owner.store(0, Ordering::Release);
+            }
+            kept
+        })
     } else {
         // SAFETY: one of `MARKS`.
         let m = unsafe { &*mark };
@@ -203,7 +256,13 @@ fn prepare() {
         {
             Some(m)
         } else {
-            claim_mark()
+            claim_mark().filter(|m| {
+                let kept = release::at_exit(m);
+                if !kept {
+                    m.owner.store(0, Ordering::Release);
+                }
+                kept
+            })
         }
     };
     let state = os_seed(tag);
@@ -335,4 +394,15 @@ pub fn seed(seed: u64) {
 #[must_use]
 pub fn get_seed() -> u64 {
     with_thread(|w| w.state())
+}
+
+/// Marks taken now, over every mapped level (the tests' view of thread exits giving theirs
+/// back).
+#[cfg(test)]
+pub(super) fn marks_taken() -> usize {
+    (0..scalrand_os::scratch::LEVELS)
+        .filter_map(|i| MARKS.ready(i))
+        .flat_map(|l| l.iter())
+        .filter(|m| m.owner.load(Ordering::Relaxed) != 0)
+        .count()
 }

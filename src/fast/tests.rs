@@ -193,3 +193,15 @@ fn choice_picks_every_item_and_none_from_nothing() {
     super::fill(&mut buf);
     assert!(buf.iter().any(|&b| b != 0));
 }
+
+/// A thread gives its mark back when it ends: 300 threads one after another take one each,
+/// and the marks taken stay as few as the threads alive at once (this test's and the test
+/// harness's), not 300.
+#[test]
+fn ended_threads_give_their_marks_back() {
+    for _ in 0..300 {
+        std::thread::spawn(|| super::u64(..)).join().unwrap();
+    }
+    let taken = super::source::marks_taken();
+    assert!(taken < 64, "{taken} marks taken after 300 threads ended");
+}
