@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use scalrand_pool::numa::{NodePools, Topology};
 use scalrand_testkit::campaign;
-use scalrand_testkit::fork::write_all;
+use scalrand_testkit::fork::{read_to_end, write_all};
 
 /// Reader threads.
 const THREADS: usize = 16;
@@ -165,19 +165,7 @@ fn reader(stop: &AtomicBool, seed: u64) -> Vec<u64> {
 /// Reads the children's reports from `fd` until every write end is closed: each a `u32`
 /// length and that many bytes of words.
 fn collect(fd: i32) -> Vec<Vec<u8>> {
-    let mut all = Vec::new();
-    let mut chunk = [0u8; 65536];
-    loop {
-        // SAFETY: `chunk` is writable; `fd` is the report pipe's read end.
-        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        if n <= 0 {
-            break;
-        }
-        all.extend_from_slice(&chunk[..n as usize]);
-    }
+    let all = read_to_end(fd);
     let mut reports = Vec::new();
     let mut rest = &all[..];
     while rest.len() >= 4 {

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use scalrand_pool::chacha::keystream;
 use scalrand_pool::numa::{__in_next_rseq_refill, NodePools, Rounds, Topology};
-use scalrand_testkit::fork::{wait_within, write_all};
+use scalrand_testkit::fork::{read_to_end, wait_within, write_all};
 
 static POOLS: OnceLock<NodePools> = OnceLock::new();
 static HOOK_RAN: AtomicBool = AtomicBool::new(false);
@@ -103,16 +103,7 @@ fn a_read_nested_in_a_refill_and_a_fork_there_share_no_word() {
     }
     // SAFETY: the parent's write end.
     unsafe { libc::close(fds[1]) };
-    let mut child = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        // SAFETY: `chunk` is writable; our read end.
-        let n = unsafe { libc::read(fds[0], chunk.as_mut_ptr().cast(), chunk.len()) };
-        if n <= 0 {
-            break;
-        }
-        child.extend_from_slice(&chunk[..n as usize]);
-    }
+    let child = read_to_end(fds[0]);
     let status = wait_within(CHILD_PID.load(Ordering::SeqCst), Duration::from_secs(20));
     assert_eq!(status, Some(0), "the child failed");
     assert_eq!(child.len(), 32 + 32 + 1024, "the child's report");

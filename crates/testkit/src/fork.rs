@@ -57,6 +57,24 @@ pub fn write_all(fd: libc::c_int, mut b: &[u8]) {
     }
 }
 
+/// Everything readable from `fd` until its end (every write end closed), an interrupted read
+/// retried; stops at the first error.
+pub fn read_to_end(fd: libc::c_int) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        // SAFETY: `buf` is writable for its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n <= 0 {
+            return got;
+        }
+        got.extend_from_slice(&buf[..n as usize]);
+    }
+}
+
 /// Forks with `how`. The child arms `alarm(CHILD_ALARM_SECS)`, runs `child`, sends the bytes
 /// it returns through a pipe (their length first) and leaves with `_exit(0)`, skipping the
 /// atexit handlers and the test harness, which belong to the parent. Return a fixed-size
@@ -101,16 +119,7 @@ pub fn in_child_with_alarm<B: AsRef<[u8]>, R>(
     // SAFETY: our copy of the write end; closing it lets a dead child show as EOF.
     unsafe { libc::close(fds[1]) };
     let r = parent();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        // SAFETY: `buf` is 4096 writable bytes.
-        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        got.extend_from_slice(&buf[..n as usize]);
-    }
+    let got = read_to_end(fds[0]);
     let mut status = 0;
     // SAFETY: `pid` is our child; `status` is a valid out-pointer; the fd is ours.
     unsafe {
