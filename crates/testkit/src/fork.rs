@@ -58,20 +58,25 @@ pub fn write_all(fd: libc::c_int, mut b: &[u8]) {
 }
 
 /// Everything readable from `fd` until its end (every write end closed), an interrupted read
-/// retried; stops at the first error.
+/// retried; stops at the first error. Reads straight into the returned vector's heap buffer:
+/// what a child sends (the keys it derived, in [`crate::trace`]) never lands on this thread's
+/// stack, which the next child forked from this thread inherits and a stack scan searches.
 pub fn read_to_end(fd: libc::c_int) -> Vec<u8> {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 65536];
+    const CHUNK: usize = 4096;
+    let mut got: Vec<u8> = Vec::with_capacity(CHUNK);
     loop {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        got.reserve(CHUNK);
+        let spare = got.spare_capacity_mut();
+        // SAFETY: `spare` is writable for its length (uninitialised bytes read(2) overwrites).
+        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), spare.len()) };
         if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
             continue;
         }
         if n <= 0 {
             return got;
         }
-        got.extend_from_slice(&buf[..n as usize]);
+        // SAFETY: read(2) initialised the first `n` spare bytes (n <= spare.len()).
+        unsafe { got.set_len(got.len() + n as usize) };
     }
 }
 

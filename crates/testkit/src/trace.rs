@@ -330,9 +330,24 @@ fn step(pid: libc::pid_t) -> libc::c_int {
 }
 
 /// Forks the traced child and returns its pid, stopped at [`Marks::start`].
+/// Zeroes [`CLEARED`] bytes of stack below the caller. The traced child runs it first: its
+/// stack is a copy of the tracer thread's, which handled the keys (read back from the first
+/// child, cut into pieces, hashed); whatever of them lies in the scanned window is then the
+/// work's own doing, not the tracer's.
+#[inline(never)]
+fn clear_stack_below() {
+    let mut zeros = [0u8; CLEARED];
+    core::hint::black_box(&mut zeros);
+}
+
+/// Bytes [`clear_stack_below`] zeroes: twice the scanned window, so the window (which starts
+/// where the work starts, a few frames below) lies inside it.
+const CLEARED: usize = 2 * BELOW;
+
 fn traced_child(prepare: fn(), work: &(dyn Fn(&Marks) + Sync)) -> libc::pid_t {
     let pid = crate::fork::libc_fork();
     if pid == 0 {
+        clear_stack_below();
         child_setup();
         prepare();
         // SAFETY: PTRACE_TRACEME takes no pointers.
