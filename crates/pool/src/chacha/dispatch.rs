@@ -5,17 +5,19 @@
 //! | backend | where | blocks per pass |
 //! |---|---|---:|
 //! | `avx512` | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 (a tail of ≤ 4 blocks goes to the next one down) |
-//! | `avx2` | x86_64 with AVX2 | 8 |
-//! | `sse2` | every x86_64 CPU; also every single block (key derivations, a last partial block) there | 4, or 1 |
+//! | `avx2` | x86_64 with AVX2 | 6 (two per register) |
+//! | `sse2` | every x86_64 CPU; also every single block (key derivations, a last partial block) there | 3, or 1 |
 //! | `neon` | every little-endian aarch64 CPU (Advanced SIMD is part of the architecture) | 4 |
 //! | `portable` | every other target, miri, `--cfg scalrand_chacha_portable`, and single blocks on aarch64 | 1 |
 //!
 //! Every backend is this crate's own code: none copies the key into a buffer it does not wipe.
-//! Each keeps its state in registers as far as the register file allows and spills the rest
-//! into its own stack frame; after every call the dispatcher zeroes the stack below its caller
-//! to a depth measured per backend ([`WIPE_DEPTH`], checked by `tests/numa_erasure.rs`) and
-//! clears the vector registers, so no key word, round state or unread keystream is left
-//! behind for a fork child, a later stack frame or a signal frame to find.
+//! The x86_64 backends keep a pass's whole state in registers (the AVX2 and SSE2 passes are
+//! one assembly block each; AVX-512 has 32 registers for its 16 state words) and store each
+//! block straight into `dest`; the portable backend spills part of its state into its own
+//! stack frame. After every call the dispatcher zeroes the stack below its caller to a depth
+//! measured per backend ([`WIPE_DEPTH`], checked by `tests/numa_erasure.rs`) and clears the
+//! vector registers, so no key word, round state or unread keystream is left behind for a
+//! fork child, a later stack frame or a signal frame to find.
 //!
 //! Forcing a narrower backend (a `--cfg`, never a Cargo feature: features are additive and any
 //! crate in the graph could switch one on), each a ceiling:
@@ -125,7 +127,7 @@ pub(super) fn bulk<R: DoubleRounds>(
     if rest.is_empty() {
         return ctr;
     }
-    cfg_backend!(avx2 if avx2_cpuid::get() && rest.len() > 2 * BLOCK_LEN {
+    cfg_backend!(avx2 if avx2_cpuid::get() {
         // SAFETY: `avx2::blocks` is `#[target_feature(enable = "avx2")]`; the cached token
         // says the CPU executes AVX2 and the OS saves ymm state. Safe slice indexing only.
         return unsafe { avx2::blocks::<R>(key, nonce, ctr, rest) };

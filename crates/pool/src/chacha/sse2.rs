@@ -1,196 +1,252 @@
-//! The SSE2 backend (every x86_64 CPU): one block in four registers, and four blocks per pass
-//! in the block-per-lane layout.
+//! The SSE2 backend (every x86_64 CPU): up to three ChaCha blocks per pass, one per set of
+//! four registers, in registers only; also every single block on x86_64 ([`block`]).
 //!
-//! - **One block** ([`block`]): the "horizontal" layout of the SSE2 ChaCha implementations
-//!   since Bernstein's own: register `a` holds state words 0..3, `b` 4..7, `c` 8..11, `d`
-//!   12..15; a column round is four quarter rounds at once, and a lane rotation of `b`, `c`,
-//!   `d` (`pshufd`) turns the diagonals into columns and back. Eight registers hold the state
-//!   and its copy for the feed-forward: nothing is spilled to the stack.
-//! - **Four blocks** ([`blocks`]): register `x[i]` holds word `i` of four consecutive blocks
-//!   (the layout of [`super::avx512`], 128 bits wide), then a 4 × 4 transpose per group of four
-//!   words. Sixteen state registers plus temporaries do not fit in x86_64's sixteen `xmm`
-//!   registers, so some are spilled to this function's frame, which the dispatcher wipes.
+//! The "horizontal" layout of the SSE2 ChaCha implementations since Bernstein's own: register
+//! `a` holds state words 0..3 of a block, `b` 4..7, `c` 8..11, `d` 12..15; a column round is
+//! four quarter rounds at once, and a lane rotation of `b`, `c`, `d` (`pshufd`) turns the
+//! diagonals into columns and back. [`super::avx2`] is the same layout two blocks wide.
+//!
+//! **Nothing is spilled.** Three sets (`xmm0`–`xmm11`) run side by side, each with a scratch
+//! register of its own (`xmm12`–`xmm14`) for the rotations, which SSE2 makes of two shifts
+//! and an OR (it has no rotate and no byte shuffle; by 16 it swaps 16-bit halves with
+//! `pshuflw`/`pshufhw`). The feed-forward reloads the key from the caller's `key` into the
+//! scratch register; each block's four rows are stored straight into `dest` from the
+//! registers. The whole pass is one `asm!` block, so the compiler never holds a state word: a
+//! fork from another thread at any instruction of a pass finds no key word, round state or
+//! unstored block in memory (`tests/stack_every_step.rs`, with `--cfg scalrand_chacha_sse2`).
+//! Besides the key, a pass reads only public memory: the constants, and the counter and nonce
+//! rows built on this function's frame. A signal delivered during a pass saves the registers
+//! in its frame, which the section's end wipes (`erasure.rs`), as it clears the registers.
+//!
+//! The pass's function takes the round count as a value, so one copy serves every round count.
 //!
 //! Every function here is `#[target_feature(enable = "sse2")]`, which every x86_64 CPU has
 //! (it is part of the x86_64 baseline, and of every x86_64 Rust target).
-//!
-//! SSE2 has no vector rotate: rotations by 16 swap 16-bit halves with `pshuflw`/`pshufhw`,
-//! the others are two shifts and an OR.
 
 use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
-use core::arch::x86_64::{
-    __m128i, _mm_add_epi32, _mm_and_si128, _mm_cmpgt_epi32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_shuffle_epi32,
-    _mm_shufflehi_epi16, _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_unpackhi_epi32,
-    _mm_unpackhi_epi64, _mm_unpacklo_epi32, _mm_unpacklo_epi64, _mm_xor_si128,
-};
 
-/// Blocks per pass of [`blocks`].
-pub(super) const LANES: usize = 4;
+/// Blocks per whole pass of [`blocks`].
+pub(super) const LANES: usize = 3;
 
-#[target_feature(enable = "sse2")]
-#[inline]
-fn rotl16(x: __m128i) -> __m128i {
-    _mm_shufflehi_epi16::<0b10_11_00_01>(_mm_shufflelo_epi16::<0b10_11_00_01>(x))
+/// "expand 32-byte k", 16-byte aligned (an SSE2 memory operand must be).
+#[repr(C, align(16))]
+struct Sigma([u32; 4]);
+
+static SIGMA: Sigma = Sigma(CONSTANTS);
+
+/// One half of a double round on each set `(a, b, c, d, t, off)` (`t` its scratch register,
+/// `off` its counter row's offset), as assembly text.
+macro_rules! half_round {
+    ($(($a:literal, $b:literal, $c:literal, $d:literal, $t:literal, $off:literal)),+) => {
+        concat!(
+            $(
+                "paddd xmm", $a, ", xmm", $b, "\n",
+                "pxor xmm", $d, ", xmm", $a, "\n",
+                "pshuflw xmm", $d, ", xmm", $d, ", 0xb1\n",
+                "pshufhw xmm", $d, ", xmm", $d, ", 0xb1\n",
+            )+
+            $(
+                "paddd xmm", $c, ", xmm", $d, "\n",
+                "pxor xmm", $b, ", xmm", $c, "\n",
+                "movdqa xmm", $t, ", xmm", $b, "\n",
+                "pslld xmm", $t, ", 12\n",
+                "psrld xmm", $b, ", 20\n",
+                "por xmm", $b, ", xmm", $t, "\n",
+            )+
+            $(
+                "paddd xmm", $a, ", xmm", $b, "\n",
+                "pxor xmm", $d, ", xmm", $a, "\n",
+                "movdqa xmm", $t, ", xmm", $d, "\n",
+                "pslld xmm", $t, ", 8\n",
+                "psrld xmm", $d, ", 24\n",
+                "por xmm", $d, ", xmm", $t, "\n",
+            )+
+            $(
+                "paddd xmm", $c, ", xmm", $d, "\n",
+                "pxor xmm", $b, ", xmm", $c, "\n",
+                "movdqa xmm", $t, ", xmm", $b, "\n",
+                "pslld xmm", $t, ", 7\n",
+                "psrld xmm", $b, ", 25\n",
+                "por xmm", $b, ", xmm", $t, "\n",
+            )+
+        )
+    };
 }
 
-#[target_feature(enable = "sse2")]
-#[inline]
-fn rotl<const L: i32, const R: i32>(x: __m128i) -> __m128i {
-    _mm_or_si128(_mm_slli_epi32::<L>(x), _mm_srli_epi32::<R>(x))
+/// Rotates the lanes of `b`, `c` and `d` in each set by the `pshufd` immediates given
+/// (diagonals into columns: `0x39, 0x4e, 0x93`; and back: `0x93, 0x4e, 0x39`).
+macro_rules! rotate_lanes {
+    ($ib:literal, $ic:literal, $id:literal; $(($a:literal, $b:literal, $c:literal, $d:literal, $t:literal, $off:literal)),+) => {
+        concat!($(
+            "pshufd xmm", $b, ", xmm", $b, ", ", $ib, "\n",
+            "pshufd xmm", $c, ", xmm", $c, ", ", $ic, "\n",
+            "pshufd xmm", $d, ", xmm", $d, ", ", $id, "\n",
+        )+)
+    };
 }
 
-/// The key as four words at `i..i + 4`, little-endian.
-#[target_feature(enable = "sse2")]
-#[inline]
-fn key_words(key: &[u8; KEY_LEN], i: usize) -> [u32; 4] {
-    core::array::from_fn(|j| {
-        let o = 4 * (i + j);
-        u32::from_le_bytes([key[o], key[o + 1], key[o + 2], key[o + 3]])
-    })
+/// The text of one pass on the sets given (`(a, b, c, d, t, off, s + 1)` for set `s`): loads,
+/// `{dr}` double rounds, the feed-forward, and set `s`'s block stored at byte `64 s` of `{out}`
+/// while `{n}` is above `s` (label 9 ends).
+macro_rules! pass_text {
+    ($(($a:literal, $b:literal, $c:literal, $d:literal, $t:literal, $off:literal, $next:literal)),+) => {
+        concat!(
+            $(
+                "movdqa xmm", $a, ", xmmword ptr [{k}]\n",
+                "movdqu xmm", $b, ", xmmword ptr [{key}]\n",
+                "movdqu xmm", $c, ", xmmword ptr [{key} + 16]\n",
+                "movdqu xmm", $d, ", xmmword ptr [{rows} + ", $off, "]\n",
+            )+
+            "2:\n",
+            half_round!($(($a, $b, $c, $d, $t, $off)),+),
+            rotate_lanes!(0x39, 0x4e, 0x93; $(($a, $b, $c, $d, $t, $off)),+),
+            half_round!($(($a, $b, $c, $d, $t, $off)),+),
+            rotate_lanes!(0x93, 0x4e, 0x39; $(($a, $b, $c, $d, $t, $off)),+),
+            "dec {dr:e}\n",
+            "jnz 2b\n",
+            $(
+                "paddd xmm", $a, ", xmmword ptr [{k}]\n",
+                "movdqu xmm", $t, ", xmmword ptr [{key}]\n",
+                "paddd xmm", $b, ", xmm", $t, "\n",
+                "movdqu xmm", $t, ", xmmword ptr [{key} + 16]\n",
+                "paddd xmm", $c, ", xmm", $t, "\n",
+                "movdqu xmm", $t, ", xmmword ptr [{rows} + ", $off, "]\n",
+                "paddd xmm", $d, ", xmm", $t, "\n",
+            )+
+            $(
+                "movdqu xmmword ptr [{out} + 4*", $off, "], xmm", $a, "\n",
+                "movdqu xmmword ptr [{out} + 4*", $off, " + 16], xmm", $b, "\n",
+                "movdqu xmmword ptr [{out} + 4*", $off, " + 32], xmm", $c, "\n",
+                "movdqu xmmword ptr [{out} + 4*", $off, " + 48], xmm", $d, "\n",
+                "cmp {n}, ", $next, "\n",
+                "jbe 9f\n",
+            )+
+            "9:\n",
+        )
+    };
 }
 
-#[target_feature(enable = "sse2")]
-#[inline]
-fn from_words(w: [u32; 4]) -> __m128i {
-    _mm_setr_epi32(
-        w[0].cast_signed(),
-        w[1].cast_signed(),
-        w[2].cast_signed(),
-        w[3].cast_signed(),
-    )
+/// The counter and nonce rows of up to three blocks from `counter` (word 12 steps modulo 2^32,
+/// as RFC 8439's counter).
+fn counter_rows(nonce: &Nonce, counter: u32) -> [[u32; 4]; LANES] {
+    core::array::from_fn(|s| [counter.wrapping_add(s as u32), nonce[0], nonce[1], nonce[2]])
 }
 
+/// Up to [`LANES`] blocks from `counter`: the first `n` (1 to 3) stored at `out`.
+///
+/// # Safety
+///
+/// `out` is valid for writes of `64 * n` bytes; `double_rounds >= 1`.
 #[target_feature(enable = "sse2")]
 #[inline]
-fn to_bytes(v: __m128i) -> [u8; 16] {
-    // SAFETY: `__m128i` is 16 bytes of plain integer data with no padding and no invalid bit
-    // patterns, and so is `[u8; 16]`; a by-value transmute compiles to one store. Lane 0's
-    // little-endian word comes first, which is RFC 8439's serialisation on x86.
-    unsafe { core::mem::transmute::<__m128i, [u8; 16]>(v) }
-}
-
-/// One double round on the horizontal state: columns, then diagonals.
-#[target_feature(enable = "sse2")]
-#[inline]
-fn double_round(a: &mut __m128i, b: &mut __m128i, c: &mut __m128i, d: &mut __m128i) {
-    macro_rules! half {
-        () => {
-            *a = _mm_add_epi32(*a, *b);
-            *d = rotl16(_mm_xor_si128(*d, *a));
-            *c = _mm_add_epi32(*c, *d);
-            *b = rotl::<12, 20>(_mm_xor_si128(*b, *c));
-            *a = _mm_add_epi32(*a, *b);
-            *d = rotl::<8, 24>(_mm_xor_si128(*d, *a));
-            *c = _mm_add_epi32(*c, *d);
-            *b = rotl::<7, 25>(_mm_xor_si128(*b, *c));
+unsafe fn pass(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    out: *mut u8,
+    n: usize,
+    double_rounds: u32,
+) {
+    let rows = counter_rows(nonce, counter);
+    macro_rules! run {
+        ($($set:tt),+) => {
+            // SAFETY: `{key}` points at the 32 key bytes, `{k}` at the 16-byte aligned
+            // `SIGMA`, `{rows}` at `rows` (16 bytes read per set); `{out}` is valid for
+            // `64 * n` bytes (the caller's contract), and set `s` stores only when `n > s`.
+            // `{dr}` counts the loop down from `double_rounds >= 1`. Every register written is
+            // declared; the stack is not touched; SSE2 is enabled for this function.
+            unsafe {
+                core::arch::asm!(
+                    pass_text!($($set),+),
+                    key = in(reg) key.as_ptr(),
+                    k = in(reg) core::ptr::from_ref(&SIGMA),
+                    rows = in(reg) rows.as_ptr(),
+                    out = in(reg) out,
+                    n = in(reg) n,
+                    dr = inout(reg) double_rounds => _,
+                    out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+                    out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+                    out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+                    out("xmm12") _, out("xmm13") _, out("xmm14") _,
+                    options(nostack),
+                );
+            }
         };
     }
-    half!();
-    // Diagonals into columns: b, c, d rotated left by 1, 2, 3 lanes.
-    *b = _mm_shuffle_epi32::<0b00_11_10_01>(*b);
-    *c = _mm_shuffle_epi32::<0b01_00_11_10>(*c);
-    *d = _mm_shuffle_epi32::<0b10_01_00_11>(*d);
-    half!();
-    *b = _mm_shuffle_epi32::<0b10_01_00_11>(*b);
-    *c = _mm_shuffle_epi32::<0b01_00_11_10>(*c);
-    *d = _mm_shuffle_epi32::<0b00_11_10_01>(*d);
+    // A set per block: fewer sets, a shorter pass (each set is one chain of dependent
+    // instructions; three side by side cost little more than one).
+    match n {
+        1 => run!((0, 1, 2, 3, 12, 0, 1)),
+        2 => run!((0, 1, 2, 3, 12, 0, 1), (4, 5, 6, 7, 13, 16, 2)),
+        _ => run!(
+            (0, 1, 2, 3, 12, 0, 1),
+            (4, 5, 6, 7, 13, 16, 2),
+            (8, 9, 10, 11, 14, 32, 3)
+        ),
+    }
 }
 
 /// Block `counter` under `key` and `nonce` with `R` rounds, into `out`.
 #[target_feature(enable = "sse2")]
-#[inline(never)]
+#[inline]
 pub(super) fn block<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
     out: &mut [u8; BLOCK_LEN],
 ) {
-    let a0 = from_words(CONSTANTS);
-    let b0 = from_words(key_words(key, 0));
-    let c0 = from_words(key_words(key, 4));
-    let d0 = from_words([counter, nonce[0], nonce[1], nonce[2]]);
-    let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-    for _ in 0..R::COUNT {
-        double_round(&mut a, &mut b, &mut c, &mut d);
-    }
-    for (o, v) in out.chunks_exact_mut(16).zip([
-        _mm_add_epi32(a, a0),
-        _mm_add_epi32(b, b0),
-        _mm_add_epi32(c, c0),
-        _mm_add_epi32(d, d0),
-    ]) {
-        o.copy_from_slice(&to_bytes(v));
-    }
+    one(key, nonce, counter, out, R::COUNT);
 }
 
-/// Four independent quarter rounds on words `(a, b, c, d)` of `x`, step by step.
-macro_rules! quarter_rounds {
-    ($x:ident; $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
-        $( $x[$a] = _mm_add_epi32($x[$a], $x[$b]); )+
-        $( $x[$d] = rotl16(_mm_xor_si128($x[$d], $x[$a])); )+
-        $( $x[$c] = _mm_add_epi32($x[$c], $x[$d]); )+
-        $( $x[$b] = rotl::<12, 20>(_mm_xor_si128($x[$b], $x[$c])); )+
-        $( $x[$a] = _mm_add_epi32($x[$a], $x[$b]); )+
-        $( $x[$d] = rotl::<8, 24>(_mm_xor_si128($x[$d], $x[$a])); )+
-        $( $x[$c] = _mm_add_epi32($x[$c], $x[$d]); )+
-        $( $x[$b] = rotl::<7, 25>(_mm_xor_si128($x[$b], $x[$c])); )+
-    };
-}
-
-/// Whole blocks from `counter` into `dest` (a multiple of 64 bytes), four per pass; a last
-/// pass of one to three blocks stores only those. Returns the counter after the last block.
+/// [`block`] with the round count as a value.
 #[target_feature(enable = "sse2")]
 #[inline(never)]
+fn one(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    out: &mut [u8; BLOCK_LEN],
+    double_rounds: u32,
+) {
+    // SAFETY: `out` is 64 writable bytes; every round count is at least one double round.
+    unsafe { pass(key, nonce, counter, out.as_mut_ptr(), 1, double_rounds) };
+}
+
+/// Whole blocks from `counter` into `dest` (a multiple of 64 bytes), three per pass; a last
+/// pass of one or two blocks computes only those. Returns the counter after the last block.
+#[target_feature(enable = "sse2")]
+#[inline]
 pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::vocab::state_words(key, nonce, 0);
-    let input: [__m128i; 16] = core::array::from_fn(|i| _mm_set1_epi32(words[i].cast_signed()));
+    passes(key, nonce, counter, dest, R::COUNT)
+}
+
+/// [`blocks`] with the round count as a value.
+#[target_feature(enable = "sse2")]
+#[inline(never)]
+fn passes(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    dest: &mut [u8],
+    double_rounds: u32,
+) -> u32 {
+    debug_assert!(dest.len().is_multiple_of(BLOCK_LEN) && double_rounds >= 1);
     let mut ctr = counter;
-    for pass in dest.chunks_mut(LANES * BLOCK_LEN) {
-        let mut start = input;
-        start[12] = _mm_add_epi32(
-            _mm_set1_epi32(ctr.cast_signed()),
-            _mm_setr_epi32(0, 1, 2, 3),
-        );
-        // Lanes past the blocks this pass stores compute blocks 2^63 further on, not the ones
-        // after the request (see `avx2::poison_unstored`).
-        let past = _mm_cmpgt_epi32(
-            _mm_setr_epi32(0, 1, 2, 3),
-            _mm_set1_epi32((pass.len() / BLOCK_LEN) as i32 - 1),
-        );
-        start[13] = _mm_xor_si128(input[13], _mm_and_si128(past, _mm_set1_epi32(i32::MIN)));
-        let mut x = start;
-        for _ in 0..R::COUNT {
-            quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
-            quarter_rounds!(x; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
+    let mut rest = dest;
+    loop {
+        let n = (rest.len() / BLOCK_LEN).min(LANES);
+        if n == 0 {
+            return ctr;
         }
-        for (v, s) in x.iter_mut().zip(start.iter()) {
-            *v = _mm_add_epi32(*v, *s);
-        }
-        for g in 0..4 {
-            let (r0, r1, r2, r3) = (x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
-            let t0 = _mm_unpacklo_epi32(r0, r1);
-            let t1 = _mm_unpackhi_epi32(r0, r1);
-            let t2 = _mm_unpacklo_epi32(r2, r3);
-            let t3 = _mm_unpackhi_epi32(r2, r3);
-            let out = [
-                _mm_unpacklo_epi64(t0, t2),
-                _mm_unpackhi_epi64(t0, t2),
-                _mm_unpacklo_epi64(t1, t3),
-                _mm_unpackhi_epi64(t1, t3),
-            ];
-            for (j, v) in out.into_iter().enumerate() {
-                let at = j * BLOCK_LEN + 16 * g;
-                if let Some(o) = pass.get_mut(at..at + 16) {
-                    o.copy_from_slice(&to_bytes(v));
-                }
-            }
-        }
-        ctr = ctr.wrapping_add((pass.len() / BLOCK_LEN) as u32);
+        // SAFETY: `rest` holds at least `64 * n` bytes; every round count is at least one
+        // double round.
+        unsafe { pass(key, nonce, ctr, rest.as_mut_ptr(), n, double_rounds) };
+        rest = &mut rest[n * BLOCK_LEN..];
+        ctr = ctr.wrapping_add(n as u32);
     }
-    ctr
 }

@@ -180,16 +180,17 @@
 //! read erases and replaces all of them. While a keystream call runs, what its own stack frame
 //! holds depends on the backend (`tests/stack_every_step.rs` single-steps reads under
 //! `ptrace` and searches the reading thread's stack after every instruction for 16-byte
-//! pieces of every key the read derives): the AVX-512 backend keeps all 16 state words in
-//! registers and loads the key words from the key's own memory again for the feed-forward,
-//! so on whole 16-block passes (a 4 KiB read) nothing of a key is on the stack at any
-//! instruction; the AVX2 and SSE2 backends, 16 state words in 16 vector registers, spill
-//! single key words broadcast across a register's lanes to their frame for the length of a
-//! call, and the portable backend spills key words side by side; every key derivation runs
-//! on the single-block function, which keeps its four rows in registers and stores the block
-//! straight into the slot's or frame's memory. The lanes of a last partial pass that are not
-//! stored compute blocks 2^63 further on, not the blocks after the request, so no backend
-//! computes a future key or batch that it then leaves in a spill slot. Builds without
+//! pieces of every key the read derives): on x86_64 nothing of a key is on the stack at any
+//! instruction, on every backend. The AVX-512 backend keeps all 16 state words in registers
+//! and loads the key words from the key's own memory again for the feed-forward; the AVX2 and
+//! SSE2 backends run each pass as one assembly block that keeps two or one blocks' four rows
+//! per set of registers, reloads the key for the feed-forward and stores each block straight
+//! from the registers; every key derivation runs on the SSE2 pass for one block, which stores
+//! into the slot's or frame's memory. Blocks a last partial pass computes past the request
+//! stay in registers. The portable backend (other architectures, or forced) spills key words
+//! side by side to its frame for the length of a call; the NEON backend (aarch64) has 32
+//! vector registers for its 16 state words, but the step-by-step search runs on x86_64 only.
+//! Builds without
 //! optimisation copy key words into stack temporaries for the length of each call (a fork
 //! landing in one finds them): ship optimised builds. A core dump taken during a read holds
 //! that read's frame like any other memory.
