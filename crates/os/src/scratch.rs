@@ -231,6 +231,15 @@ impl<T: ZeroValid> Scratch<T> {
         }
     }
 
+    /// [`new`](Self::new) with no frame mapped yet: `const`, for a `static`; the first call
+    /// maps the first level.
+    #[must_use]
+    pub const fn new_unmapped(base: usize) -> Self {
+        Self {
+            levels: Levels::new_unmapped(base, false),
+        }
+    }
+
     /// As [`new`](Self::new), on the ordinary heap (never wiped): the fallback, for tests.
     pub fn on_heap(base: usize) -> Self {
         Self {
@@ -248,6 +257,24 @@ impl<T: ZeroValid> Scratch<T> {
     /// apart).
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
+        match self.take(hint) {
+            Some(frame) => run_on(frame, f),
+            None => on_stack(f),
+        }
+    }
+
+    /// As [`with`](Self::with), but `None` (and `f` not run) when no frame is free and no level
+    /// can be mapped, instead of a frame on the stack: for a caller with a way of its own that
+    /// needs no memory.
+    #[inline]
+    pub fn try_with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.take(hint).map(|frame| run_on(frame, f))
+    }
+
+    /// Marks a free frame busy and returns it, or `None` when every level is busy or cannot be
+    /// mapped.
+    #[inline]
+    fn take(&self, hint: usize) -> Option<&Frame<T>> {
         // The hint's own frame first (with one thread per CPU and the CPU number as the hint,
         // each CPU keeps to its own frame); past a busy one, threads that pass the same hint
         // (the readers of one CPU) go on from different places: the hint mixed with the page
@@ -277,20 +304,26 @@ impl<T: ZeroValid> Scratch<T> {
                         .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                         .is_ok()
                 {
-                    let p = frame.value.get();
-                    // SAFETY: the busy flag, set by this thread, gives it the only access
-                    // to the value until it is cleared below.
-                    let r = f(unsafe { &mut *p });
-                    // SAFETY: as above; all-zero is a valid `T` (`ZeroValid`). The stores
-                    // are to shared memory read again, so they are not dead.
-                    unsafe { core::ptr::write_bytes(p, 0, 1) };
-                    frame.busy.store(false, Ordering::Release);
-                    return r;
+                    return Some(frame);
                 }
             }
         }
-        on_stack(f)
+        None
     }
+}
+
+/// Runs `f` on `frame`, which the caller marked busy, then zeroes it and marks it free.
+#[inline]
+fn run_on<T: ZeroValid, R>(frame: &Frame<T>, f: impl FnOnce(&mut T) -> R) -> R {
+    let p = frame.value.get();
+    // SAFETY: the busy flag, set by this thread, gives it the only access to the value until
+    // it is cleared below.
+    let r = f(unsafe { &mut *p });
+    // SAFETY: as above; all-zero is a valid `T` (`ZeroValid`). The stores are to shared
+    // memory read again, so they are not dead.
+    unsafe { core::ptr::write_bytes(p, 0, 1) };
+    frame.busy.store(false, Ordering::Release);
+    r
 }
 
 /// Every level busy: `f` on a frame on this thread's stack, zeroed before it is left. Out of

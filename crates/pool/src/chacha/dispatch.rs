@@ -5,15 +5,16 @@
 //! | backend | where | blocks per pass |
 //! |---|---|---:|
 //! | `avx512` | x86_64 whose CPU and OS support AVX-512F (zmm state) | 16 (a tail of ≤ 4 blocks goes to the next one down) |
-//! | `avx2` | x86_64 with AVX2 | 6 (two per register) |
+//! | `avx2` | x86_64 with AVX2 | 8 (words 0..3 in a wipe-on-fork spill frame), then up to 6 (two per register) |
 //! | `sse2` | every x86_64 CPU; also every single block (key derivations, a last partial block) there | 3, or 1 |
 //! | `neon` | every little-endian aarch64 CPU (Advanced SIMD is part of the architecture) | 4 |
 //! | `portable` | every other target, miri, `--cfg scalrand_chacha_portable`, and single blocks on aarch64 | 1 |
 //!
 //! Every backend is this crate's own code: none copies the key into a buffer it does not wipe.
-//! The x86_64 backends keep a pass's whole state in registers (the AVX2 and SSE2 passes are
-//! one assembly block each; AVX-512 has 32 registers for its 16 state words) and store each
-//! block straight into `dest`; the portable backend spills part of its state into its own
+//! The x86_64 backends keep a pass's state in registers (the AVX2 and SSE2 passes are one
+//! assembly block each, AVX2's eight-block passes with words 0..3 in a spill frame of
+//! wipe-on-fork memory; AVX-512 has 32 registers for its 16 state words) and store each block
+//! straight into `dest`; the portable backend spills part of its state into its own
 //! stack frame. After every call the dispatcher zeroes the stack below its caller to a depth
 //! measured per backend ([`WIPE_DEPTH`], checked by `tests/numa_erasure.rs`) and clears the
 //! vector registers, so no key word, round state or unread keystream is left behind for a

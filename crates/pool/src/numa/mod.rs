@@ -183,9 +183,9 @@
 //! pieces of every key the read derives): on x86_64 nothing of a key is on the stack at any
 //! instruction, on every backend. The AVX-512 backend keeps all 16 state words in registers
 //! and loads the key words from the key's own memory again for the feed-forward; the AVX2 and
-//! SSE2 backends run each pass as one assembly block that keeps two or one blocks' four rows
-//! per set of registers, reloads the key for the feed-forward and stores each block straight
-//! from the registers; every key derivation runs on the SSE2 pass for one block, which stores
+//! SSE2 backends run each pass as one assembly block that keeps the state in registers (AVX2's
+//! eight-block passes keep words 0..3 in a spill frame of wipe-on-fork memory), reloads the key
+//! for the feed-forward and stores each block straight from the registers; every key derivation runs on the SSE2 pass for one block, which stores
 //! into the slot's or frame's memory. Blocks a last partial pass computes past the request
 //! stay in registers. The portable backend (other architectures, or forced) spills key words
 //! side by side to its frame for the length of a call; the NEON backend (aarch64) has 32
