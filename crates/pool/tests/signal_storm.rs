@@ -9,6 +9,12 @@
 //! with the registers of the interrupted section, below the short wipe, where this test finds
 //! it. Reads: node pools (32 B through the rseq path, 200 B through the locked slots, 4 KiB)
 //! and Fortuna (both PRFs, Concurrent and Locked, 300 B). Optimised builds.
+//!
+//! A second storm hits 32-byte reads alone and searches the stack below them after every read,
+//! before a later section's wipe can hide what one left: the rseq refill ends with the wipe
+//! past a signal frame only when its own record says something interrupted it (its take and
+//! put sections report an abort, a watch covers its keystream), and a record that missed a
+//! signal leaves the frame, with the keystream's key words, right there.
 
 #![cfg(all(
     feature = "fortuna",
@@ -47,8 +53,10 @@ const MIN_SIGNALS: usize = 4000;
 /// this depth.
 const DEPTH: usize = 64 << 10;
 
-#[test]
-fn no_key_survives_a_signal_storm() {
+/// The two storms share the handler, the counter and the key record: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn install_counter() {
     // SAFETY: an all-zero sigaction with an extern "C" fn(c_int) handler.
     unsafe {
         let mut sa: libc::sigaction = core::mem::zeroed();
@@ -59,6 +67,36 @@ fn no_key_survives_a_signal_storm() {
             0
         );
     }
+    SIGNALS.store(0, Ordering::Relaxed);
+    KEYS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// Sends SIGUSR1 to the thread whose `pthread_t` `tid` will hold, every 0.5 to 5 µs, until
+/// `done`.
+fn signaller(tid: &AtomicUsize, done: &AtomicBool) {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    while tid.load(Ordering::Acquire) == 0 {
+        std::hint::spin_loop();
+    }
+    let t = tid.load(Ordering::Acquire) as libc::pthread_t;
+    while !done.load(Ordering::Acquire) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let wait = Duration::from_nanos(500 + x % 4500);
+        let until = Instant::now() + wait;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        // SAFETY: the signalled thread lives until after `done` (the callers' protocol).
+        unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
+    }
+}
+
+#[test]
+fn no_key_survives_a_signal_storm() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    install_counter();
     __observe_keys(Some(observe));
     let pools = NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
     let aes_c = Fortuna::<Aes256Prf>::with_prf(ReadMode::Concurrent).unwrap();
@@ -84,24 +122,8 @@ fn no_key_survives_a_signal_storm() {
             parked.wait();
             scanned.wait();
         });
-        // The signaller: SIGUSR1 to the reader every 0.5 to 5 µs until it is done.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        while tid.load(Ordering::Acquire) == 0 {
-            std::hint::spin_loop();
-        }
-        let t = tid.load(Ordering::Acquire) as libc::pthread_t;
-        while !done.load(Ordering::Acquire) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let wait = Duration::from_nanos(500 + x % 4500);
-            let until = Instant::now() + wait;
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
-            // SAFETY: the reader thread is alive until it passes `scanned`, after `done`.
-            unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
-        }
+        // The signaller (the reader is alive until it passes `scanned`, after `done`).
+        signaller(&tid, &done);
         parked.wait();
         // The reader is parked in the barrier, its reads over: search its stack below where
         // it started reading (the barrier's own frames are near that point, above the area).
@@ -175,4 +197,107 @@ fn read_loop(
     }
     done.store(true, Ordering::Release);
     core::hint::black_box(&buf);
+}
+
+/// Bytes below a 32-byte read's caller searched after each read: its frames, a signal frame
+/// (up to `AT_MINSIGSTKSZ`, 3.6 KB with AVX-512) and the handler's, with room to spare.
+const BELOW_A_READ: usize = 16 << 10;
+
+#[test]
+fn no_key_survives_a_signal_in_a_refill() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    install_counter();
+    __observe_keys(Some(observe));
+    let pools = NodePools::new(Topology::from_nodes(vec![vec![0, 1]])).unwrap();
+    let done = AtomicBool::new(false);
+    let tid = AtomicUsize::new(0);
+    let (reads, hits) = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            // SAFETY: pthread_self has no preconditions.
+            tid.store(unsafe { libc::pthread_self() } as usize, Ordering::Release);
+            let r = refill_loop(&pools);
+            done.store(true, Ordering::Release);
+            r
+        });
+        signaller(&tid, &done);
+        reader.join().unwrap()
+    });
+    __observe_keys(None);
+    let signals = SIGNALS.load(Ordering::Relaxed);
+    eprintln!(
+        "{:?}: {signals} signals over {reads} reads of 32 B, key pieces below a refill's read after {} of them, first {:?}",
+        backend(),
+        hits.len(),
+        hits.first()
+    );
+    assert!(signals > 1000, "only {signals} signals landed");
+    assert!(
+        hits.is_empty(),
+        "{:?}: key pieces below a 32-byte read after {} reads: {:#?}",
+        backend(),
+        hits.len(),
+        &hits[..hits.len().min(4)]
+    );
+}
+
+/// 32-byte reads (a refill every 63) until enough signals have landed (at least 300 ms, at
+/// most 30 s); after each, the stack below is copied, and after each that derived a key (a
+/// refill) the copy is searched for pieces of the last keys the pools derived, then the stack
+/// the search used is zeroed (its own frames held those pieces). Returns the reads and, for
+/// each read after which a piece was there, the read's number and the piece.
+#[inline(never)]
+fn refill_loop(pools: &NodePools) -> (usize, Vec<(usize, scalrand_testkit::trace::Hit)>) {
+    let mut buf = [0u8; 32];
+    let mut below = vec![0u8; BELOW_A_READ];
+    let mut hits = Vec::new();
+    let start = Instant::now();
+    let mut reads = 0;
+    let mut derived = 0;
+    while start.elapsed() < Duration::from_millis(300)
+        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS / 2
+            && start.elapsed() < Duration::from_secs(30)
+    {
+        pools.fill_bytes(&mut buf);
+        reads += 1;
+        let base = copy_below(&mut below);
+        let keys: Vec<[u8; 32]> = {
+            let k = KEYS.lock().unwrap_or_else(|e| e.into_inner());
+            if k.len() == derived {
+                continue;
+            }
+            derived = k.len();
+            k[k.len().saturating_sub(4)..].to_vec()
+        };
+        let found = find_key_pieces(&below, base, &keys);
+        if let Some(h) = found.hits.first() {
+            hits.push((reads, h.clone()));
+        }
+        zero_below();
+    }
+    core::hint::black_box(&buf);
+    (reads, hits)
+}
+
+/// Zeroes 64 KiB of stack below the caller's frame.
+#[inline(never)]
+fn zero_below() {
+    let mut zeros = [0u8; 64 << 10];
+    core::hint::black_box(&mut zeros);
+}
+
+/// Copies the `out.len()` bytes of stack that end 256 bytes below this call's frame (where the
+/// frames of a read made by the caller were) into `out`; returns their lowest address. Word by
+/// word through volatile loads, in a frame of a few words: nothing is called while it copies.
+#[inline(never)]
+fn copy_below(out: &mut [u8]) -> u64 {
+    let here = 0u8;
+    let top = (core::ptr::from_ref(&here) as usize - 256) & !7;
+    let base = top - out.len();
+    for (i, c) in out.chunks_exact_mut(8).enumerate() {
+        // SAFETY: the calling thread's own stack (2 MiB for a spawned thread), below this
+        // frame and within 16 KiB of it; volatile, as no Rust object lives there.
+        let w = unsafe { core::ptr::read_volatile((base + 8 * i) as *const u64) };
+        c.copy_from_slice(&w.to_ne_bytes());
+    }
+    base as u64
 }

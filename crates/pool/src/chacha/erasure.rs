@@ -35,6 +35,24 @@ pub(crate) fn end_section(w: scalrand_os::signal::Watch) {
     }
 }
 
+scalrand_os::cfg_rseq! {
+    if {
+        /// [`end_section`] for a section that worked out itself whether anything interrupted it while
+        /// it held a key (the rseq refill: its restartable sections replace any watch over them, so it
+        /// watches the stretches between them and asks its key-holding sections whether they were
+        /// aborted): `quiet` false takes the wipe past a signal frame. Registers cleared first.
+        #[inline(never)]
+        pub(crate) fn end_section_quiet(quiet: bool) {
+            clear_vector_registers();
+            if quiet {
+                wipe_own_frames();
+            } else {
+                scalrand_os::signal::wipe_stack(WIPE_DEPTH);
+            }
+        }
+    }
+}
+
 /// The short wipe of a section nothing interrupted: [`WIPE_DEPTH`] zero bytes in a frame of
 /// its own, right below [`end_section`]'s. Not in `end_section`'s own frame: a frame holds
 /// its buffer whichever branch runs, so the wipe past a signal frame, from below it, would

@@ -104,15 +104,19 @@ pub(crate) use dispatch::block_shallow as block_with_nonce;
 pub(crate) use dispatch::keystream_shallow as keystream_with_nonce;
 scalrand_os::cfg_rseq! {
     if {
-        // The rseq slots' refill: a batch whose key copy it makes itself.
+        // The rseq slots' refill: a batch whose key copy it makes itself, ended with the
+        // combined watch of its stretches.
         pub(crate) use dispatch::keystream_unwiped;
+        pub(crate) use erasure::end_section_quiet;
     }
 }
 pub use dispatch::{Backend, backend};
 pub use erasure::__observe_keys;
 #[cfg(feature = "fortuna")]
 pub(crate) use erasure::{
-    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, clear_vector_registers, end_section_shallow,
-    wipe_stack_bytes,
+    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, end_section_shallow, wipe_stack_bytes,
 };
+// Fortuna's block cipher and the rseq refill clear the registers themselves.
+#[allow(unused_imports)]
+pub(crate) use erasure::clear_vector_registers;
 pub(crate) use erasure::{end_section, observe_key};

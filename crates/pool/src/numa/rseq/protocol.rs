@@ -543,7 +543,9 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
 ///
 /// The key passes through one general-purpose and two vector registers, which the section
 /// zeroes before its commit (an abort can leave them set: the caller clears the registers
-/// afterwards too, `chacha::clear_vector_registers`).
+/// afterwards too, `chacha::clear_vector_registers`). The second value says whether the
+/// section was aborted (a signal or a preemption landed in it: a signal frame may hold those
+/// registers).
 ///
 /// # Safety
 /// As [`take`]; `out` is valid for [`KEY_LEN`] bytes of writes.
@@ -553,16 +555,17 @@ pub(crate) unsafe fn take_key(
     base: *mut u8,
     n: u32,
     out: *mut u8,
-) -> Option<(usize, u64)> {
+) -> (Option<(usize, u64)>, bool) {
     let ok: u64;
     let cpu: u64;
     let generation: u64;
+    let aborted: u32;
     // SAFETY: as in `take`; the stores are to `out` (the caller's), the zero stores of the
     // key cell and the commit of `kstate`, all on the calling CPU's slot.
     unsafe {
         core::arch::asm!(
             scalrand_os::__rseq_section!(
-                abort: [],
+                abort: ["mov {ab:e}, 1"],
                 cpu: "c",
                 body: [
                     "mov {slot}, {c}",
@@ -612,10 +615,11 @@ pub(crate) unsafe fn take_key(
             v0 = out(xmm_reg) _,
             v1 = out(xmm_reg) _,
             ok = out(reg) ok,
+            ab = inout(reg) 0u32 => aborted,
             options(nostack),
         );
     }
-    (ok != 0).then_some((cpu as usize, generation))
+    ((ok != 0).then_some((cpu as usize, generation)), aborted != 0)
 }
 
 /// **put key**: on CPU `cpu`'s slot, if the calling thread runs there, still owns `frame`
@@ -623,6 +627,7 @@ pub(crate) unsafe fn take_key(
 /// and commits it with `generation` (nonzero). Returns whether it did.
 ///
 /// The key passes through two vector registers, zeroed before the commit (see [`take_key`]).
+/// Returns whether it put the key, and whether the section was aborted (as [`take_key`]).
 ///
 /// # Safety
 /// As [`take`]; `cpu < n`; `frame` is a [`BatchFrame`]; `src` is valid for [`KEY_LEN`] bytes
@@ -638,14 +643,15 @@ pub(crate) unsafe fn put_key(
     token: u64,
     src: *const u8,
     generation: u64,
-) -> bool {
+) -> (bool, bool) {
     let ok: u64;
+    let aborted: u32;
     // SAFETY: as in `take`; the stores are the key cell's words and the commit of `kstate`,
     // on the calling CPU's slot, made only when that is slot `cpu` and the cell is empty.
     unsafe {
         core::arch::asm!(
             scalrand_os::__rseq_section!(
-                abort: [],
+                abort: ["mov {ab:e}, 1"],
                 cpu: "c",
                 body: [
                     "cmp {c}, {want}",
@@ -683,10 +689,11 @@ pub(crate) unsafe fn put_key(
             v0 = out(xmm_reg) _,
             v1 = out(xmm_reg) _,
             ok = out(reg) ok,
+            ab = inout(reg) 0u32 => aborted,
             options(nostack),
         );
     }
-    ok != 0
+    (ok != 0, aborted != 0)
 }
 
 /// **publish**: on the calling CPU's slot, if the calling thread still owns `frame` (its
