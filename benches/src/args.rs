@@ -67,6 +67,14 @@ pub const ROWS: &[(&str, &str)] = &[
         "crypto 32B",
         "raw ChaCha8 keystream per thread, 4 KiB buffer",
     ),
+    (
+        "crypto 32B",
+        "scalrand::fill_bytes, AVX2 (AVX-512 set aside)",
+    ),
+    (
+        "crypto 32B",
+        "scalrand NodePools, ChaCha12 output, AVX2 (AVX-512 set aside)",
+    ),
     ("crypto 4KiB", "scalrand NodePools (detected topology)"),
     ("crypto 4KiB", "scalrand::fill_bytes (crypto facade)"),
     (

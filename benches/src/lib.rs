@@ -73,6 +73,9 @@ pub const HEADLINE: &[(&str, &str)] = &[
     ("crypto 32B", "rand ThreadRng (rand::rng())"),
     ("crypto 32B", "getrandom::fill"),
     ("crypto 32B", "vDSO getrandom (direct, Linux >= 6.11)"),
+    // Only where the CPU has AVX-512: the two scalrand rows on its AVX2 backend.
+    ("crypto 32B", rows::numa::AVX2_FACADE),
+    ("crypto 32B", rows::numa::AVX2_CHACHA12),
 ];
 
 /// The rows a user is pointed to for their group's job (README's "Which generator?"), by
@@ -105,6 +108,14 @@ pub const WHAT_IT_IS: &[(&str, &str)] = &[
     (
         "scalrand NodePools, ChaCha12 output (with_rounds)",
         "ChaCha12, fast key erasure",
+    ),
+    (
+        rows::numa::AVX2_FACADE,
+        "ChaCha20, fast key erasure, the AVX2 backend",
+    ),
+    (
+        rows::numa::AVX2_CHACHA12,
+        "ChaCha12, fast key erasure, the AVX2 backend",
     ),
     ("rand ThreadRng (rand::rng())", "ChaCha12, no key erasure"),
     ("Mutex<ChaCha20Rng>", "ChaCha20, no key erasure"),

@@ -51,6 +51,39 @@ fn detected_chacha12<const LEN: usize>() -> Result<Worker, MakeError> {
     }))
 }
 
+/// The names of the rows that set AVX-512 aside, shown where the CPU has it.
+pub const AVX2_FACADE: &str = "scalrand::fill_bytes, AVX2 (AVX-512 set aside)";
+/// See [`AVX2_FACADE`].
+pub const AVX2_CHACHA12: &str = "scalrand NodePools, ChaCha12 output, AVX2 (AVX-512 set aside)";
+
+/// Refuses an AVX2 row where the CPU has no AVX-512 to set aside (the row would repeat its
+/// uncapped twin).
+fn avx512_here() -> Result<(), MakeError> {
+    if scalrand_pool::chacha::backend() == scalrand_pool::chacha::Backend::Avx512 {
+        Ok(())
+    } else {
+        Err("no AVX-512 backend here: the uncapped row is the AVX2 (or narrower) figure".into())
+    }
+}
+
+/// [`facade`] with the AVX-512 backend set aside for the run (what a CPU without it gets).
+fn facade_avx2<const LEN: usize>() -> Result<Worker, MakeError> {
+    avx512_here()?;
+    scalrand::try_fill_bytes(&mut [0u8; 32])?;
+    Ok(Box::new(|_, stop| {
+        scalrand_pool::chacha::__cap_to_avx2(|| spin::<LEN>(stop, scalrand::fill_bytes))
+    }))
+}
+
+/// [`detected_chacha12`] with the AVX-512 backend set aside for the run.
+fn detected_chacha12_avx2<const LEN: usize>() -> Result<Worker, MakeError> {
+    avx512_here()?;
+    let p = NodePools::new(Topology::detect())?.with_rounds(Rounds::ChaCha12);
+    Ok(Box::new(move |_, stop| {
+        scalrand_pool::chacha::__cap_to_avx2(|| spin::<LEN>(stop, |b| p.fill_bytes(b)))
+    }))
+}
+
 fn facade<const LEN: usize>() -> Result<Worker, MakeError> {
     // Built once here, so an OS without entropy is reported instead of panicking in a worker.
     scalrand::try_fill_bytes(&mut [0u8; 32])?;
@@ -229,6 +262,10 @@ pub fn rows() -> Vec<Row> {
             true,
             raw_keystream::<chacha20::ChaCha8, 32>,
         ),
+        // On a CPU with AVX-512, the two headline scalrand rows again on the AVX2 backend,
+        // which most x86 machines in use run (the backend capped while each row runs).
+        row(GROUP_32, AVX2_FACADE, false, facade_avx2::<32>),
+        row(GROUP_32, AVX2_CHACHA12, false, detected_chacha12_avx2::<32>),
         row(
             GROUP_4K,
             "scalrand NodePools (detected topology)",

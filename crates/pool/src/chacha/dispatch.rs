@@ -42,6 +42,7 @@ use super::erasure::end_section;
 use super::erasure::end_section_shallow;
 use super::portable;
 use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
 
 cfg_backend!(avx512 cpufeatures::new!(avx512_cpuid, "avx512f"););
@@ -78,11 +79,33 @@ pub fn backend() -> Backend {
     Backend::Portable
 }
 
-/// Whether this build has the AVX-512 backend and the CPU runs it.
+/// Whether this build has the AVX-512 backend, the CPU runs it and no [`__cap_to_avx2`] is in
+/// force.
 fn have_avx512() -> bool {
-    cfg_backend!(avx512 return avx512_cpuid::get(););
+    cfg_backend!(avx512 return avx512_cpuid::get() && AVX2_CAPS.load(Ordering::Relaxed) == 0;);
     #[allow(unreachable_code)]
     false
+}
+
+/// Callers inside [`__cap_to_avx2`] now.
+static AVX2_CAPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Benchmark hook (`doc(hidden)`, not API): runs `f` with the AVX-512 backend set aside, in the
+/// whole process, so that a machine with AVX-512 measures, side by side with its own figures,
+/// what a CPU without it (AVX2) gets: every bulk call while `f` runs (from any thread) takes
+/// the AVX2 backend, as `--cfg scalrand_chacha_soft` would; nested and concurrent calls count,
+/// and the cap ends with the last of them. Costs one relaxed load per bulk call.
+#[doc(hidden)]
+pub fn __cap_to_avx2<R>(f: impl FnOnce() -> R) -> R {
+    struct Uncap;
+    impl Drop for Uncap {
+        fn drop(&mut self) {
+            AVX2_CAPS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    AVX2_CAPS.fetch_add(1, Ordering::Relaxed);
+    let _uncap = Uncap;
+    f()
 }
 
 /// Whether this build has the AVX2 backend and the CPU runs it.
@@ -105,7 +128,7 @@ pub(super) fn bulk<R: DoubleRounds>(
     let mut ctr = counter;
     #[allow(unused_mut)]
     let mut rest = dest;
-    cfg_backend!(avx512 if avx512_cpuid::get() && rest.len() > 4 * BLOCK_LEN {
+    cfg_backend!(avx512 if have_avx512() && rest.len() > 4 * BLOCK_LEN {
         // Whole passes, and a last partial pass when more than 4 blocks remain (a pass costs
         // about as much as 8 blocks of the AVX2 backend).
         const PASS: usize = 16 * BLOCK_LEN;

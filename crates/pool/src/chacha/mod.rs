@@ -110,7 +110,7 @@ scalrand_os::cfg_rseq! {
         pub(crate) use erasure::end_section_quiet;
     }
 }
-pub use dispatch::{Backend, backend};
+pub use dispatch::{__cap_to_avx2, Backend, backend};
 pub use erasure::__observe_keys;
 #[cfg(feature = "fortuna")]
 pub(crate) use erasure::{

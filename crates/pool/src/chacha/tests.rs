@@ -489,3 +489,24 @@ fn every_bulk_backend_puts_the_nonce_in_words_13_to_15() {
         }
     }
 }
+
+/// The benchmark cap sets AVX-512 aside while it runs, and only then; the bytes do not change.
+#[test]
+fn the_avx2_cap_changes_the_backend_not_the_bytes() {
+    let key = [0x33u8; 32];
+    let mut free = vec![0u8; 4096 + 17];
+    keystream(&key, 9, &mut free, Rounds::ChaCha20);
+    let before = backend();
+    let mut capped = vec![0u8; free.len()];
+    let inside = __cap_to_avx2(|| {
+        keystream(&key, 9, &mut capped, Rounds::ChaCha20);
+        __cap_to_avx2(backend)
+    });
+    assert_eq!(capped, free);
+    assert_eq!(backend(), before);
+    if before == Backend::Avx512 {
+        assert_eq!(inside, Backend::Avx2);
+    } else {
+        assert_eq!(inside, before);
+    }
+}
