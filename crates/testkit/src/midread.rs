@@ -12,7 +12,9 @@
 //! (each chunk has its own key), with their counters (the scenario's `block_at`). Then it
 //! treats every 32-byte window of every writable mapping, at every byte offset, as a key: a
 //! window whose block at a target's counter begins with the target's 8 bytes regenerates the
-//! parent's later output. Windows with more than 8 zero bytes or more than 8 bytes equal to
+//! parent's later output. So does a key spilled word by word: at every 16-byte aligned
+//! address, eight vectors 16, 32 or 64 bytes apart, each one 32-bit word repeated across its
+//! lanes (a SIMD backend's broadcast key rows), are tried as the key those words make. Windows with more than 8 zero bytes or more than 8 bytes equal to
 //! their neighbour are skipped (a random key has either with probability below 10^-13), and
 //! so are the readers' own buffers, which hold output the child already has; the child checks
 //! that nothing in them was replaced after the fork (a key parked there would be).
@@ -423,25 +425,54 @@ fn child(
             let mem = unsafe { core::slice::from_raw_parts(a as *const u8, stop - a) };
             for off in 0..mem.len().saturating_sub(31) {
                 let w: &[u8; 32] = mem[off..off + 32].try_into().unwrap();
-                if !looks_random(w) {
-                    continue;
+                let mut keys = [None; 4];
+                if looks_random(w) {
+                    keys[0] = Some(*w);
                 }
-                report.candidates += 1;
-                if targets
-                    .iter()
-                    .any(|&(ctr, want)| r.cipher.prefix(w, ctr) == want)
-                {
-                    if report.hits == 0 {
-                        report.hit_offset = (a + off - m.start) as u64;
-                        report.hit_name = m.name;
+                // A key spilled word by word: eight adjacent vectors, each one key word in
+                // every lane (a SIMD backend's broadcast key rows), at an aligned address.
+                if (a + off) % 16 == 0 {
+                    for (k, stride) in keys[1..].iter_mut().zip([16, 32, 64]) {
+                        *k = broadcast_run(mem, off, stride);
                     }
-                    report.hits += 1;
+                }
+                for key in keys.iter().flatten() {
+                    report.candidates += 1;
+                    if targets
+                        .iter()
+                        .any(|&(ctr, want)| r.cipher.prefix(key, ctr) == want)
+                    {
+                        if report.hits == 0 {
+                            report.hit_offset = (a + off - m.start) as u64;
+                            report.hit_name = m.name;
+                        }
+                        report.hits += 1;
+                    }
                 }
             }
             a = stop.max(a + 1);
         }
     }
     report
+}
+
+/// The key read from eight vectors `stride` bytes apart from `off`, each a 32-bit word
+/// repeated over its first 16 bytes (at least: a broadcast `xmm`, `ymm` or `zmm` register
+/// spilled), the words in order; `None` where they are not that, or the key would not
+/// [`looks_random`].
+fn broadcast_run(mem: &[u8], off: usize, stride: usize) -> Option<[u8; 32]> {
+    if off + 7 * stride + 16 > mem.len() {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for i in 0..8 {
+        let v = &mem[off + i * stride..off + i * stride + 16];
+        if v[4..].chunks_exact(4).any(|c| c != &v[..4]) {
+            return None;
+        }
+        key[4 * i..4 * i + 4].copy_from_slice(&v[..4]);
+    }
+    looks_random(&key).then_some(key)
 }
 
 /// At most 8 zero bytes and at most 8 bytes equal to the one before.
