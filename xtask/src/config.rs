@@ -116,6 +116,7 @@ pub const CAMPAIGN_SAMPLE: &str = "sample";
 
 /// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
 pub const BACKEND_TESTS: &[&str] = &[
+    "backend_frames",
     "numa_kat",
     "numa_erasure",
     "numa_fork",
@@ -134,6 +135,7 @@ pub const BACKEND_TESTS: &[&str] = &[
 /// point is what an optimised build leaves in memory and registers, or that only exist in
 /// one. The `test` step runs the others with the default backend already.
 pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
+    "backend_frames",
     "numa_erasure",
     "fork_mid_read",
     // In full here; the `test` step runs a sample of it unoptimised.
@@ -170,6 +172,7 @@ pub const EMULATED_TESTS: &[&str] = &["scalrand-os", "scalrand-fastprng"];
 /// `numa_guest`, which runs inside the emulated machines of `cargo xtask vm`; and
 /// `numa_hwloc`, whose feature needs the target's hwloc library.
 pub const EMULATED_POOL_TESTS: &[&str] = &[
+    "backend_frames",
     "fortuna_bad_inputs",
     "fortuna_concurrent",
     "fortuna_fork",

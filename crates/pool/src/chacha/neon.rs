@@ -9,13 +9,17 @@
 //! words in order, stored straight into `dest`.
 //!
 //! aarch64 has 32 vector registers: the sixteen state words, the rotation table and the
-//! temporaries fit, so little or nothing is spilled; the dispatcher still wipes the stack
-//! after every call and clears every vector register (`erasure.rs`), including the
-//! upper halves of `v8`–`v15`, which the procedure-call standard does not restore.
+//! temporaries fit. The key words are loaded from the key's memory for the initial state
+//! (`key_word`) and again inside the feed-forward's additions (`plus_key_word`), never kept as
+//! copies the compiler could spill:
+//! no key word is left in this function's frame (`tests/backend_frames.rs`, run under
+//! qemu-user). The dispatcher still wipes the stack after every call and clears every vector
+//! register (`erasure.rs`), including the upper halves of `v8`–`v15`, which the
+//! procedure-call standard does not restore.
 //!
 //! NEON (Advanced SIMD) is part of the aarch64 baseline, so no run-time detection is needed.
 
-use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
 use core::arch::aarch64::{
     uint32x4_t, vaddq_u32, vdupq_n_u32, veorq_u32, vld1q_u8, vld1q_u32, vqtbl1q_u8,
     vreinterpretq_u8_u32, vreinterpretq_u16_u32, vreinterpretq_u32_u8, vreinterpretq_u32_u16,
@@ -88,29 +92,40 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let words = super::vocab::state_words(key, nonce, 0);
     // SAFETY: NEON is part of the aarch64 baseline; `vld1q_*` read 16 bytes from arrays of
     // exactly that size.
-    let (input, t8, lanes) = unsafe {
-        let input: [uint32x4_t; 16] = core::array::from_fn(|i| vdupq_n_u32(words[i]));
-        (
-            input,
-            vld1q_u8(ROT8.as_ptr()),
-            vld1q_u32([0u32, 1, 2, 3].as_ptr()),
-        )
+    let (t8, lanes) = unsafe { (vld1q_u8(ROT8.as_ptr()), vld1q_u32([0u32, 1, 2, 3].as_ptr())) };
+    let dup = |w: u32| {
+        // SAFETY: as above, register-only.
+        unsafe { vdupq_n_u32(w) }
+    };
+    // The state's public words (constants, counter, nonce) from values; the key words from
+    // the key's memory, here and again for the feed-forward (`key_word`): no copy of the key
+    // is kept across the rounds, which the compiler could spill to this frame.
+    let public = |i: usize, counters: uint32x4_t| match i {
+        0..4 => dup(CONSTANTS[i]),
+        12 => counters,
+        _ => dup(nonce[(i - 13) & 3]),
     };
     let mut ctr = counter;
     for pass in dest.chunks_mut(LANES * BLOCK_LEN) {
-        let mut start = input;
-        // SAFETY: as above.
-        start[12] = add(unsafe { vdupq_n_u32(ctr) }, lanes);
-        let mut x = start;
+        let counters = add(dup(ctr), lanes);
+        let mut x: [uint32x4_t; 16] = core::array::from_fn(|i| match i {
+            4..12 => key_word(key, i - 4),
+            _ => public(i, counters),
+        });
         for _ in 0..R::COUNT {
             quarter_rounds!(x, t8; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
             quarter_rounds!(x, t8; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
         }
-        for (v, s) in x.iter_mut().zip(start.iter()) {
-            *v = add(*v, *s);
+        // The counters again from the counter (public: through memory if the compiler likes),
+        // so that nothing but the state and the rotation table is live across the rounds.
+        let counters = add(dup(core::hint::black_box(ctr)), lanes);
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = match i {
+                4..12 => plus_key_word(*v, key, i - 4),
+                _ => add(*v, public(i, counters)),
+            };
         }
         for g in 0..4 {
             let (r0, r1, r2, r3) = (x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
@@ -138,6 +153,47 @@ pub(super) fn blocks<R: DoubleRounds>(
         ctr = ctr.wrapping_add((pass.len() / BLOCK_LEN) as u32);
     }
     ctr
+}
+
+/// Key word `w` (0..8) of `key` in all four lanes, loaded from the key's memory by an assembly
+/// `ld1r` that the compiler can neither drop nor merge with another: the feed-forward asks
+/// again instead of keeping copies of the key words across the rounds (as the AVX-512
+/// backend's `key_word`).
+#[inline(always)]
+fn key_word(key: &[u8; KEY_LEN], w: usize) -> uint32x4_t {
+    let v: uint32x4_t;
+    // SAFETY: a 4-byte load from bytes `4 w .. 4 w + 4` of the 32-byte key (`w & 7 < 8`);
+    // NEON is part of the aarch64 baseline. Not `pure`: each call loads again.
+    unsafe {
+        core::arch::asm!(
+            "ld1r {{{v:v}.4s}}, [{p}]",
+            v = out(vreg) v,
+            p = in(reg) key.as_ptr().add(4 * (w & 7)),
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    v
+}
+
+/// `v` plus key word `w` (0..8) of `key` in every lane: the word loaded (`ld1r`) into a
+/// register of the assembly block's own and added there, so that it is never a value the
+/// compiler holds (and could spill while the transpose that follows needs registers).
+#[inline(always)]
+fn plus_key_word(v: uint32x4_t, key: &[u8; KEY_LEN], w: usize) -> uint32x4_t {
+    let out: uint32x4_t;
+    // SAFETY: as in `key_word`; `t` is a scratch register of this block, zeroed before it ends.
+    unsafe {
+        core::arch::asm!(
+            "ld1r {{{t:v}.4s}}, [{p}]",
+            "add {o:v}.4s, {o:v}.4s, {t:v}.4s",
+            "movi {t:v}.16b, #0",
+            o = inout(vreg) v => out,
+            t = out(vreg) _,
+            p = in(reg) key.as_ptr().add(4 * (w & 7)),
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    out
 }
 
 #[inline(always)]
