@@ -6,7 +6,7 @@
 //! general registers, so the compiler spills some of them to this function's frame, which
 //! the dispatcher wipes after every call (`erasure.rs`).
 
-use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce, state_words};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, state_words};
 
 /// One quarter round of RFC 8439 §2.1 on words `(a, b, c, d)`.
 #[inline(always)]
@@ -30,7 +30,8 @@ pub(super) fn block<R: DoubleRounds>(
     counter: u32,
     out: &mut [u8; BLOCK_LEN],
 ) {
-    let mut s = state_words(key, nonce, counter);
+    let init = state_words(key, nonce, counter);
+    let mut s = init;
     for _ in 0..R::COUNT {
         qr(&mut s, 0, 4, 8, 12);
         qr(&mut s, 1, 5, 9, 13);
@@ -41,26 +42,9 @@ pub(super) fn block<R: DoubleRounds>(
         qr(&mut s, 2, 7, 8, 13);
         qr(&mut s, 3, 4, 9, 14);
     }
-    // The input words again, the key's from its memory through volatile loads: no copy of
-    // the key is kept across the rounds (the compiler would keep it in this frame).
-    for (i, (o, w)) in out.chunks_exact_mut(4).zip(s.iter()).enumerate() {
-        let input = match i {
-            0..4 => CONSTANTS[i],
-            4..12 => key_word(key, i - 4),
-            12 => counter,
-            _ => nonce[(i - 13) % 3],
-        };
-        o.copy_from_slice(&w.wrapping_add(input).to_le_bytes());
+    for ((o, w), i) in out.chunks_exact_mut(4).zip(s.iter()).zip(init.iter()) {
+        o.copy_from_slice(&w.wrapping_add(*i).to_le_bytes());
     }
-}
-
-/// Key word `w` (0..8) of `key`, little-endian, read from the key's memory (a volatile load,
-/// which the compiler neither drops nor replaces with a copy it kept).
-#[inline(always)]
-fn key_word(key: &[u8; KEY_LEN], w: usize) -> u32 {
-    let p = key[4 * (w & 7)..4 * (w & 7) + 4].as_ptr().cast::<[u8; 4]>();
-    // SAFETY: `p` points at 4 bytes inside `key`; `[u8; 4]` needs no alignment.
-    u32::from_le_bytes(unsafe { core::ptr::read_volatile(p) })
 }
 
 /// Whole blocks from `counter` into `dest` (a multiple of 64 bytes); returns the counter after
