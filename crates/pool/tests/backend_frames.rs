@@ -24,73 +24,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use scalrand_pool::chacha::{__keystream_unwiped, Backend, Rounds, backend, keystream};
-
-/// The 16-byte pieces of `key` searched for: either half, and each 32-bit word repeated four
-/// times (a key word broadcast across a vector's lanes), with their names.
-fn pieces(key: &[u8; 32]) -> Vec<([u8; 16], String)> {
-    let mut p = Vec::new();
-    for h in 0..2 {
-        p.push((
-            key[16 * h..16 * h + 16].try_into().unwrap(),
-            format!("half {h}"),
-        ));
-    }
-    for w in 0..8 {
-        let mut b = [0u8; 16];
-        for l in 0..4 {
-            b[4 * l..4 * l + 4].copy_from_slice(&key[4 * w..4 * w + 4]);
-        }
-        p.push((b, format!("word {w} x4")));
-    }
-    p
-}
-
-/// Every piece of `key` found in `mem`, at every byte offset: (offset, piece).
-fn find(mem: &[u8], key: &[u8; 32]) -> Vec<(usize, String)> {
-    let pieces = pieces(key);
-    mem.windows(16)
-        .enumerate()
-        .filter_map(|(i, w)| {
-            pieces
-                .iter()
-                .find(|(p, _)| p == w)
-                .map(|(_, n)| (i, n.clone()))
-        })
-        .collect()
-}
+use scalrand_testkit::stack::{copy_below, find_pieces, zero_below};
 
 /// Bytes of stack below the caller searched (the backends reach less than 2 KiB deep).
 const BELOW: usize = 32 << 10;
 
-/// Zeroes `2 * BELOW` bytes of stack below the caller.
-#[inline(never)]
-fn zero_below() {
-    let mut zeros = [0u8; 2 * BELOW];
-    core::hint::black_box(&mut zeros);
-}
-
 /// One unwiped keystream call, then the `BELOW` bytes of stack below it (where the call's
-/// frames were) copied into `out` (word by word, volatile loads, in a frame of its own of a few
-/// words).
+/// frames were, up to the copy's own local: the caller's frames, which hold the key's address
+/// but never the key, stay out) copied into `out`.
 #[inline(never)]
 fn call_then_copy(key: &[u8; 32], dest: &mut [u8], rounds: Rounds, out: &mut [u8]) {
     __keystream_unwiped(key, 1, dest, rounds);
-    copy_below(out);
-}
-
-/// Copies the `out.len()` bytes of stack that end right above this call's own local (the
-/// caller's frames, which hold the key's address but never the key, stay out).
-#[inline(never)]
-fn copy_below(out: &mut [u8]) {
-    let here = 0u8;
-    let top = (core::ptr::from_ref(&here) as usize + 16) & !7;
-    let base = top - out.len();
-    for (i, c) in out.chunks_exact_mut(8).enumerate() {
-        // SAFETY: the calling thread's own stack (the test thread's 2 MiB), within 32 KiB
-        // below the caller's frame; volatile, as no Rust object lives there.
-        let w = unsafe { core::ptr::read_volatile((base + 8 * i) as *const u64) };
-        c.copy_from_slice(&w.to_ne_bytes());
-    }
+    copy_below(out, 16);
 }
 
 /// The key, on the heap, made in a frame of its own: the test's own registers and frame never
@@ -127,10 +72,10 @@ fn no_backend_leaves_a_key_piece_in_its_frames() {
             // not, and on aarch64 the next call's prologue would save the low halves of
             // `v8`–`v15` (callee-saved), with the last call's key words, into its frame.
             keystream(&[0x11; 32], 0, &mut [0u8; 64], rounds);
-            zero_below();
+            zero_below::<{ 2 * BELOW }>();
             call_then_copy(&key, &mut dest, rounds, &mut below);
-            let found = find(&below, &key);
-            if let Some((at, piece)) = found.first() {
+            let found = find_pieces(&below, &[*key]);
+            if let Some((at, _, piece)) = found.first() {
                 failures.push(format!(
                     "{rounds:?} {len} B: {} pieces, first {piece} {} bytes below the call",
                     found.len(),

@@ -30,6 +30,7 @@
 use scalrand_pool::chacha::{__observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, ReadMode};
 use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_testkit::stack::{copy_below, zero_below};
 use scalrand_testkit::trace::find_key_pieces;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -259,7 +260,8 @@ fn refill_loop(pools: &NodePools) -> (usize, Vec<(usize, scalrand_testkit::trace
     {
         pools.fill_bytes(&mut buf);
         reads += 1;
-        let base = copy_below(&mut below);
+        // The copy's window ends 256 bytes below its own local: where the read's frames were.
+        let base = copy_below(&mut below, -256) as u64;
         let keys: Vec<[u8; 32]> = {
             let k = KEYS.lock().unwrap_or_else(|e| e.into_inner());
             if k.len() == derived {
@@ -272,32 +274,8 @@ fn refill_loop(pools: &NodePools) -> (usize, Vec<(usize, scalrand_testkit::trace
         if let Some(h) = found.hits.first() {
             hits.push((reads, h.clone()));
         }
-        zero_below();
+        zero_below::<{ 64 << 10 }>();
     }
     core::hint::black_box(&buf);
     (reads, hits)
-}
-
-/// Zeroes 64 KiB of stack below the caller's frame.
-#[inline(never)]
-fn zero_below() {
-    let mut zeros = [0u8; 64 << 10];
-    core::hint::black_box(&mut zeros);
-}
-
-/// Copies the `out.len()` bytes of stack that end 256 bytes below this call's frame (where the
-/// frames of a read made by the caller were) into `out`; returns their lowest address. Word by
-/// word through volatile loads, in a frame of a few words: nothing is called while it copies.
-#[inline(never)]
-fn copy_below(out: &mut [u8]) -> u64 {
-    let here = 0u8;
-    let top = (core::ptr::from_ref(&here) as usize - 256) & !7;
-    let base = top - out.len();
-    for (i, c) in out.chunks_exact_mut(8).enumerate() {
-        // SAFETY: the calling thread's own stack (2 MiB for a spawned thread), below this
-        // frame and within 16 KiB of it; volatile, as no Rust object lives there.
-        let w = unsafe { core::ptr::read_volatile((base + 8 * i) as *const u64) };
-        c.copy_from_slice(&w.to_ne_bytes());
-    }
-    base as u64
 }

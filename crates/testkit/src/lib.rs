@@ -5,8 +5,9 @@
 //! reads with a scan of the child's memory ([`midread`]), the process's writable mappings read
 //! without allocating ([`maps`]), the vector registers as they are now ([`regs`]), a thread's
 //! rseq registration taken away ([`rseq`]), entropy denied by a seccomp filter
-//! ([`seccomp`]), and a forked child single-stepped under `ptrace` with its stack scanned for
-//! keys at every instruction or after a signal at any one ([`trace`]).
+//! ([`seccomp`]), what the calls a thread just made left on its own stack and the key pieces
+//! to look for there ([`stack`]), and a forked child single-stepped under `ptrace` with its
+//! stack scanned for keys at every instruction or after a signal at any one ([`trace`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support fails loudly
 
@@ -25,5 +26,6 @@ pub mod regs;
 pub mod rseq;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+pub mod stack;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub mod trace;

@@ -131,38 +131,12 @@ pub fn keys_of(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Vec<[u8; 32]
         .collect()
 }
 
-/// A 16-byte piece of a key, the key's index and the piece's name.
-type Piece = ([u8; 16], usize, String);
+use crate::stack::Piece;
 
-/// The 16-byte pieces searched for, with their key and name.
+/// The pieces searched for ([`crate::stack::key_pieces`]), as a set and with their names.
 fn pieces(keys: &[[u8; 32]]) -> (HashSet<[u8; 16]>, Vec<Piece>) {
-    let mut set = HashSet::new();
-    let mut named = Vec::new();
-    for (i, k) in keys.iter().enumerate() {
-        for h in 0..2 {
-            let p: [u8; 16] = k[16 * h..16 * h + 16].try_into().unwrap();
-            named.push((p, i, format!("half {h}")));
-        }
-        for w in 0..8 {
-            let word = &k[4 * w..4 * w + 4];
-            let mut p = [0u8; 16];
-            for l in 0..4 {
-                p[4 * l..4 * l + 4].copy_from_slice(word);
-            }
-            named.push((p, i, format!("word {w} x4")));
-        }
-    }
-    // Pieces with many equal bytes would match unrelated memory: drop them (a random key has
-    // one with probability below 10^-20).
-    named.retain(|(p, _, _)| {
-        let mut s = *p;
-        s.sort_unstable();
-        s.windows(2).filter(|w| w[0] == w[1]).count() < 8 || p.chunks(4).all(|c| c == &p[..4])
-    });
-    for (p, _, _) in &named {
-        set.insert(*p);
-    }
-    (set, named)
+    let named = crate::stack::key_pieces(keys);
+    (named.iter().map(|(p, _, _)| *p).collect(), named)
 }
 
 /// Where the executable's first mapping starts, if `rip` lies in this process's executable
@@ -330,24 +304,16 @@ fn step(pid: libc::pid_t) -> libc::c_int {
 }
 
 /// Forks the traced child and returns its pid, stopped at [`Marks::start`].
-/// Zeroes [`CLEARED`] bytes of stack below the caller. The traced child runs it first: its
-/// stack is a copy of the tracer thread's, which handled the keys (read back from the first
-/// child, cut into pieces, hashed); whatever of them lies in the scanned window is then the
-/// work's own doing, not the tracer's.
-#[inline(never)]
-fn clear_stack_below() {
-    let mut zeros = [0u8; CLEARED];
-    core::hint::black_box(&mut zeros);
-}
-
-/// Bytes [`clear_stack_below`] zeroes: twice the scanned window, so the window (which starts
-/// where the work starts, a few frames below) lies inside it.
+/// Bytes the traced child zeroes below it first: twice the scanned window, so the window
+/// (which starts where the work starts, a few frames below) lies inside it. Its stack is a
+/// copy of the tracer thread's, which handled the keys (read back from the first child, cut
+/// into pieces, hashed); whatever of them lies in the window is then the work's own doing.
 const CLEARED: usize = 2 * BELOW;
 
 fn traced_child(prepare: fn(), work: &(dyn Fn(&Marks) + Sync)) -> libc::pid_t {
     let pid = crate::fork::libc_fork();
     if pid == 0 {
-        clear_stack_below();
+        crate::stack::zero_below::<CLEARED>();
         child_setup();
         prepare();
         // SAFETY: PTRACE_TRACEME takes no pointers.

@@ -36,7 +36,7 @@
 //! Every function here is `#[target_feature(enable = "avx2")]`; the one caller outside,
 //! the dispatcher (`dispatch.rs`), holds the cached `cpufeatures` token that makes calling them sound.
 
-use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce, each_pass};
 use scalrand_os::scratch::Scratch;
 use scalrand_os::wipe::ZeroValid;
 
@@ -308,8 +308,7 @@ fn columns(
     double_rounds: u32,
     spill: &mut Spill,
 ) -> u32 {
-    let mut ctr = counter;
-    for pass in dest.chunks_exact_mut(8 * BLOCK_LEN) {
+    each_pass(dest, counter, 8, |pass, _, ctr| {
         // SAFETY: `{key}` points at the 32 key bytes, `{nonce}` at the 3 nonce words, `{k}` at
         // the 32-byte aligned `CONST` (bytes 32..256 read), `{x}` at the 32-byte aligned 128
         // bytes of `spill`, read and written; `{out}` at `pass`, whose 512 bytes are written.
@@ -412,9 +411,7 @@ fn columns(
                 options(nostack),
             );
         }
-        ctr = ctr.wrapping_add(8);
-    }
-    ctr
+    })
 }
 
 /// The counter and nonce rows of three sets: set `s` holds blocks `counter + 2s` and
@@ -474,13 +471,9 @@ fn passes(
             rest = &mut rest[whole..];
         }
     }
-    loop {
-        let n = (rest.len() / BLOCK_LEN).min(LANES);
-        if n == 0 {
-            return ctr;
-        }
+    each_pass(rest, ctr, LANES, |blocks, n, ctr| {
         let rows = counter_rows(nonce, ctr);
-        let out = rest.as_mut_ptr();
+        let out = blocks.as_mut_ptr();
         // One, two or three sets of registers: as many as the pass's blocks need (a set's
         // chain of dependent instructions, not the number of instructions, bounds a pass of
         // fewer than three).
@@ -488,8 +481,7 @@ fn passes(
             ($($set:tt),+; $($store:tt),+) => {
                 // SAFETY: `{key}` points at the 32 key bytes, `{k}` at the 32-byte aligned
                 // `CONST` (96 bytes read), `{rows}` at `rows` (32 bytes read per set); `{out}`
-                // at `rest`, of which the stores write the first `64 * n` bytes
-                // (`n <= rest.len() / 64`). `{dr}` counts the loop down from
+                // at `blocks`, whose `64 * n` bytes the stores write (at most). `{dr}` counts the loop down from
                 // `double_rounds >= 1`. Every register written is declared; the stack is not
                 // touched; AVX2 is enabled for this function.
                 unsafe {
@@ -530,7 +522,5 @@ fn passes(
                 (8, 9, 10, 11; 256, 320, 5, 6)
             ),
         }
-        rest = &mut rest[n * BLOCK_LEN..];
-        ctr = ctr.wrapping_add(n as u32);
-    }
+    })
 }

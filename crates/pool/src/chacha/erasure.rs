@@ -27,8 +27,16 @@ pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 /// last instruction that touches a key, from the function whose callees held it.
 #[inline(never)]
 pub(crate) fn end_section(w: scalrand_os::signal::Watch) {
+    end(|| w.quiet());
+}
+
+/// The body of [`end_section`] and `end_section_quiet`, inlined into each (so that the wipes
+/// start right below its frame): the registers cleared, then `quiet()` asked, then the wipe
+/// it calls for.
+#[inline(always)]
+fn end(quiet: impl FnOnce() -> bool) {
     clear_vector_registers();
-    if w.quiet() {
+    if quiet() {
         wipe_own_frames();
     } else {
         scalrand_os::signal::wipe_stack(WIPE_DEPTH);
@@ -43,12 +51,7 @@ scalrand_os::cfg_rseq! {
         /// aborted): `quiet` false takes the wipe past a signal frame. Registers cleared first.
         #[inline(never)]
         pub(crate) fn end_section_quiet(quiet: bool) {
-            clear_vector_registers();
-            if quiet {
-                wipe_own_frames();
-            } else {
-                scalrand_os::signal::wipe_stack(WIPE_DEPTH);
-            }
+            end(|| quiet);
         }
     }
 }

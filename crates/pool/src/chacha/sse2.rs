@@ -23,7 +23,7 @@
 //! Every function here is `#[target_feature(enable = "sse2")]`, which every x86_64 CPU has
 //! (it is part of the x86_64 baseline, and of every x86_64 Rust target).
 
-use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce, each_pass};
 
 /// Blocks per whole pass of [`blocks`].
 pub(super) const LANES: usize = 3;
@@ -236,17 +236,9 @@ fn passes(
     double_rounds: u32,
 ) -> u32 {
     debug_assert!(dest.len().is_multiple_of(BLOCK_LEN) && double_rounds >= 1);
-    let mut ctr = counter;
-    let mut rest = dest;
-    loop {
-        let n = (rest.len() / BLOCK_LEN).min(LANES);
-        if n == 0 {
-            return ctr;
-        }
-        // SAFETY: `rest` holds at least `64 * n` bytes; every round count is at least one
-        // double round.
-        unsafe { pass(key, nonce, ctr, rest.as_mut_ptr(), n, double_rounds) };
-        rest = &mut rest[n * BLOCK_LEN..];
-        ctr = ctr.wrapping_add(n as u32);
-    }
+    each_pass(dest, counter, LANES, |blocks, n, ctr| {
+        // SAFETY: `blocks` holds `64 * n` bytes; every round count is at least one double
+        // round.
+        unsafe { pass(key, nonce, ctr, blocks.as_mut_ptr(), n, double_rounds) };
+    })
 }

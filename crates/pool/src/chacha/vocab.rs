@@ -92,6 +92,28 @@ pub(crate) type Nonce = [u32; 3];
 /// "expand 32-byte k" (RFC 8439 §2.3).
 pub(crate) const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
+/// Runs `pass(blocks, n, counter)` on `dest` (whole blocks) in passes of at most `lanes`
+/// blocks: `blocks` holds the pass's `n` blocks, `counter` is the first one's (word 12,
+/// stepped modulo 2^32). Returns the counter after the last block: the AVX2 and SSE2 passes' loop.
+#[inline(always)]
+pub(crate) fn each_pass(
+    dest: &mut [u8],
+    counter: u32,
+    lanes: usize,
+    mut pass: impl FnMut(&mut [u8], usize, u32),
+) -> u32 {
+    let mut ctr = counter;
+    for blocks in dest.chunks_mut(lanes * BLOCK_LEN) {
+        let n = blocks.len() / BLOCK_LEN;
+        if n == 0 {
+            break;
+        }
+        pass(blocks, n, ctr);
+        ctr = ctr.wrapping_add(n as u32);
+    }
+    ctr
+}
+
 /// The 16 input words of RFC 8439 §2.3.
 #[inline(always)]
 pub(crate) fn state_words(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32) -> [u32; 16] {
