@@ -19,7 +19,7 @@
 //!
 //! NEON (Advanced SIMD) is part of the aarch64 baseline, so no run-time detection is needed.
 
-use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce};
+use super::vocab::{BLOCK_LEN, CONSTANTS, DoubleRounds, KEY_LEN, Nonce, each_pass};
 use core::arch::aarch64::{
     uint32x4_t, vaddq_u32, vdupq_n_u32, veorq_u32, vld1q_u8, vld1q_u32, vqtbl1q_u8,
     vreinterpretq_u8_u32, vreinterpretq_u16_u32, vreinterpretq_u32_u8, vreinterpretq_u32_u16,
@@ -107,8 +107,7 @@ pub(super) fn blocks<R: DoubleRounds>(
         12 => counters,
         _ => dup(nonce[(i - 13) & 3]),
     };
-    let mut ctr = counter;
-    for pass in dest.chunks_mut(LANES * BLOCK_LEN) {
+    each_pass(dest, counter, LANES, |pass, _, ctr| {
         let counters = add(dup(ctr), lanes);
         let mut x: [uint32x4_t; 16] = core::array::from_fn(|i| match i {
             4..12 => key_word(key, i - 4),
@@ -150,9 +149,7 @@ pub(super) fn blocks<R: DoubleRounds>(
                 }
             }
         }
-        ctr = ctr.wrapping_add((pass.len() / BLOCK_LEN) as u32);
-    }
-    ctr
+    })
 }
 
 /// Key word `w` (0..8) of `key` in all four lanes, loaded from the key's memory by an assembly

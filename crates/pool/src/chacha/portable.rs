@@ -6,7 +6,7 @@
 //! general registers, so the compiler spills some of them to this function's frame, which
 //! the dispatcher wipes after every call (`erasure.rs`).
 
-use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, state_words};
+use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, each_pass, state_words};
 
 /// One quarter round of RFC 8439 §2.1 on words `(a, b, c, d)`.
 #[inline(always)]
@@ -56,12 +56,9 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    let mut ctr = counter;
-    for b in dest.chunks_exact_mut(BLOCK_LEN) {
+    each_pass(dest, counter, 1, |b, _, ctr| {
         if let Ok(b) = <&mut [u8; BLOCK_LEN]>::try_from(b) {
             block::<R>(key, nonce, ctr, b);
         }
-        ctr = ctr.wrapping_add(1);
-    }
-    ctr
+    })
 }

@@ -94,7 +94,8 @@ pub(crate) const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0
 
 /// Runs `pass(blocks, n, counter)` on `dest` (whole blocks) in passes of at most `lanes`
 /// blocks: `blocks` holds the pass's `n` blocks, `counter` is the first one's (word 12,
-/// stepped modulo 2^32). Returns the counter after the last block: the AVX2 and SSE2 passes' loop.
+/// stepped modulo 2^32). Returns the counter after the last block: the loop of every bulk
+/// backend but AVX-512's (whose last partial pass differs).
 #[inline(always)]
 pub(crate) fn each_pass(
     dest: &mut [u8],
