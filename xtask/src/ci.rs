@@ -6,7 +6,7 @@
 mod lanes;
 mod steps;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
@@ -250,6 +250,11 @@ fn selected(flags: &flags::Ci) -> Vec<Step> {
 /// other.
 pub fn run(flags: &flags::Ci) -> Result {
     check(flags)?;
+    let limit = std::env::var(crate::config::COMMAND_LIMIT_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(crate::config::COMMAND_LIMIT, Duration::from_secs);
+    crate::cmd::limit_each_command(limit);
     let steps = selected(flags);
     if flags.list {
         for s in &steps {

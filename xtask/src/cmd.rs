@@ -5,7 +5,8 @@
 use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a command reports when it fails.
@@ -17,6 +18,96 @@ pub fn project_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The longest one command may run, in seconds; 0: no limit. Set by [`limit_each_command`].
+static LIMIT_SECS: AtomicU64 = AtomicU64::new(0);
+
+/// From now on, every command that runs longer than `limit` is killed with every process it
+/// started (the processes it started are listed first, with the kernel function each one
+/// waits in), and fails. `cargo xtask ci` sets this, so that a test that hangs fails its step
+/// with a name instead of stalling the whole run.
+pub fn limit_each_command(limit: Duration) {
+    LIMIT_SECS.store(limit.as_secs().max(1), Ordering::Relaxed);
+}
+
+/// The limit [`limit_each_command`] set, if any.
+fn limit() -> Option<Duration> {
+    match LIMIT_SECS.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(Duration::from_secs(s)),
+    }
+}
+
+/// Waits for `child` to end; past `limit`, kills it and every process it started.
+fn wait_limited(label: &str, child: &mut Child, started: Instant) -> Result<ExitStatus> {
+    loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("[{label}] waiting: {e}"))?
+        {
+            return Ok(status);
+        }
+        if let Some(l) = limit()
+            && started.elapsed() > l
+        {
+            kill_tree(child);
+            return Err(format!(
+                "[{label}] ran past its limit of {} s and was killed with every process it \
+                 started (listed above)",
+                l.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Kills `child` and, on Linux, every process descended from it (found through `/proc`),
+/// after listing them.
+fn kill_tree(child: &mut Child) {
+    let root = child.id();
+    let mut tree = vec![root];
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        // (pid, parent pid) of every process.
+        let procs: Vec<(u32, u32)> = dir
+            .filter_map(|e| {
+                let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                // After the command name's closing parenthesis: state, then the parent pid.
+                let ppid = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()?;
+                Some((pid, ppid))
+            })
+            .collect();
+        let mut i = 0;
+        while i < tree.len() {
+            let parent = tree[i];
+            tree.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
+            i += 1;
+        }
+        eprintln!("processes left running (pid, command, kernel function it waits in):");
+        for pid in &tree {
+            let read = |f: &str| {
+                std::fs::read_to_string(format!("/proc/{pid}/{f}"))
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned()
+            };
+            eprintln!("  {pid} {} {}", read("comm"), read("wchan"));
+        }
+    }
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .args(tree.iter().map(u32::to_string))
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A command with the label its log lines and errors carry.
@@ -138,10 +229,12 @@ impl Cmd {
 
     /// Runs it to the end without the log lines (for callers drawing a progress bar).
     pub fn run_unlogged(mut self) -> Result {
-        let status = self
+        let started = Instant::now();
+        let mut child = self
             .inner
-            .status()
+            .spawn()
             .map_err(|e| format!("[{}] cannot start: {e}", self.label))?;
+        let status = wait_limited(&self.label, &mut child, started)?;
         if status.success() {
             Ok(())
         } else {
@@ -199,6 +292,18 @@ pub fn run_parallel(cmds: Vec<Cmd>, jobs: usize, logs: &Path) -> Result {
                 .3
                 .try_wait()
                 .map_err(|e| format!("[{}] waiting: {e}", running[i].0))?;
+            let status = match (status, limit()) {
+                (Some(s), _) => Some(s),
+                (None, Some(l)) if running[i].2.elapsed() > l => {
+                    let (label, log, _, mut child) = running.swap_remove(i);
+                    kill_tree(&mut child);
+                    let text = std::fs::read_to_string(&log).unwrap_or_default();
+                    eprintln!("\n---- [{label}] ----\n{text}");
+                    errors.push(format!("[{label}] ran past its limit of {} s", l.as_secs()));
+                    continue;
+                }
+                (None, _) => None,
+            };
             let Some(status) = status else {
                 i += 1;
                 continue;

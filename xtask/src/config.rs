@@ -103,6 +103,15 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
 /// release build the later steps share is left with it.
 pub const BACKENDS: &[&str] = &["soft", "sse2", "portable", ""];
 
+/// The longest one command of `cargo xtask ci` may run before it is killed and its step fails
+/// (the longest, a whole test step, takes about 8 minutes on a 2-vCPU machine): a test that
+/// hangs then costs this, not the whole CI run.
+/// [`COMMAND_LIMIT_VAR`], in seconds, replaces it.
+pub const COMMAND_LIMIT: std::time::Duration = std::time::Duration::from_secs(20 * 60);
+
+/// The variable that replaces [`COMMAND_LIMIT`] (seconds).
+pub const COMMAND_LIMIT_VAR: &str = "SCALRAND_CI_COMMAND_LIMIT_SECS";
+
 /// The variable that sizes the long test campaigns (`scalrand_testkit::campaign`): ptrace
 /// single steps, signals at spread instructions, handler forks at every read length.
 pub const CAMPAIGN_VAR: &str = "SCALRAND_CAMPAIGN";

@@ -40,6 +40,9 @@ extern "C" fn fork_once(_: libc::c_int) {
         // SAFETY: fork is async-signal-safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // SAFETY: alarm(2) only arms this process's timer: a child that hangs ends (and
+            // fails its trial) instead of holding up the parent's read of its pipe.
+            unsafe { libc::alarm(scalrand_testkit::fork::CHILD_ALARM_SECS) };
             IN_CHILD.store(true, Ordering::SeqCst);
         } else {
             CHILD_PID.store(pid, Ordering::SeqCst);
@@ -128,15 +131,21 @@ fn trial(r: &Readers, path: Path, len: usize, reader: libc::pthread_t) -> (Vec<u
         }
     };
     std::thread::scope(|s| {
-        ARMED.store(true, Ordering::SeqCst);
         let reader = reader as usize;
         s.spawn(move || {
+            // Armed only once the spawn has returned on the reader's side: libc's fork in the
+            // handler takes the allocator's and thread list's locks, which the reader holds
+            // while it starts this thread (a deadlock, not a finding).
+            while !ARMED.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
             for _ in 0..DELAY.load(Ordering::Relaxed) {
                 std::hint::spin_loop();
             }
             // SAFETY: the reader thread is alive until this scope ends.
             unsafe { libc::pthread_kill(reader as libc::pthread_t, libc::SIGUSR1) };
         });
+        ARMED.store(true, Ordering::SeqCst);
         loop {
             read(&mut buf);
             if IN_CHILD.load(Ordering::SeqCst) {

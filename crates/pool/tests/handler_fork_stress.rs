@@ -11,6 +11,15 @@
 //! more and sends its handler read and the 1 KiB back. None of a child's words may be one
 //! the parent handed out, and none may be zero.
 //!
+//! The forks alternate between libc's `fork()` and a raw `SYS_fork`. libc's `fork()` takes the
+//! allocator's locks, so a handler that calls it on a thread interrupted inside `malloc`
+//! deadlocks that thread (POSIX.1-2024 no longer lists `fork` as async-signal-safe for this
+//! reason): the readers allocate everything they record into before the first signal and
+//! leave their loops before their buffers would grow, and a handler forks only on a thread
+//! inside that loop (`MAY_FORK`), never on one that is starting or ending. A child ends itself after
+//! `scalrand_testkit::fork::CHILD_ALARM_SECS` (`alarm`): a child stuck on a lock a vanished
+//! thread held sends nothing and does not hold the run up.
+//!
 //! `SCALRAND_CAMPAIGN=sample` (`scalrand_testkit::campaign`) stops after 300 forks, a full
 //! campaign after 20,000; either stops after 4 or 20 s, or at 48 M recorded words. Optimised builds: the race needs the read rate.
 #![cfg(all(feature = "std", target_os = "linux", not(miri), not(debug_assertions)))]
@@ -23,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use scalrand_pool::numa::{NodePools, Topology};
 use scalrand_testkit::campaign;
-use scalrand_testkit::fork::{read_to_end, write_all};
+use scalrand_testkit::fork::{CHILD_ALARM_SECS, libc_fork, raw_fork, read_to_end, write_all};
 
 /// Reader threads.
 const THREADS: usize = 16;
@@ -37,6 +46,14 @@ const HANDLER_CAP: usize = 1 << 23;
 const READERS_CAP: usize = 48 << 20;
 /// Words the readers have recorded.
 static RECORDED: AtomicUsize = AtomicUsize::new(0);
+/// Set when the run is stopping: readers leave their loops.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+std::thread_local! {
+    /// Set while this thread is inside its reading loop, where it holds no allocator lock:
+    /// the only place a handler forks.
+    static MAY_FORK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 static POOLS: OnceLock<NodePools> = OnceLock::new();
 /// Set in a child, by the handler that forked it.
@@ -83,16 +100,19 @@ extern "C" fn on_signal(_: libc::c_int) {
             slot.store(w, Ordering::Relaxed);
         }
     }
-    if n % FORK_EVERY != FORK_EVERY - 1 {
+    if n % FORK_EVERY != FORK_EVERY - 1 || !MAY_FORK.get() {
         return;
     }
     let k = FORKS.fetch_add(1, Ordering::Relaxed);
     if k >= FORK_LIMIT.load(Ordering::Relaxed) {
         return;
     }
-    // SAFETY: fork is async-signal-safe.
-    let pid = unsafe { libc::fork() };
+    // The interrupted thread holds no allocator lock (see the module docs), so libc's fork
+    // cannot deadlock on it.
+    let pid = if k % 2 == 0 { libc_fork() } else { raw_fork() };
     if pid == 0 {
+        // SAFETY: alarm(2) only arms this process's timer.
+        unsafe { libc::alarm(CHILD_ALARM_SECS) };
         // The child: its own handler read, kept for the reader to send; then back into the
         // interrupted code.
         IN_CHILD.store(true, Ordering::SeqCst);
@@ -133,15 +153,17 @@ fn child_finish(pools: &NodePools, mut x: u64) -> ! {
     unsafe { libc::_exit(0) }
 }
 
-fn reader(stop: &AtomicBool, seed: u64) -> Vec<u64> {
+/// Reads until the run stops, recording into `got` (allocated before the first signal, and
+/// never grown: a thread whose buffer is full leaves the run to the others).
+fn reader(seed: u64, mut got: Vec<u64>) -> Vec<u64> {
     // Below the sender: sixteen readers on a few CPUs would otherwise leave it little time.
     // SAFETY: lowers this thread's own priority (Linux takes a thread id here).
     unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10) };
     let pools = POOLS.get().unwrap();
-    let mut got = Vec::with_capacity(READERS_CAP / THREADS);
     let mut buf = [0u8; 200];
     let mut x = seed | 1;
-    while !stop.load(Ordering::Relaxed) {
+    MAY_FORK.set(true);
+    while !STOP.load(Ordering::SeqCst) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
@@ -150,11 +172,15 @@ fn reader(stop: &AtomicBool, seed: u64) -> Vec<u64> {
         if IN_CHILD.load(Ordering::SeqCst) {
             child_finish(pools, x);
         }
+        if got.len() + buf.len() / 8 > got.capacity() {
+            break;
+        }
         got.extend(words(&buf[..len]));
         if RECORDED.fetch_add(len / 8, Ordering::Relaxed) + len / 8 >= READERS_CAP {
-            stop.store(true, Ordering::Relaxed);
+            STOP.store(true, Ordering::SeqCst);
         }
     }
+    MAY_FORK.set(false);
     if IN_CHILD.load(Ordering::SeqCst) {
         // Forked between the last read and the end of the run.
         child_finish(pools, x);
@@ -206,24 +232,25 @@ fn no_word_is_handed_out_by_a_parent_and_its_child() {
     }
     REPORT_W.store(fds[1], Ordering::SeqCst);
     let collector = std::thread::spawn(move || collect(fds[0]));
-    let stop = AtomicBool::new(false);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let parent_words: Vec<Vec<u64>> = std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         let handles: Vec<_> = (0..THREADS as u64)
             .map(|i| {
                 let tx = tx.clone();
-                let stop = &stop;
                 s.spawn(move || {
+                    // Allocated before the signals start (they start once every reader has
+                    // sent its id).
+                    let got = Vec::with_capacity(READERS_CAP / THREADS);
                     // SAFETY: the calling thread's own id.
                     tx.send(unsafe { libc::pthread_self() } as usize).unwrap();
-                    reader(stop, 0x243f_6a88_85a3_08d3 ^ (i << 32))
+                    reader(0x243f_6a88_85a3_08d3 ^ (i << 32), got)
                 })
             })
             .collect();
         let threads: Vec<usize> = (0..THREADS).map(|_| rx.recv().unwrap()).collect();
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        while !stop.load(Ordering::Relaxed)
+        while !STOP.load(Ordering::SeqCst)
             && FORKS.load(Ordering::Relaxed) < limit
             && Instant::now() < deadline
         {
@@ -231,14 +258,14 @@ fn no_word_is_handed_out_by_a_parent_and_its_child() {
             x ^= x >> 7;
             x ^= x << 17;
             let t = threads[(x % THREADS as u64) as usize];
-            // SAFETY: the reader threads live until `stop` is set, after this loop.
+            // SAFETY: the reader threads live until `STOP` is set, after this loop.
             unsafe { libc::pthread_kill(t as libc::pthread_t, libc::SIGRTMIN()) };
             let until = Instant::now() + Duration::from_nanos(1000 + x % 4000);
             while Instant::now() < until {
                 std::hint::spin_loop();
             }
         }
-        stop.store(true, Ordering::Relaxed);
+        STOP.store(true, Ordering::SeqCst);
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     // Children still running hold the write end too; the collector ends when the last one
