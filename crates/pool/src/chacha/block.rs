@@ -2,6 +2,7 @@
 //! given nonce, and keystream with the zero nonce from any block counter.
 
 use super::dispatch;
+use super::section::Section;
 use super::vocab::{BLOCK_LEN, KEY_LEN, Nonce, Rounds};
 
 /// The ChaCha20 block function of RFC 8439 §2.3: the 64-byte block for `key`, block
@@ -19,8 +20,20 @@ pub(crate) fn chacha_block(
     rounds: Rounds,
 ) -> [u8; BLOCK_LEN] {
     let mut out = [0u8; BLOCK_LEN];
-    dispatch::block(key, &nonce_words(nonce), counter, rounds, &mut out);
+    block_in_section(key, &nonce_words(nonce), counter, rounds, &mut out);
     out
+}
+
+/// One block in a section of its own, not inlined: the section's end wipes below this frame.
+#[inline(never)]
+fn block_in_section(
+    key: &[u8; KEY_LEN],
+    nonce: &Nonce,
+    counter: u32,
+    rounds: Rounds,
+    out: &mut [u8; BLOCK_LEN],
+) {
+    Section::run(|s| s.block(key, nonce, counter, rounds, out));
 }
 
 /// The nonce as state words 13..15 (little-endian).
@@ -49,8 +62,9 @@ fn nonce_words(nonce: &[u8; 12]) -> Nonce {
 /// into `dest`; afterwards the stack the backend used is zeroed and the vector registers are
 /// cleared (`erasure.rs`), so the key and the keystream exist only in `key` and
 /// `dest` once this returns.
+#[inline(never)]
 pub fn keystream(key: &[u8; KEY_LEN], counter: u32, dest: &mut [u8], rounds: Rounds) {
-    dispatch::keystream(key, &[0; 3], counter, dest, rounds);
+    Section::run(|s| s.keystream(key, &[0; 3], counter, dest, rounds));
 }
 
 /// Test hook (`doc(hidden)`, not API): [`keystream`] without the stack wipe that follows every

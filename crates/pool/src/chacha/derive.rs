@@ -3,8 +3,8 @@
 //! first half replaces the key and whose rest is output, so nothing that comes later can
 //! recompute what came before. One step, a batch refill, and a large read's one-use key.
 
-use super::dispatch;
-use super::erasure::{end_section, observe_key};
+use super::erasure::observe_key;
+use super::section::Section;
 use super::vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 use zeroize::Zeroize;
 
@@ -30,17 +30,17 @@ pub(crate) fn fast_key_erasure_in(
     rounds: Rounds,
     block: &mut [u8; BLOCK_LEN],
 ) {
-    let w = scalrand_os::signal::watch();
-    dispatch::block_leaving_registers(key, &[0; 3], 0, rounds, block);
-    key.copy_from_slice(&block[..KEY_LEN]);
-    let n = out.len().min(BLOCK_LEN - KEY_LEN);
-    out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
-    block.zeroize();
-    observe_key(key);
-    if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
-        observe_key(k);
-    }
-    end_section(w);
+    Section::run(|s| {
+        s.block(key, &[0; 3], 0, rounds, block);
+        key.copy_from_slice(&block[..KEY_LEN]);
+        let n = out.len().min(BLOCK_LEN - KEY_LEN);
+        out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
+        block.zeroize();
+        observe_key(key);
+        if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
+            observe_key(k);
+        }
+    });
 }
 
 /// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])
@@ -50,13 +50,14 @@ pub(crate) fn fast_key_erasure_in(
 /// vector registers are cleared once, after the key copy.
 #[inline]
 pub(crate) fn refill_batch(key: &mut [u8; KEY_LEN], batch: &mut [u8], rounds: Rounds) {
-    let w = scalrand_os::signal::watch();
-    dispatch::keystream_unwiped(key, &[0; 3], 0, batch, rounds);
-    key.copy_from_slice(&batch[..KEY_LEN]);
-    // Plain stores: the batch is the caller's buffer and is read again, so they are not dead.
-    batch[..KEY_LEN].fill(0);
-    observe_key(key);
-    end_section(w);
+    Section::run(|s| {
+        s.keystream(key, &[0; 3], 0, batch, rounds);
+        key.copy_from_slice(&batch[..KEY_LEN]);
+        // Plain stores: the batch is the caller's buffer and is read again, so they are not
+        // dead.
+        batch[..KEY_LEN].fill(0);
+        observe_key(key);
+    });
 }
 
 /// The secrets of one large read while it generates outside every lock: its one-read key and
@@ -83,17 +84,17 @@ pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) 
     while rest.len() > CHUNK_LEN {
         let (chunk, tail) = rest.split_at_mut(CHUNK_LEN);
         // One section per chunk: the next key's block, the chunk, the key's replacement.
-        let w = scalrand_os::signal::watch();
-        dispatch::block_leaving_registers(&k.key, &[0; 3], 0, rounds, &mut k.block0);
-        dispatch::keystream_unwiped(&k.key, &[0; 3], 1, chunk, rounds);
-        k.key.copy_from_slice(&k.block0[..KEY_LEN]);
-        k.block0.zeroize();
-        observe_key(&k.key);
-        end_section(w);
+        Section::run(|s| {
+            s.block(&k.key, &[0; 3], 0, rounds, &mut k.block0);
+            s.keystream(&k.key, &[0; 3], 1, chunk, rounds);
+            k.key.copy_from_slice(&k.block0[..KEY_LEN]);
+            k.block0.zeroize();
+            observe_key(&k.key);
+        });
         rest = tail;
     }
-    let w = scalrand_os::signal::watch();
-    dispatch::keystream_unwiped(&k.key, &[0; 3], 0, rest, rounds);
-    k.key.zeroize();
-    end_section(w);
+    Section::run(|s| {
+        s.keystream(&k.key, &[0; 3], 0, rest, rounds);
+        k.key.zeroize();
+    });
 }

@@ -1,6 +1,8 @@
 //! Which keystream backend runs, chosen once at run time (RustCrypto's layout: one file per
-//! backend, cached `cpufeatures` tokens, a `--cfg` to force a narrower one), and the entry
-//! points that run one and then erase what it left behind (`erasure.rs`).
+//! backend, cached `cpufeatures` tokens, a `--cfg` to force a narrower one), and the two
+//! entry points that run one: `keystream_unwiped` and `block_leaving_registers`, visible to
+//! `crate::chacha` alone and run through [`Section`](super::section::Section), whose end
+//! erases what they left behind (`erasure.rs`).
 //!
 //! | backend | where | blocks per pass |
 //! |---|---|---:|
@@ -15,9 +17,9 @@
 //! assembly block each, AVX2's eight-block passes with words 0..3 in a spill frame of
 //! wipe-on-fork memory; AVX-512 has 32 registers for its 16 state words) and store each block
 //! straight into `dest`; the portable backend spills part of its state into its own
-//! stack frame. After every call the dispatcher zeroes the stack below its caller to a depth
-//! measured per backend ([`WIPE_DEPTH`], checked by `tests/numa_erasure.rs`) and clears the
-//! vector registers, so no key word, round state or unread keystream is left behind for a
+//! stack frame. The section every call runs in ends by clearing the vector registers and
+//! zeroing the stack below its caller to a depth measured per backend ([`WIPE_DEPTH`](super::erasure::WIPE_DEPTH),
+//! checked by `tests/numa_erasure.rs`), so no key word, round state or unread keystream is left behind for a
 //! fork child, a later stack frame or a signal frame to find.
 //!
 //! Forcing a narrower backend (a `--cfg`, never a Cargo feature: features are additive and any
@@ -37,9 +39,6 @@ cfg_backend!(avx512 use super::avx512;);
 cfg_backend!(avx2 use super::avx2;);
 cfg_backend!(sse2 use super::sse2;);
 cfg_backend!(neon use super::neon;);
-use super::erasure::end_section;
-#[cfg(feature = "fortuna")]
-use super::erasure::end_section_shallow;
 use super::portable;
 use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -223,56 +222,11 @@ impl WithRounds for Block<'_> {
 }
 
 /// Keystream under `key` and `nonce` from block `counter` into `dest` (contract:
-/// [`super::keystream`], with the nonce in words 13..15); the stack below the caller is wiped
-/// and the vector registers are cleared afterwards.
+/// [`super::keystream`], with the nonce in words 13..15), with neither the registers cleared
+/// nor the stack wiped: what [`Section::keystream`](super::section::Section::keystream)
+/// runs (the section's end erases), and the stack-depth measurement's entry point.
 #[inline(never)]
-pub(crate) fn keystream(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    dest: &mut [u8],
-    rounds: Rounds,
-) {
-    let w = scalrand_os::signal::watch();
-    keystream_unwiped(key, nonce, counter, dest, rounds);
-    end_section(w);
-}
-
-/// [`keystream`] ending with [`end_section_shallow`]: for Fortuna, whose every read ends with
-/// its own deep wipe from a frame above this call.
-#[cfg(feature = "fortuna")]
-#[inline(never)]
-pub(crate) fn keystream_shallow(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    dest: &mut [u8],
-    rounds: Rounds,
-) {
-    keystream_unwiped(key, nonce, counter, dest, rounds);
-    end_section_shallow();
-}
-
-/// [`block`] ending with [`end_section_shallow`] (see [`keystream_shallow`]).
-#[cfg(feature = "fortuna")]
-#[inline(never)]
-pub(crate) fn block_shallow(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    rounds: Rounds,
-    out: &mut [u8; BLOCK_LEN],
-) {
-    block_leaving_registers(key, nonce, counter, rounds, out);
-    end_section_shallow();
-}
-
-/// [`keystream`] with neither the stack wiped nor the registers cleared: the inner step of
-/// [`keystream`] and [`keystream_shallow`], the stack-depth measurement's entry point, and
-/// the call of a section that touches key material after it (a batch refill's key copy) and
-/// ends itself ([`end_section`]) once, after its last such instruction.
-#[inline(never)]
-pub(crate) fn keystream_unwiped(
+pub(super) fn keystream_unwiped(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
@@ -287,25 +241,10 @@ pub(crate) fn keystream_unwiped(
     });
 }
 
-/// Block `counter` under `key` and `nonce` into `out`; the stack below the caller is wiped
-/// and the vector registers are cleared afterwards.
+/// Block `counter` under `key` and `nonce` into `out`, with neither the registers cleared nor
+/// the stack wiped: what [`Section::block`](super::section::Section::block) runs.
 #[inline(never)]
-pub(crate) fn block(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    rounds: Rounds,
-    out: &mut [u8; BLOCK_LEN],
-) {
-    let w = scalrand_os::signal::watch();
-    block_leaving_registers(key, nonce, counter, rounds, out);
-    end_section(w);
-}
-
-/// [`block`] with neither the registers cleared nor the stack wiped (see
-/// [`keystream_unwiped`]).
-#[inline(never)]
-pub(crate) fn block_leaving_registers(
+pub(super) fn block_leaving_registers(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,

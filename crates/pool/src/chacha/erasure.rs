@@ -17,42 +17,20 @@ pub(crate) const WIPE_DEPTH: usize = 2048;
 #[cfg(debug_assertions)]
 pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 
-/// Ends a section of code that held a key or unread keystream, watched from its start by `w`
-/// ([`scalrand_os::signal::watch`]): clears the vector and general-purpose registers
-/// ([`clear_vector_registers`]), then wipes the stack below the caller: the section's frames
-/// ([`WIPE_DEPTH`] deep at most), and, unless the watch says nothing interrupted the thread
-/// (no signal, no preemption), as far below them as a signal frame written while they ran can
-/// reach ([`scalrand_os::signal::wipe_stack`]). In this order, so that a signal delivered
-/// during the wipe saves no register that still holds a key. Called once, after the section's
-/// last instruction that touches a key, from the function whose callees held it.
+/// Ends a [`Section`](super::section::Section) (the contract is there): clears the vector and
+/// general-purpose registers ([`clear_vector_registers`]), then wipes the stack below the
+/// caller: the section's frames ([`WIPE_DEPTH`] deep at most) when `w` says nothing
+/// interrupted the thread and `interrupted` (a restartable sequence's abort) is false, else
+/// as far below them as a signal frame written while they ran can reach
+/// ([`scalrand_os::signal::wipe_stack`]). Not inlined: the wipes start right below its frame,
+/// which sits where the section's callees' frames began.
 #[inline(never)]
-pub(crate) fn end_section(w: scalrand_os::signal::Watch) {
-    end(|| w.quiet());
-}
-
-/// The body of [`end_section`] and `end_section_quiet`, inlined into each (so that the wipes
-/// start right below its frame): the registers cleared, then `quiet()` asked, then the wipe
-/// it calls for.
-#[inline(always)]
-fn end(quiet: impl FnOnce() -> bool) {
+pub(super) fn end_section(w: &scalrand_os::signal::Watch, interrupted: bool) {
     clear_vector_registers();
-    if quiet() {
+    if !interrupted && w.quiet() {
         wipe_own_frames();
     } else {
         scalrand_os::signal::wipe_stack(WIPE_DEPTH);
-    }
-}
-
-scalrand_os::cfg_rseq! {
-    if {
-        /// [`end_section`] for a section that worked out itself whether anything interrupted it while
-        /// it held a key (the rseq refill: its restartable sections replace any watch over them, so it
-        /// watches the stretches between them and asks its key-holding sections whether they were
-        /// aborted): `quiet` false takes the wipe past a signal frame. Registers cleared first.
-        #[inline(never)]
-        pub(crate) fn end_section_quiet(quiet: bool) {
-            end(|| quiet);
-        }
     }
 }
 
@@ -72,7 +50,7 @@ fn wipe_own_frames() {
 /// the section's own frames wiped.
 #[cfg(feature = "fortuna")]
 #[inline(never)]
-pub(crate) fn end_section_shallow() {
+pub(super) fn end_section_shallow() {
     clear_vector_registers();
     let buf = [0u8; WIPE_DEPTH];
     core::hint::black_box(&buf);

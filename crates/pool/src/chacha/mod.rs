@@ -87,6 +87,7 @@ mod block;
 mod derive;
 mod dispatch;
 mod erasure;
+mod section;
 #[cfg(test)]
 mod tests;
 mod vocab;
@@ -97,26 +98,12 @@ pub use vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
 
 pub use derive::fast_key_erasure;
 pub(crate) use derive::{OneReadKey, fast_key_erasure_in, fill_erasing, refill_batch};
-// Fortuna's sections: its every operation ends with its own deep wipe.
-#[cfg(feature = "fortuna")]
-pub(crate) use dispatch::block_shallow as block_with_nonce;
-#[cfg(feature = "fortuna")]
-pub(crate) use dispatch::keystream_shallow as keystream_with_nonce;
-scalrand_os::cfg_rseq! {
-    if {
-        // The rseq slots' refill: a batch whose key copy it makes itself, ended with the
-        // combined watch of its stretches.
-        pub(crate) use dispatch::keystream_unwiped;
-        pub(crate) use erasure::end_section_quiet;
-    }
-}
 pub use dispatch::{__cap_to_avx2, Backend, backend};
 pub use erasure::__observe_keys;
 #[cfg(feature = "fortuna")]
-pub(crate) use erasure::{
-    FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, end_section_shallow, wipe_stack_bytes,
-};
-// Fortuna's block cipher and the rseq refill clear the registers themselves.
-#[allow(unused_imports)]
+pub(crate) use erasure::{FORTUNA_WIPE_DEPTH, FORTUNA_WIPE_DEPTH_OWN, wipe_stack_bytes};
+// Fortuna's block cipher clears the registers itself.
+#[cfg(feature = "fortuna")]
 pub(crate) use erasure::clear_vector_registers;
-pub(crate) use erasure::{end_section, observe_key};
+pub(crate) use erasure::observe_key;
+pub(crate) use section::Section;

@@ -123,7 +123,7 @@ fn dispatch_path<R: DoubleRounds>(key: &[u8; KEY_LEN], counter: u32, dest: &mut 
         6 => Rounds::ChaCha12,
         _ => Rounds::ChaCha20,
     };
-    dispatch::keystream(key, &[0; 3], counter, dest, rounds);
+    super::keystream(key, counter, dest, rounds);
     true
 }
 

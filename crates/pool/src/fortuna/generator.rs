@@ -209,8 +209,7 @@ impl<P: Prf> Generator<P> {
         if !self.seeded || self.key == [0; 32] {
             return;
         }
-        keyed_in_frame::<P>(&self.key, keyed);
-        crate::chacha::end_section_shallow();
+        crate::chacha::Section::nested(|_| keyed_in_frame::<P>(&self.key, keyed));
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
         // The output straight into `out`, then the new key through `work` (see
@@ -254,8 +253,7 @@ impl<P: Prf> Generator<P> {
         if !self.seeded || self.key == [0; 32] {
             return;
         }
-        keyed_in_frame::<P>(&self.key, keyed);
-        crate::chacha::end_section_shallow();
+        crate::chacha::Section::nested(|_| keyed_in_frame::<P>(&self.key, keyed));
         // SAFETY: written just above.
         let k = unsafe { keyed.assume_init_ref() };
         // Each key through `work` (see `Prf::derive_key`).

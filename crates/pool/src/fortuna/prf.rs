@@ -297,13 +297,15 @@ impl Prf for ChaCha20Prf {
                 .map_or(rest.len(), |b| b.min(rest.len()));
             let (now, later) = rest.split_at_mut(bytes);
             let nonce = [(c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
-            crate::chacha::keystream_with_nonce(
-                &keyed.0,
-                &nonce,
-                c as u32,
-                now,
-                crate::chacha::Rounds::ChaCha20,
-            );
+            crate::chacha::Section::nested(|s| {
+                s.keystream(
+                    &keyed.0,
+                    &nonce,
+                    c as u32,
+                    now,
+                    crate::chacha::Rounds::ChaCha20,
+                );
+            });
             c = c.wrapping_add(now.len().div_ceil(64) as u128);
             rest = later;
         }
@@ -318,13 +320,15 @@ impl Prf for ChaCha20Prf {
     ) -> u128 {
         let c = counter;
         let nonce = [(c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
-        crate::chacha::block_with_nonce(
-            &keyed.0,
-            &nonce,
-            c as u32,
-            crate::chacha::Rounds::ChaCha20,
-            work,
-        );
+        crate::chacha::Section::nested(|s| {
+            s.block(
+                &keyed.0,
+                &nonce,
+                c as u32,
+                crate::chacha::Rounds::ChaCha20,
+                work,
+            );
+        });
         key.copy_from_slice(&work[..32]);
         work.zeroize();
         c.wrapping_add(1)

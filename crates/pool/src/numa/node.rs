@@ -6,7 +6,7 @@
 //! cannot be recomputed from the node key that is left. Each reseed bumps the generation; a
 //! per-CPU slot whose key came from an older generation takes a new one before it answers.
 
-use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, fast_key_erasure_in};
+use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, Section, fast_key_erasure_in};
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use scalrand_os::{Lock, LockGuard};
 use sha2::{Digest, Sha256};
@@ -71,12 +71,12 @@ impl NodePool {
 
     /// Hashes `input` into the key under `label` and starts a new generation.
     pub(crate) fn reseed(&self, label: &[u8], input: &[u8]) {
-        let w = scalrand_os::signal::watch();
-        let mut g = self.key.lock();
-        g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
-        drop(g);
-        // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        crate::chacha::end_section(w);
+        // SHA-256 (SHA-NI where the CPU has it) leaves the new key in stack and registers:
+        // a section, ended after the lock is dropped.
+        Section::run(|_| {
+            let mut g = self.key.lock();
+            g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
+        });
         self.reseeds.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -100,16 +100,18 @@ impl NodePool {
     /// [`reseed`](Self::reseed) with a bounded wait for the node lock ([`LOCK_ATTEMPTS`]);
     /// `false` (nothing changed) if it stayed held.
     pub(crate) fn try_reseed(&self, label: &[u8], input: &[u8]) -> bool {
-        let w = scalrand_os::signal::watch();
-        let Some(mut g) = self.key.lock_bounded(LOCK_ATTEMPTS) else {
-            return false;
-        };
-        g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
-        drop(g);
-        // SHA-256 (SHA-NI where the CPU has it) left the new key in stack and registers.
-        crate::chacha::end_section(w);
-        self.reseeds.fetch_add(1, Ordering::Relaxed);
-        true
+        // As in `reseed`.
+        let done = Section::run(|_| {
+            let Some(mut g) = self.key.lock_bounded(LOCK_ATTEMPTS) else {
+                return false;
+            };
+            g.with(|nk| Self::reseed_key(nk, &self.generation, label, input));
+            true
+        });
+        if done {
+            self.reseeds.fetch_add(1, Ordering::Relaxed);
+        }
+        done
     }
 
     /// Takes a fresh key from the node key by fast key erasure; returns its generation, or

@@ -44,7 +44,7 @@ use zeroize::Zeroize;
 use super::node::NodePool;
 use super::policy::ScheduleCount;
 use super::slot::BATCH_LEN;
-use crate::chacha::{KEY_LEN, Rounds, end_section_quiet, observe_key};
+use crate::chacha::{KEY_LEN, Rounds, Section, observe_key};
 use frames::{Frames, token};
 use protocol::{
     BatchFrame, RseqSlot, SPARE_OWNER, Taken, publish, put_key, skip, stash, take, take_key,
@@ -318,15 +318,13 @@ impl RseqSlots {
                 None => return false,
             },
         };
-        // Whether nothing interrupted the refill while a key was in registers: the take and
-        // put sections say whether they were aborted, and a watch covers the keystream
-        // (a watch cannot span the refill's own restartable sections, which replace it).
-        let mut quiet = true;
-        // SAFETY: `frame` was just claimed with `token`; `nodes` outlive the slots (the
-        // caller's contract).
-        let published =
-            unsafe { self.refill_frame(frame, token, nodes, rounds, fresh_key, &mut quiet) };
-        end_section_quiet(quiet);
+        // One section for the whole refill: its take and put sections report their aborts
+        // to it, and its watch covers the stretches between them (`Section::restartable`).
+        let published = Section::run(|s| {
+            // SAFETY: `frame` was just claimed with `token`; `nodes` outlive the slots (the
+            // caller's contract).
+            unsafe { self.refill_frame(s, frame, token, nodes, rounds, fresh_key) }
+        });
         let Some((cpu, old)) = published else {
             return false;
         };
@@ -354,21 +352,21 @@ impl RseqSlots {
 
     /// Steps 1 to 4 of a refill into `frame`: the CPU and control word the publish replaced,
     /// or `None` (the frame is then given back, or, in a fork child, left alone: the kernel
-    /// zeroed it and it is free there). Clears `quiet` when a signal or a preemption may have
-    /// landed while a key was in registers: an aborted take or put section, or a keystream
-    /// whose watch was not quiet.
+    /// zeroed it and it is free there). Runs in the refill's section `s`: its restartable
+    /// sequences through [`Section::restartable`], so that an aborted take or put, or a
+    /// signal during the keystream, ends the section with the long wipe.
     ///
     /// # Safety
     /// The caller claimed `frame` with `token`; `nodes` outlive the slots.
     #[inline(never)]
     unsafe fn refill_frame(
         &self,
+        s: &mut Section,
         frame: &BatchFrame,
         token: u64,
         nodes: &[CachePadded<NodePool>],
         rounds: Rounds,
         fresh_key: impl FnOnce(usize, &mut [u8; KEY_LEN]) -> Option<usize>,
-        quiet: &mut bool,
     ) -> Option<(usize, u64)> {
         let give_back = |frame: &BatchFrame| {
             // SAFETY: the caller's contract: the frame is this refill's, unpublished.
@@ -379,15 +377,13 @@ impl RseqSlots {
         let (key, data) = unsafe { frame.parts() };
         // 1. The slot key, taken exactly once, or a fresh one from the node.
         // SAFETY: `off`, `base` and `n` describe these slots; `key` holds KEY_LEN bytes.
-        let (taken, aborted) =
-            unsafe { take_key(self.off, self.base(), self.n(), key.as_mut_ptr()) };
-        *quiet &= !aborted;
+        let taken =
+            s.restartable(|| unsafe { take_key(self.off, self.base(), self.n(), key.as_mut_ptr()) });
         // Watched from here (the take section cleared the registers the key went through) to
         // the put section: everything in between that loads the key (its zero check, the
-        // keystream) with the registers cleared before the check, so that a signal after it
+        // keystream) with the registers cleared before the put, so that a signal after it
         // finds none of the key in them. A fresh key from the node runs sections of its own,
         // which replace the watch: such a refill ends with the long wipe.
-        let w = scalrand_os::signal::watch();
         let Some((cpu, generation)) = taken
             .map(|(c, g)| (c, g as usize))
             .or_else(|| Some((scalrand_os::cpu::rseq_cpu()?, 0)))
@@ -423,16 +419,15 @@ impl RseqSlots {
         refill_hook();
         // 2. The batch, outside every section: keystream of the key from block 0, whose
         // first KEY_LEN bytes are the next slot key.
-        crate::chacha::keystream_unwiped(key, &[0; 3], 0, data, rounds);
+        s.keystream(key, &[0; 3], 0, data, rounds);
         key.zeroize();
         // The test observer (a no-op unless a test installed one) copies the key: watched too.
         observe_key(data[..KEY_LEN].try_into().ok()?);
-        crate::chacha::clear_vector_registers();
-        *quiet &= w.quiet();
+        s.clear_registers();
         // 3. The next key back into the cell.
         // SAFETY: as above; `cpu < n` (it indexed `node_of_cpu`), `frame` is a frame of the
         // pool and `data` holds the next key in its first KEY_LEN bytes.
-        let (_, aborted) = unsafe {
+        s.restartable(|| unsafe {
             put_key(
                 self.off,
                 self.base(),
@@ -443,23 +438,27 @@ impl RseqSlots {
                 data.as_ptr(),
                 generation as u64,
             )
-        };
-        *quiet &= !aborted;
+        });
         // Put back or not (another CPU now, or a key already there), this copy goes.
         data[..KEY_LEN].zeroize();
         frame.set_source(&node.generation, generation);
         // 4. Publish on the CPU the thread is on now.
-        // SAFETY: as above; the batch and its source are written.
-        match unsafe {
-            publish(
-                self.off,
-                self.base(),
-                self.n(),
-                frame,
-                token,
-                frame.first_word(),
-            )
-        } {
+        // The publish holds no key (`false`): through the section only so that its watch is
+        // armed again after it.
+        match s.restartable(|| {
+            // SAFETY: as above; the batch and its source are written.
+            let r = unsafe {
+                publish(
+                    self.off,
+                    self.base(),
+                    self.n(),
+                    frame,
+                    token,
+                    frame.first_word(),
+                )
+            };
+            (r, false)
+        }) {
             Some(r) => Some(r),
             None => {
                 // A CPU beyond the slots (this refill's frame still), or a fork child: the

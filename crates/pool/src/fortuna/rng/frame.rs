@@ -32,10 +32,11 @@ impl<P: Prf> ReaderFrame<P> {
     /// stack the expansion used, and returns the keyed form.
     #[inline]
     pub(super) fn expand(&mut self) -> &P::Keyed {
-        keyed_in_frame::<P>(&self.key, &mut self.keyed);
-        self.key.zeroize();
-        // The expansion's temporaries lay below this frame: gone before the long generation.
-        crate::chacha::end_section_shallow();
+        // The expansion's temporaries lie below this frame: gone before the long generation.
+        crate::chacha::Section::nested(|_| {
+            keyed_in_frame::<P>(&self.key, &mut self.keyed);
+            self.key.zeroize();
+        });
         // SAFETY: `expand_in_frame` just initialised it.
         unsafe { self.keyed.assume_init_ref() }
     }
