@@ -16,9 +16,12 @@
 //! handler (its prologue pushes the registers it will use, which still hold the interrupted
 //! code's values). Every secret-holding section of the pools ends with it.
 //!
-//! What it cannot reach: a handler that runs on an alternate stack (`sigaltstack`,
-//! `SA_ONSTACK`) writes the frame there, and a handler that itself goes deeper than
-//! [`HANDLER_BYTES`] leaves the interrupted registers (which it saved) below the wipe.
+//! A handler that runs on an alternate stack (`sigaltstack`, `SA_ONSTACK`) writes the frame
+//! there instead: [`wipe_alternate_stack`] zeroes its top, for a section whose rseq
+//! [`Watch`] says something interrupted it. What neither reaches: that frame where no watch
+//! is armed (no rseq area: other systems, `disable_rseq`), and a handler that itself goes
+//! deeper than [`HANDLER_BYTES`], which leaves the interrupted registers (which it saved)
+//! below the wipe.
 
 /// Bytes of the x86_64 System V red zone below the stack pointer, which a signal frame skips;
 /// 0 elsewhere (AAPCS64 has none; Apple's arm64 ABI keeps 128 bytes, counted here).
@@ -177,6 +180,49 @@ crate::cfg_rseq! {
                 }
                 cur == self.armed
             }
+
+            /// Whether the watch was armed (an rseq area is registered): then a [`quiet`]
+            /// false means something did interrupt the stretch, not only that nothing can
+            /// tell.
+            ///
+            /// [`quiet`]: Watch::quiet
+            #[inline]
+            pub fn armed(&self) -> bool {
+                self.armed != 0
+            }
+        }
+
+        /// Zeroes the top of the calling thread's alternate signal stack, where the kernel
+        /// writes the frame of a handler installed with `SA_ONSTACK` (the interrupted
+        /// registers, keys among them if a section held one) and the handler starts: the
+        /// topmost [`frame_bytes`] + [`HANDLER_BYTES`] + 64 bytes (its alignment) of the
+        /// stack `sigaltstack(2)` reports. Nothing when none is installed, or when the thread
+        /// runs on it now (a section inside such a handler: its frames are on that stack,
+        /// and [`wipe_stack`] reaches them). One `sigaltstack` system call: for a section
+        /// whose [`Watch`] says a signal or a preemption came, which is rare; a thread with no
+        /// rseq area never knows, and this is not called there.
+        #[inline(never)]
+        pub fn wipe_alternate_stack() {
+            // SAFETY: an all-zero `stack_t` is valid; sigaltstack(2) with a null new stack
+            // only reports the current one into it.
+            let mut ss: libc::stack_t = unsafe { core::mem::zeroed() };
+            // SAFETY: as above.
+            if unsafe { libc::sigaltstack(core::ptr::null(), &raw mut ss) } != 0
+                || ss.ss_flags & (libc::SS_DISABLE | libc::SS_ONSTACK) != 0
+                || ss.ss_sp.is_null()
+            {
+                return;
+            }
+            let n = (frame_bytes() + HANDLER_BYTES + 64).min(ss.ss_size);
+            let top = ss.ss_sp as usize + ss.ss_size;
+            for a in (top - n..top).step_by(8) {
+                // SAFETY: the thread's own alternate stack, installed and not in use by this
+                // thread (not `SS_ONSTACK`): writable memory of `ss_size` bytes from `ss_sp`
+                // that no live frame occupies. A handler that runs meanwhile writes its frame
+                // there and is gone before this goes on (the same thread). Volatile: the
+                // stores are dead to the compiler.
+                unsafe { core::ptr::write_volatile(a as *mut u64, 0) };
+            }
         }
     } else {
         /// Arms a [`Watch`] (see there): never quiet here.
@@ -192,7 +238,18 @@ crate::cfg_rseq! {
                 let _ = (self.armed, self.off);
                 false
             }
+
+            /// Whether the watch was armed: never here.
+            #[inline]
+            pub fn armed(&self) -> bool {
+                false
+            }
         }
+
+        /// Zeroes the top of the calling thread's alternate signal stack: not done here,
+        /// where no [`Watch`] is armed (see the rseq build's version).
+        #[inline]
+        pub fn wipe_alternate_stack() {}
     }
 }
 

@@ -121,9 +121,8 @@ impl<P: Prf> Generator<P> {
     /// Any seed length is accepted, the empty seed included (FS&K place no bound; it is the
     /// caller's job to supply entropy). The first reseed makes the generator usable.
     pub fn reseed(&mut self, seed: &[u8]) {
-        self.reseed_in_frame(seed);
-        // The hash of K ran in the frame below (see `reseed_in_frame`): wipe it.
-        super::prf::wipe_below();
+        // The hash of K runs in the frame below (see `reseed_in_frame`): wiped after it.
+        super::prf::wiped(|| self.reseed_in_frame(seed));
     }
 
     /// [`reseed`](Self::reseed) without the stack wipe. Never inlined: `finalize` moves the
@@ -167,10 +166,9 @@ impl<P: Prf> Generator<P> {
         if !self.seeded {
             return Err(FortunaError::NotSeeded);
         }
-        self.generate_in_frame(out);
-        // The keyed K and the blocks lay in the frames below, and the new K's copy passed
-        // through the vector registers: wipe both, as `reseed` does.
-        super::prf::wipe_below();
+        // The keyed K and the blocks lie in the frames below, and the new K's copy passes
+        // through the vector registers: both wiped after it, as `reseed` does.
+        super::prf::wiped(|| self.generate_in_frame(out));
         Ok(())
     }
 

@@ -164,6 +164,22 @@ pub(crate) fn wipe_below() {
     }
 }
 
+/// Runs a Fortuna operation `f`, whose key-holding frames lie below this one, then erases
+/// what it left: [`wipe_below`] (registers, then the stack as deep as an operation and a
+/// signal frame reach), and, when a watch armed before `f` says a signal or a preemption came
+/// meanwhile, the top of the thread's alternate signal stack, where a handler installed with
+/// `SA_ONSTACK` wrote its frame (`scalrand_os::signal::wipe_alternate_stack`).
+#[inline(always)]
+pub(crate) fn wiped<R>(f: impl FnOnce() -> R) -> R {
+    let w = scalrand_os::signal::watch();
+    let r = f();
+    wipe_below();
+    if w.armed() && !w.quiet() {
+        scalrand_os::signal::wipe_alternate_stack();
+    }
+    r
+}
+
 /// Test hook (`doc(hidden)`, not API): the stack depth [`wipe_below`] wipes after every
 /// Fortuna read, reseed and construction on this CPU: the depth its own frames reach, and
 /// what a signal frame written during them can add ([`scalrand_os::signal::reach`]).

@@ -225,8 +225,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// The first keying (see `from_seed_and_accumulator`), then a wipe of the frames below
     /// this one, where K was hashed (the reseed, the fork secret).
     fn key_in_place(&self, seed: &[u8]) {
-        self.key_in_frame(seed);
-        wipe_below();
+        wiped(|| self.key_in_frame(seed));
     }
 
     #[inline(never)]
@@ -263,13 +262,11 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// child would otherwise key itself from what it inherited, which its siblings share. The
     /// generator stays unkeyed and a later call tries again; `dest` is then unspecified.
     pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
-        let r = self.fill_in_frame(dest);
-        // The frames below this one held expanded keys, key-derived blocks and the reader's
+        // The frames below this one hold expanded keys, key-derived blocks and the reader's
         // key in moves and temporaries that no `Zeroize` reaches (the PRF's key expansion, a
-        // moved-from expanded key, by-value returns): wipe them, as the node pools do after
-        // every block function.
-        wipe_below();
-        r
+        // moved-from expanded key, by-value returns): wiped after it, as the node pools wipe
+        // after every block function.
+        wiped(|| self.fill_in_frame(dest))
     }
 
     /// The read itself, in frames of its own (never inlined into `try_fill_bytes`, whose
@@ -288,9 +285,8 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// read. Any length is accepted. In a fork child whose own rekey failed (see
     /// [`try_fill_bytes`](Self::try_fill_bytes)) it does nothing.
     pub fn reseed(&self, seed: &[u8]) {
-        self.reseed_in_frame(seed);
-        // SHA-256 of K (the reseed, the fork secret) ran in frames below this one.
-        wipe_below();
+        // SHA-256 of K (the reseed, the fork secret) runs in frames below this one.
+        wiped(|| self.reseed_in_frame(seed));
     }
 
     #[inline(never)]
@@ -540,7 +536,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     }
 }
 
-use super::prf::wipe_below;
+use super::prf::wiped;
 
 /// Domain label of the fork path's reseed.
 const FORK_LABEL: &[u8] = b"scalrand fortuna fork";

@@ -168,10 +168,15 @@
 //! instructions spread over each kind of read of a child stepped under `ptrace` and finds
 //! no piece of any key on the thread's stack after the read; `tests/signal_storm.rs` sends a
 //! signal every 0.5 to 5 µs to a thread that reads with rseq on, and finds none when it
-//! stops. What remains: a handler on an alternate stack (`sigaltstack`, `SA_ONSTACK`) gets
-//! its frame there, which nothing wipes (with the handler on a 64 KiB alternate stack, 5 to 17
-//! of 32 signals spread over a read left a key piece there); a handler that itself reaches
-//! deeper than 512 bytes below the frame leaves the registers it saves below the wipe.
+//! stops. A handler on an alternate stack (`sigaltstack`, `SA_ONSTACK`) gets its frame
+//! there: a section whose rseq watch says something interrupted it also zeroes the top of
+//! that stack ([`scalrand_os::signal::wipe_alternate_stack`]; `tests/alt_stack_frames.rs`
+//! signals inside a refill with a marker in a register and finds none of it there after the
+//! read). What remains: that frame where no watch is armed (no rseq: other systems, glibc
+//! before 2.35, rseq switched off; with the handler on a 64 KiB alternate stack, 5 to 17 of
+//! 32 signals spread over a read under `ptrace`, which runs without rseq, left a key piece
+//! there); a handler that itself reaches deeper than 512 bytes below the frame leaves the
+//! registers it saves below the wipe.
 //!
 //! What a child can still hold, per platform: where the OS offers no wipe-on-fork memory
 //! (qemu-user and other emulators whose `madvise` does nothing, macOS, systems before Linux

@@ -1,0 +1,177 @@
+//! A signal handled on an alternate signal stack (`SA_ONSTACK`) while a section holds key
+//! material: the kernel writes the interrupted registers at the top of that stack, and the
+//! section's end zeroes it there (`scalrand_os::signal::wipe_alternate_stack`), as it wipes
+//! the thread's own stack below it.
+//!
+//! Deterministic: inside an rseq refill (`__in_next_rseq_refill`, after the refill holds its
+//! key), a 16-byte marker stands in for key material: it is loaded into `xmm15`, and the
+//! thread signals itself in the same `asm!` block, so the frame the kernel writes on the
+//! alternate stack holds the marker. Once the read returns, the alternate stack must not. The
+//! same for a Fortuna read (both PRFs), whose every operation ends with its own wipe: there the
+//! signal is sent from the key observer (`__observe_keys`), which runs inside the read right
+//! after it derives its next key. The same signal sent outside any section shows that the
+//! frame lands there and that the search finds it.
+#![cfg(all(
+    feature = "std",
+    feature = "fortuna",
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu",
+    not(miri),
+    not(scalrand_loom)
+))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use scalrand_pool::chacha::__observe_keys;
+use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, ReadMode};
+use scalrand_pool::numa::{__in_next_rseq_refill, NodePools, Topology};
+
+/// Bytes of the alternate stack this test installs.
+const ALT: usize = 64 << 10;
+
+/// What stands in for key material in a register.
+static MARKER: [u8; 16] = *b"\x5c\xa1\x7a\x4d-alt-stk\xf0\x0d\xbe\x01";
+
+static HOOK_RAN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn nothing(_: libc::c_int) {}
+
+/// Loads the marker into `xmm15` and sends SIGUSR2 to this thread with `tgkill` in the same
+/// block: the signal is delivered on the system call's return, with the marker in the frame's
+/// register state. Then clears `xmm15`.
+fn signal_with_marker() {
+    // SAFETY: getpid and gettid have no preconditions.
+    let (pid, tid) = unsafe { (libc::getpid(), libc::gettid()) };
+    // SAFETY: loads 16 readable bytes, makes the tgkill(2) system call on this thread (its
+    // clobbers, rcx and r11 and rax, declared), clears the one vector register it used.
+    unsafe {
+        core::arch::asm!(
+            "movdqu xmm15, xmmword ptr [{m}]",
+            "syscall",
+            "pxor xmm15, xmm15",
+            m = in(reg) MARKER.as_ptr(),
+            inout("rax") libc::SYS_tgkill => _,
+            in("rdi") pid,
+            in("rsi") tid,
+            in("rdx") libc::SIGUSR2,
+            out("rcx") _,
+            out("r11") _,
+            out("xmm15") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Set to have the key observer signal once.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+fn on_key(_: &[u8; 32]) {
+    if ARMED.swap(false, Ordering::SeqCst) {
+        signal_with_marker();
+    }
+}
+
+fn in_refill() {
+    HOOK_RAN.store(true, Ordering::SeqCst);
+    signal_with_marker();
+}
+
+/// Whether the `ALT` bytes at `alt` hold the marker anywhere.
+fn holds_marker(alt: *const u8) -> bool {
+    let mut copy = vec![0u8; ALT];
+    // SAFETY: the alternate stack (a raw pointer: the kernel writes it behind the compiler's
+    // back), `ALT` bytes, into `copy`.
+    unsafe { core::ptr::copy_nonoverlapping(alt, copy.as_mut_ptr(), ALT) };
+    copy.windows(MARKER.len()).any(|w| w == MARKER)
+}
+
+/// A read of one of the generators.
+type Read<'a> = dyn Fn(&mut [u8]) + 'a;
+
+/// Zeroes the `ALT` bytes at `alt`.
+fn zero(alt: *mut u8) {
+    // SAFETY: the alternate stack, `ALT` bytes, not in use (no handler runs now).
+    unsafe { core::ptr::write_bytes(alt, 0, ALT) };
+}
+
+#[test]
+fn a_section_wipes_the_frame_its_signal_left_on_the_alternate_stack() {
+    if scalrand_os::cpu::rseq_cpu().is_none() {
+        eprintln!("not checked: no rseq here (no watch, no rseq refill)");
+        return;
+    }
+    assert!(scalrand_testkit::cpu::pin_to(0), "cannot pin to CPU 0");
+    let mut alt = vec![0u8; ALT];
+    let alt_ptr = alt.as_mut_ptr();
+    let new = libc::stack_t {
+        ss_sp: alt_ptr.cast(),
+        ss_flags: 0,
+        ss_size: ALT,
+    };
+    // SAFETY: an all-zero `stack_t` and `sigaction` are valid; installs `alt` (live until it
+    // is uninstalled below) as this thread's alternate stack, and a handler for SIGUSR2 that
+    // runs there.
+    let mut old: libc::stack_t = unsafe { core::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(libc::sigaltstack(&raw const new, &raw mut old), 0);
+        let mut sa: libc::sigaction = core::mem::zeroed();
+        sa.sa_sigaction = nothing as *const () as usize;
+        sa.sa_flags = libc::SA_ONSTACK | libc::SA_RESTART;
+        assert_eq!(
+            libc::sigaction(libc::SIGUSR2, &raw const sa, core::ptr::null_mut()),
+            0
+        );
+    }
+    // The control: outside any section, the frame lands on the alternate stack and stays.
+    signal_with_marker();
+    let control = holds_marker(alt_ptr);
+    zero(alt_ptr);
+    // Inside a refill: the first small read on CPU 0 refills its slot.
+    let pools = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
+    __in_next_rseq_refill(in_refill);
+    let mut buf = [0u8; 32];
+    pools.fill_bytes(&mut buf);
+    let ran = HOOK_RAN.load(Ordering::SeqCst);
+    let left = holds_marker(alt_ptr);
+    // Fortuna: the observer signals inside the read, after its next key is derived.
+    let aes = Fortuna::<Aes256Prf>::with_prf(ReadMode::Concurrent).unwrap();
+    let chacha = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Locked).unwrap();
+    __observe_keys(Some(on_key));
+    let mut fortuna_left = Vec::new();
+    let reads: [(&str, &Read); 2] = [
+        ("AES-256", &|b| aes.fill_bytes(b)),
+        ("ChaCha20", &|b| chacha.fill_bytes(b)),
+    ];
+    for (name, f) in reads {
+        zero(alt_ptr);
+        ARMED.store(true, Ordering::SeqCst);
+        f(&mut buf);
+        assert!(
+            !ARMED.load(Ordering::SeqCst),
+            "{name}: the observer did not run"
+        );
+        if holds_marker(alt_ptr) {
+            fortuna_left.push(name);
+        }
+    }
+    __observe_keys(None);
+    // SAFETY: `old` is what sigaltstack reported.
+    unsafe { libc::sigaltstack(&raw const old, core::ptr::null_mut()) };
+    drop(alt);
+    assert!(
+        control,
+        "the control signal's frame is not on the alternate stack"
+    );
+    assert!(ran, "rseq runs here, but no refill ran the hook");
+    assert!(
+        !left,
+        "the frame of a signal inside a refill is still on the alternate stack after the read"
+    );
+    assert!(
+        fortuna_left.is_empty(),
+        "the frame of a signal inside a Fortuna read is still on the alternate stack after it: {fortuna_left:?}"
+    );
+}
