@@ -17,6 +17,25 @@
 //! every call the stack the backend used is zeroed and the vector registers cleared, so no copy
 //! of a key or of unread keystream outlives the call outside the caller's own buffers.
 //!
+//! # Sections
+//!
+//! Inside this crate a backend runs only as a method of a section (`section.rs`), which the
+//! code gets only from the function that runs it and ends it on every path: the section's doc
+//! comment is the one statement of where key material may live and what its end erases. The
+//! backends' entry points are private to this module, so no other code of the crate, and no
+//! user, can run one and skip the erasure (the one exception is a `doc(hidden)` test hook
+//! that measures how deep the backends reach, which is not API):
+//!
+//! ```compile_fail
+//! use scalrand_pool::chacha::Rounds;
+//! // Private to `chacha`: only a section calls it.
+//! scalrand_pool::chacha::dispatch::keystream_unwiped(
+//!     &[7; 32], &[0; 3], 0, &mut [0; 64], Rounds::ChaCha20,
+//! );
+//! ```
+//!
+//! [`keystream`] and [`chacha20_block`] are the public ways in, each one section.
+//!
 //! # Source layout
 //!
 //! | file | holds |
@@ -25,7 +44,8 @@
 //! | `vocab.rs` | the RFC 8439 vocabulary: sizes, state words, [`Rounds`] and the types it becomes |
 //! | `block.rs` | the public block and keystream functions |
 //! | `derive.rs` | key derivation by fast key erasure: one step, a batch refill, a large read's one-use key and its chunking |
-//! | `dispatch.rs` | which backend runs ([`Backend`], [`backend`]), and the entry points that run one and then erase |
+//! | `dispatch.rs` | which backend runs ([`Backend`], [`backend`]), and its two entry points |
+//! | `section.rs` | the section type: the only caller of those entry points, and the contract of every stretch that holds key material |
 //! | `erasure.rs` | the stack wipe and its two depths, the vector-register clear, the test hook that observes derived keys |
 //! | `avx512.rs`, `avx2.rs`, `sse2.rs`, `neon.rs`, `portable.rs` | one backend each |
 //! | `tests.rs` | every backend against the `chacha20` crate, an independent scalar ChaCha and the Python reference's vectors |
