@@ -200,7 +200,10 @@ crate::cfg_rseq! {
         /// runs on it now (a section inside such a handler: its frames are on that stack,
         /// and [`wipe_stack`] reaches them). One `sigaltstack` system call: for a section
         /// whose [`Watch`] says a signal or a preemption came, which is rare; a thread with no
-        /// rseq area never knows, and this is not called there.
+        /// rseq area never knows, and this is not called there. An alternate stack must stay
+        /// writable memory while it is installed (the kernel writes a frame there on any
+        /// `SA_ONSTACK` signal): one whose memory was freed without `SS_DISABLE` would be
+        /// written here too.
         #[inline(never)]
         pub fn wipe_alternate_stack() {
             // SAFETY: an all-zero `stack_t` is valid; sigaltstack(2) with a null new stack
@@ -215,13 +218,23 @@ crate::cfg_rseq! {
             }
             let n = (frame_bytes() + HANDLER_BYTES + 64).min(ss.ss_size);
             let top = ss.ss_sp as usize + ss.ss_size;
-            for a in (top - n..top).step_by(8) {
-                // SAFETY: the thread's own alternate stack, installed and not in use by this
-                // thread (not `SS_ONSTACK`): writable memory of `ss_size` bytes from `ss_sp`
-                // that no live frame occupies. A handler that runs meanwhile writes its frame
-                // there and is gone before this goes on (the same thread). Volatile: the
-                // stores are dead to the compiler.
+            let start = top - n;
+            // Whole aligned words, and the bytes before and after them.
+            let (words_from, words_to) = ((start + 7) & !7, top & !7);
+            let bytes = (start..words_from.min(top)).chain(words_to.max(words_from)..top);
+            // Both loops: the thread's own alternate stack, installed and not in use
+            // by this thread (not `SS_ONSTACK`): `ss_size` bytes from `ss_sp` that must stay
+            // writable while installed (the kernel writes a frame there on any `SA_ONSTACK`
+            // signal) and that no live frame occupies. A handler that runs meanwhile writes
+            // its frame there and is gone before this goes on (the same thread). Word stores
+            // at aligned addresses; volatile: the stores are dead to the compiler.
+            for a in (words_from..words_to).step_by(8) {
+                // SAFETY: an aligned word of that stack (see above).
                 unsafe { core::ptr::write_volatile(a as *mut u64, 0) };
+            }
+            for a in bytes {
+                // SAFETY: a byte of that stack (see above).
+                unsafe { core::ptr::write_volatile(a as *mut u8, 0) };
             }
         }
     } else {
@@ -430,5 +443,42 @@ mod tests {
             }
         }
         (n, first)
+    }
+
+    /// The alternate-stack wipe zeroes exactly the top of an installed stack, at any
+    /// alignment, and all of a stack smaller than what it wipes, never a byte past it.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+    #[test]
+    fn the_alternate_stack_wipe_zeroes_its_top_and_nothing_else() {
+        // Odd sizes at an odd address: a stack smaller than the wipe (the kernel takes one
+        // of `AT_MINSIGSTKSZ` bytes), and a larger one.
+        for size in [frame_bytes() + 101, (16 << 10) + 6] {
+            let mut buf = std::vec![0xa5u8; size + 64];
+            // SAFETY: 3 + size <= size + 64 bytes of `buf`.
+            let sp = unsafe { buf.as_mut_ptr().add(3) };
+            let stack = libc::stack_t {
+                ss_sp: sp.cast(),
+                ss_flags: 0,
+                ss_size: size,
+            };
+            // SAFETY: all zero is a valid `stack_t`.
+            let mut old: libc::stack_t = unsafe { core::mem::zeroed() };
+            // SAFETY: installs `buf`'s bytes (live until it is uninstalled below) as this
+            // thread's alternate stack, keeping the one it replaces; no handler here uses it.
+            let rc = unsafe { libc::sigaltstack(&raw const stack, &raw mut old) };
+            assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+            wipe_alternate_stack();
+            // SAFETY: `old` is what sigaltstack reported.
+            unsafe { libc::sigaltstack(&raw const old, core::ptr::null_mut()) };
+            let n = (frame_bytes() + HANDLER_BYTES + 64).min(size);
+            let top = 3 + size;
+            for (i, &b) in buf.iter().enumerate() {
+                let want = if (top - n..top).contains(&i) { 0 } else { 0xa5 };
+                assert_eq!(
+                    b, want,
+                    "size {size}: byte {i} (top {top}, {n} bytes wiped)"
+                );
+            }
+        }
     }
 }
