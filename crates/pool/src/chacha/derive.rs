@@ -16,31 +16,31 @@ use zeroize::Zeroize;
 /// The old key is gone once this returns: nothing that comes later can recompute `out`.
 pub fn fast_key_erasure(key: &mut [u8; KEY_LEN], out: &mut [u8]) {
     let mut block = [0u8; BLOCK_LEN];
-    fast_key_erasure_in(key, out, Rounds::ChaCha20, &mut block);
+    Section::run(|s| fast_key_erasure_in(s, key, out, Rounds::ChaCha20, &mut block));
 }
 
 /// [`fast_key_erasure`] with `rounds` rounds and the block computed in `block` (zeroed before
 /// this returns): the pools pass memory a fork child gets zeroed (a read's frame, the node
 /// pool's work block), so that no copy of the next key or of `out` sits in a stack local
-/// even for the moment between the block function and the copies. The vector registers are
-/// cleared after the last instruction that touches the block (the copies go through them).
+/// even for the moment between the block function and the copies. Runs in the caller's
+/// section `s`, whose end (after the caller's lock is released, so that no other reader
+/// waits on the wipe) clears the registers the copies went through.
 pub(crate) fn fast_key_erasure_in(
+    s: &mut Section,
     key: &mut [u8; KEY_LEN],
     out: &mut [u8],
     rounds: Rounds,
     block: &mut [u8; BLOCK_LEN],
 ) {
-    Section::run(|s| {
-        s.block(key, &[0; 3], 0, rounds, block);
-        key.copy_from_slice(&block[..KEY_LEN]);
-        let n = out.len().min(BLOCK_LEN - KEY_LEN);
-        out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
-        block.zeroize();
-        observe_key(key);
-        if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
-            observe_key(k);
-        }
-    });
+    s.block(key, &[0; 3], 0, rounds, block);
+    key.copy_from_slice(&block[..KEY_LEN]);
+    let n = out.len().min(BLOCK_LEN - KEY_LEN);
+    out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
+    block.zeroize();
+    observe_key(key);
+    if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
+        observe_key(k);
+    }
 }
 
 /// One batch refill with fast key erasure (Bernstein 2017): `batch` (longer than [`KEY_LEN`])

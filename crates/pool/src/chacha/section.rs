@@ -39,6 +39,10 @@ use super::vocab::{BLOCK_LEN, KEY_LEN, Nonce, Rounds};
 /// - [`Section::nested`] (Fortuna) ends with the registers cleared and its own frames
 ///   wiped only: every Fortuna operation ends with a wipe of its own, from a frame above,
 ///   as deep as a signal frame can reach (`fortuna::prf::wipe_below`).
+/// - **Locks**: a section that takes one of the pools' locks opens before it and ends after
+///   releasing it (the node key's derivation, a large read's key from its slot), so that its
+///   wipe, long when something interrupted it, holds up no other reader. A small read's batch
+///   refill still ends under its slot's lock, which only readers of the same CPU share.
 /// - A section is not `Send`: it ends on the thread it started on.
 #[must_use]
 pub(crate) struct Section {

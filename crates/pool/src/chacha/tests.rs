@@ -409,7 +409,9 @@ fn erasure_replaces_key() {
         let mut key = [1u8; 32];
         let b = chacha_block(&key, 0, &[0; 12], rounds);
         let mut out = [0u8; 40];
-        fast_key_erasure_in(&mut key, &mut out, rounds, &mut [0u8; BLOCK_LEN]);
+        super::Section::run(|s| {
+            fast_key_erasure_in(s, &mut key, &mut out, rounds, &mut [0u8; BLOCK_LEN])
+        });
         assert_eq!(key[..], b[..32]);
         assert_eq!(out[..32], b[32..]);
         assert_eq!(out[32..], [0u8; 8]);

@@ -120,12 +120,15 @@ impl NodePool {
     /// interrupted by a signal handler that reads. The caller may already hold a slot lock
     /// (lock order: slot, then node).
     pub(crate) fn try_derive(&self, out: &mut [u8; KEY_LEN]) -> Option<usize> {
-        let mut g = self.key.lock_bounded(LOCK_ATTEMPTS)?;
-        let generation = g.with(|nk| {
-            fast_key_erasure_in(&mut nk.key, out, Rounds::ChaCha20, &mut nk.work);
-            nk.generation
-        });
-        drop(g);
+        // The section ends after the lock is dropped: its wipe (the long one, with a
+        // system call, when something interrupted it) holds up no other reader.
+        let generation = Section::run(|s| {
+            let mut g = self.key.lock_bounded(LOCK_ATTEMPTS)?;
+            Some(g.with(|nk| {
+                fast_key_erasure_in(s, &mut nk.key, out, Rounds::ChaCha20, &mut nk.work);
+                nk.generation
+            }))
+        })?;
         self.derivations.fetch_add(1, Ordering::Relaxed);
         Some(generation)
     }
@@ -133,12 +136,13 @@ impl NodePool {
     /// [`try_derive`](Self::try_derive) waiting as long as it takes: only where no read can
     /// interrupt a holder (building the pools).
     pub(crate) fn derive(&self, out: &mut [u8; KEY_LEN]) -> usize {
-        let mut g: LockGuard<'_, NodeKey> = self.key.lock();
-        let generation = g.with(|nk| {
-            fast_key_erasure_in(&mut nk.key, out, Rounds::ChaCha20, &mut nk.work);
-            nk.generation
+        let generation = Section::run(|s| {
+            let mut g: LockGuard<'_, NodeKey> = self.key.lock();
+            g.with(|nk| {
+                fast_key_erasure_in(s, &mut nk.key, out, Rounds::ChaCha20, &mut nk.work);
+                nk.generation
+            })
         });
-        drop(g);
         self.derivations.fetch_add(1, Ordering::Relaxed);
         generation
     }
