@@ -39,8 +39,14 @@ fn limit() -> Option<Duration> {
     }
 }
 
-/// Waits for `child` to end; past `limit`, kills it and every process it started.
+/// Waits for `child` to end; past `limit`, kills it and every process it started. Without a
+/// limit, a plain wait; with one, polls (every 1 ms at first, then less often, up to 100 ms:
+/// short commands are not held up by the poll).
 fn wait_limited(label: &str, child: &mut Child, started: Instant) -> Result<ExitStatus> {
+    if limit().is_none() {
+        return child.wait().map_err(|e| format!("[{label}] waiting: {e}"));
+    }
+    let mut pause = Duration::from_millis(1);
     loop {
         if let Some(status) = child
             .try_wait()
@@ -58,7 +64,8 @@ fn wait_limited(label: &str, child: &mut Child, started: Instant) -> Result<Exit
                 l.as_secs()
             ));
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
     }
 }
 

@@ -12,7 +12,9 @@ pub fn chacha20_block(key: &[u8; KEY_LEN], counter: u32, nonce: &[u8; 12]) -> [u
     chacha_block(key, counter, nonce, Rounds::ChaCha20)
 }
 
-/// The block function with `rounds` rounds (RFC 8439 §2.3 with 8, 12 or 20 rounds).
+/// The block function with `rounds` rounds (RFC 8439 §2.3 with 8, 12 or 20 rounds). Not
+/// inlined: its section's end wipes below this frame.
+#[inline(never)]
 pub(crate) fn chacha_block(
     key: &[u8; KEY_LEN],
     counter: u32,
@@ -20,20 +22,9 @@ pub(crate) fn chacha_block(
     rounds: Rounds,
 ) -> [u8; BLOCK_LEN] {
     let mut out = [0u8; BLOCK_LEN];
-    block_in_section(key, &nonce_words(nonce), counter, rounds, &mut out);
+    let nonce = nonce_words(nonce);
+    Section::run(|s| s.block(key, &nonce, counter, rounds, &mut out));
     out
-}
-
-/// One block in a section of its own, not inlined: the section's end wipes below this frame.
-#[inline(never)]
-fn block_in_section(
-    key: &[u8; KEY_LEN],
-    nonce: &Nonce,
-    counter: u32,
-    rounds: Rounds,
-    out: &mut [u8; BLOCK_LEN],
-) {
-    Section::run(|s| s.block(key, nonce, counter, rounds, out));
 }
 
 /// The nonce as state words 13..15 (little-endian).

@@ -154,7 +154,7 @@ cpufeatures::new!(aesni_cpuid, "aes", "sse2");
 /// this crate's own code (AES-NI here), that depth is `chacha::FORTUNA_WIPE_DEPTH_OWN`;
 /// elsewhere the larger `chacha::FORTUNA_WIPE_DEPTH`.
 #[inline]
-pub(crate) fn wipe_below() {
+fn wipe_below() {
     // Registers first: a signal delivered during the wipe then saves none that holds a key.
     crate::chacha::clear_vector_registers();
     if have_aesni() {

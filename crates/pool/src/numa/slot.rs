@@ -294,22 +294,38 @@ impl Slot {
         mut bulk: Option<&mut OneReadKey>,
         fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
     ) -> Result<Option<Served>, NumaError> {
+        // Under the slot lock: the key refreshed if stale, then a large read's one-read key
+        // derived (in the section it is given) or a small read served from the batch. `None`
+        // if the lock was held.
+        let locked = |bulk: Option<(&mut Section, &mut OneReadKey)>| -> Result<_, NumaError> {
+            let Some(mut guard) = self.state.try_lock_tagged(tag) else {
+                return Ok(None);
+            };
+            let served = guard.with(|s| {
+                let src = s.refresh_if_stale(node, generation, fresh_key)?;
+                match bulk {
+                    Some((sec, k)) => {
+                        let (key, block) = (&mut k.key, &mut k.block0);
+                        fast_key_erasure_in(sec, &mut s.key, key, Rounds::ChaCha20, block);
+                    }
+                    None => s.take(dest, rounds),
+                }
+                let check_schedule = s.schedule.count(1, dest.len());
+                Ok::<_, NumaError>(Served {
+                    src,
+                    check_schedule,
+                })
+            })?;
+            self.count_read();
+            drop(guard);
+            Ok(Some(served))
+        };
         // A large read's key derivation runs in a section that ends after the slot lock is
         // dropped (its wipe holds up no other reader of this CPU); a small read's batch
         // refills run sections of their own.
         let locked = match bulk.as_deref_mut() {
-            Some(k) => Section::run(|sec| {
-                self.locked_part(
-                    tag,
-                    node,
-                    generation,
-                    dest,
-                    rounds,
-                    Some((sec, k)),
-                    fresh_key,
-                )
-            }),
-            None => self.locked_part(tag, node, generation, dest, rounds, None, fresh_key),
+            Some(k) => Section::run(|sec| locked(Some((sec, k)))),
+            None => locked(None),
         }?;
         let Some(served) = locked else {
             return Ok(None);
@@ -319,49 +335,6 @@ impl Slot {
             fill_erasing(k, dest, rounds);
         }
         Ok(Some(served))
-    }
-
-    /// The part of [`read`](Self::read) under the slot lock: the key refreshed if stale, then
-    /// a large read's one-read key derived (`bulk`, in the caller's section) or a small read
-    /// served from the batch. `None` if the lock was held.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn locked_part(
-        &self,
-        tag: usize,
-        node: usize,
-        generation: &AtomicUsize,
-        dest: &mut [u8],
-        rounds: Rounds,
-        bulk: Option<(&mut Section, &mut OneReadKey)>,
-        fresh_key: impl FnOnce(&mut [u8; KEY_LEN]) -> Result<usize, NumaError>,
-    ) -> Result<Option<Served>, NumaError> {
-        let Some(mut guard) = self.state.try_lock_tagged(tag) else {
-            return Ok(None);
-        };
-        let r = guard.with(|s| {
-            let src = s.refresh_if_stale(node, generation, fresh_key)?;
-            match bulk {
-                Some((sec, k)) => {
-                    fast_key_erasure_in(
-                        sec,
-                        &mut s.key,
-                        &mut k.key,
-                        Rounds::ChaCha20,
-                        &mut k.block0,
-                    );
-                }
-                None => s.take(dest, rounds),
-            }
-            let check_schedule = s.schedule.count(1, dest.len());
-            Ok::<_, NumaError>(Served {
-                src,
-                check_schedule,
-            })
-        })?;
-        self.count_read();
-        drop(guard);
-        Ok(Some(r))
     }
 }
 
