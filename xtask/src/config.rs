@@ -133,11 +133,13 @@ pub const BACKEND_TESTS: &[&str] = &[
     "fortuna_kat",
     "fortuna_fork",
     "fork_mid_read",
+    "fork_key_search",
     "fork_in_handler",
     "key_registers",
     "stack_every_step",
     "signal_frames",
     "signal_storm",
+    "alt_stack_frames",
 ];
 
 /// The [`BACKEND_TESTS`] that run again, in release, with the default backend: those whose
@@ -147,6 +149,7 @@ pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "backend_frames",
     "numa_erasure",
     "fork_mid_read",
+    "fork_key_search",
     // In full here; the `test` step runs a sample of it unoptimised.
     "fork_in_handler",
     // Optimised builds only (the race needs the read rate); no backend of its own.
@@ -155,6 +158,7 @@ pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "stack_every_step",
     "signal_frames",
     "signal_storm",
+    "alt_stack_frames",
 ];
 
 /// Packages whose tests also run against the newest semver-compatible dependencies (a copy

@@ -1,16 +1,19 @@
 //! A signal handled on an alternate signal stack (`SA_ONSTACK`) while a section holds key
 //! material: the kernel writes the interrupted registers at the top of that stack, and the
 //! section's end zeroes it there (`scalrand_os::signal::wipe_alternate_stack`), as it wipes
-//! the thread's own stack below it.
+//! the thread's own stack below it: with rseq when the section's watch saw the signal, and
+//! without rseq (nothing can tell) at the end of every section.
 //!
-//! Deterministic: inside an rseq refill (`__in_next_rseq_refill`, after the refill holds its
-//! key), a 16-byte marker stands in for key material: it is loaded into `xmm15`, and the
-//! thread signals itself in the same `asm!` block, so the frame the kernel writes on the
-//! alternate stack holds the marker. Once the read returns, the alternate stack must not. The
-//! same for a Fortuna read (both PRFs), whose every operation ends with its own wipe: there the
-//! signal is sent from the key observer (`__observe_keys`), which runs inside the read right
-//! after it derives its next key. The same signal sent outside any section shows that the
-//! frame lands there and that the search finds it.
+//! Deterministic: inside a section, a 16-byte marker stands in for key material: it is loaded
+//! into `xmm15`, and the thread signals itself in the same `asm!` block, so the frame the
+//! kernel writes on the alternate stack holds the marker. Once the read returns, the
+//! alternate stack must not. The signal is sent from the key observer (`__observe_keys`),
+//! which runs inside a read right after it derives a key: node pools' small reads (a batch
+//! refill) and 4 KiB reads (a one-read key), and Fortuna reads with both PRFs, whose every
+//! operation ends with its own wipe; with rseq, also from inside an rseq refill
+//! (`__in_next_rseq_refill`, after the refill holds its key). The same signal sent outside
+//! any section shows that the frame lands there and that the search finds it. Each check runs
+//! on a thread with an rseq area and on one whose area is unregistered.
 #![cfg(all(
     feature = "std",
     feature = "fortuna",
@@ -22,6 +25,8 @@
 ))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+use std::cell::Cell;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use scalrand_pool::chacha::__observe_keys;
@@ -64,11 +69,13 @@ fn signal_with_marker() {
     }
 }
 
-/// Set to have the key observer signal once.
-static ARMED: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Set to have the key observer signal this thread once.
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
 
 fn on_key(_: &[u8; 32]) {
-    if ARMED.swap(false, Ordering::SeqCst) {
+    if ARMED.with(|a| a.replace(false)) {
         signal_with_marker();
     }
 }
@@ -96,13 +103,21 @@ fn zero(alt: *mut u8) {
     unsafe { core::ptr::write_bytes(alt, 0, ALT) };
 }
 
-#[test]
-fn a_section_wipes_the_frame_its_signal_left_on_the_alternate_stack() {
-    if scalrand_os::cpu::rseq_cpu().is_none() {
-        eprintln!("not checked: no rseq here (no watch, no rseq refill)");
-        return;
-    }
-    assert!(scalrand_testkit::cpu::pin_to(0), "cannot pin to CPU 0");
+/// The two tests share the key observer and SIGUSR2's disposition: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What one thread found: whether the control's frame was on the alternate stack, and the
+/// reads after which the marker still was.
+struct Found {
+    control: bool,
+    left: Vec<&'static str>,
+}
+
+/// On the calling thread: installs a 64 KiB alternate stack and a SIGUSR2 handler that runs
+/// there, sends the control signal, then signals from inside each read (through the key
+/// observer; with `refill_hook`, the first small read's rseq refill too) and reports after
+/// which reads the marker stayed on the alternate stack.
+fn signal_inside_each_read(refill_hook: bool) -> Found {
     let mut alt = vec![0u8; ALT];
     let alt_ptr = alt.as_mut_ptr();
     let new = libc::stack_t {
@@ -128,50 +143,101 @@ fn a_section_wipes_the_frame_its_signal_left_on_the_alternate_stack() {
     // The control: outside any section, the frame lands on the alternate stack and stays.
     signal_with_marker();
     let control = holds_marker(alt_ptr);
-    zero(alt_ptr);
-    // Inside a refill: the first small read on CPU 0 refills its slot.
-    let pools = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
-    __in_next_rseq_refill(in_refill);
-    let mut buf = [0u8; 32];
-    pools.fill_bytes(&mut buf);
-    let ran = HOOK_RAN.load(Ordering::SeqCst);
-    let left = holds_marker(alt_ptr);
-    // Fortuna: the observer signals inside the read, after its next key is derived.
+    let mut left = Vec::new();
+    let mut buf = vec![0u8; 4096];
+    if refill_hook {
+        // Inside an rseq refill: the first small read on this CPU refills its slot.
+        zero(alt_ptr);
+        let pools = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
+        HOOK_RAN.store(false, Ordering::SeqCst);
+        __in_next_rseq_refill(in_refill);
+        pools.fill_bytes(&mut buf[..32]);
+        assert!(
+            HOOK_RAN.load(Ordering::SeqCst),
+            "rseq runs here, but no refill ran the hook"
+        );
+        if holds_marker(alt_ptr) {
+            left.push("rseq refill");
+        }
+    }
+    // From the key observer, inside each read, after it derives a key.
+    let small = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
+    let large = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
+    large.fill_bytes(&mut buf[..32]);
     let aes = Fortuna::<Aes256Prf>::with_prf(ReadMode::Concurrent).unwrap();
     let chacha = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Locked).unwrap();
     __observe_keys(Some(on_key));
-    let mut fortuna_left = Vec::new();
-    let reads: [(&str, &Read); 2] = [
-        ("AES-256", &|b| aes.fill_bytes(b)),
-        ("ChaCha20", &|b| chacha.fill_bytes(b)),
+    let reads: [(&'static str, &Read); 4] = [
+        ("node pools 32 B (a batch refill)", &|b| {
+            small.fill_bytes(&mut b[..32])
+        }),
+        ("node pools 4 KiB (a one-read key)", &|b| {
+            large.fill_bytes(b)
+        }),
+        ("Fortuna AES-256", &|b| aes.fill_bytes(&mut b[..32])),
+        ("Fortuna ChaCha20", &|b| chacha.fill_bytes(&mut b[..32])),
     ];
     for (name, f) in reads {
         zero(alt_ptr);
-        ARMED.store(true, Ordering::SeqCst);
+        ARMED.with(|a| a.set(true));
         f(&mut buf);
-        assert!(
-            !ARMED.load(Ordering::SeqCst),
-            "{name}: the observer did not run"
-        );
+        assert!(!ARMED.with(Cell::get), "{name}: the observer did not run");
         if holds_marker(alt_ptr) {
-            fortuna_left.push(name);
+            left.push(name);
         }
     }
     __observe_keys(None);
     // SAFETY: `old` is what sigaltstack reported.
     unsafe { libc::sigaltstack(&raw const old, core::ptr::null_mut()) };
     drop(alt);
+    Found { control, left }
+}
+
+fn check(found: &Found, thread: &str) {
     assert!(
-        control,
-        "the control signal's frame is not on the alternate stack"
-    );
-    assert!(ran, "rseq runs here, but no refill ran the hook");
-    assert!(
-        !left,
-        "the frame of a signal inside a refill is still on the alternate stack after the read"
+        found.control,
+        "{thread}: the control signal's frame is not on the alternate stack"
     );
     assert!(
-        fortuna_left.is_empty(),
-        "the frame of a signal inside a Fortuna read is still on the alternate stack after it: {fortuna_left:?}"
+        found.left.is_empty(),
+        "{thread}: the frame of a signal inside these reads is still on the alternate stack after them: {:?}",
+        found.left
     );
+}
+
+#[test]
+fn with_rseq_a_section_wipes_the_frame_its_signal_left_on_the_alternate_stack() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if scalrand_os::cpu::rseq_cpu().is_none() {
+        eprintln!("not checked: no rseq here (no watch, no rseq refill)");
+        return;
+    }
+    let found = std::thread::spawn(|| {
+        assert!(scalrand_testkit::cpu::pin_to(0), "cannot pin to CPU 0");
+        signal_inside_each_read(true)
+    })
+    .join()
+    .unwrap();
+    check(&found, "a thread with rseq");
+}
+
+#[test]
+fn without_rseq_every_section_wipes_the_top_of_the_alternate_stack() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let found = std::thread::spawn(|| {
+        // A thread glibc registered no area for (or none at all here) is the same case.
+        let _ = scalrand_testkit::rseq::unregister_rseq();
+        assert!(
+            scalrand_os::cpu::rseq_cpu().is_none(),
+            "this thread still has an rseq area"
+        );
+        signal_inside_each_read(false)
+    })
+    .join()
+    .unwrap();
+    check(&found, "a thread without rseq");
 }

@@ -109,7 +109,11 @@ extern "C" fn on_signal(_: libc::c_int) {
     }
     // The interrupted thread holds no allocator lock (see the module docs), so libc's fork
     // cannot deadlock on it.
-    let pid = if k % 2 == 0 { libc_fork() } else { raw_fork() };
+    let pid = if k.is_multiple_of(2) {
+        libc_fork()
+    } else {
+        raw_fork()
+    };
     if pid == 0 {
         // SAFETY: alarm(2) only arms this process's timer.
         unsafe { libc::alarm(CHILD_ALARM_SECS) };

@@ -4,9 +4,9 @@
 //! repeated across a vector's lanes). A fork from another thread at that instruction would
 //! hand the child whatever is found.
 //!
-//! Nothing is allowed, on every x86_64 backend (AVX-512, AVX2, SSE2) and for AES-NI: each
-//! keeps a pass's state in registers. Only the portable backend, forced, may spill (see
-//! [`Allow`]), as the pools' docs say.
+//! Nothing is allowed, on every backend (AVX-512, AVX2, SSE2, portable) and for AES-NI: the
+//! SIMD backends and AES-NI keep a pass's state in registers, the portable backend in a
+//! frame of wipe-on-fork memory.
 //!
 //! Covered: Fortuna's reads in both modes with both PRFs (the reader key and the next
 //! generator key of a Concurrent read, the new generator key of a Locked one), and the node
@@ -28,22 +28,12 @@
 ))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
-use scalrand_pool::chacha::{__observe_keys, Backend, backend};
+use scalrand_pool::chacha::{__observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Topology};
 use scalrand_testkit::trace::{Marks, Traced, scan_every_step};
 
-/// What a read may leave on its stack while it runs, as the pools' and Fortuna's "Fork
-/// safety" docs say: nothing, where every cipher call keeps its state in registers (AES-NI,
-/// and every x86_64 ChaCha backend); the portable backend, 16 state words in 15 general
-/// registers, may spill key words, so a read that runs ChaCha is not checked there.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Allow {
-    Nothing,
-    PortableSpills,
-}
-
-fn check(name: &str, t: &Traced, allow: Allow) {
+fn check(name: &str, t: &Traced) {
     eprintln!(
         "{name} on {:?}: {} keys, {} instructions, {} hits ({} key halves) {:?}",
         backend(),
@@ -54,15 +44,11 @@ fn check(name: &str, t: &Traced, allow: Allow) {
         t.hits.first()
     );
     assert!(t.keys > 0 && t.steps > 100, "{name}: nothing was traced");
-    let bad = match allow {
-        Allow::Nothing => t.hit_count,
-        Allow::PortableSpills if backend() == Backend::Portable => 0,
-        Allow::PortableSpills => t.hit_count,
-    };
     assert!(
-        bad == 0,
-        "{name} on {:?}: a key piece on the stack at {bad} instructions: {:#?}, halves {:#?}",
+        t.hit_count == 0,
+        "{name} on {:?}: a key piece on the stack at {} instructions: {:#?}, halves {:#?}",
         backend(),
+        t.hit_count,
         t.hits,
         t.halves
     );
@@ -82,13 +68,7 @@ fn fortuna<P: Prf>(mode: ReadMode, len: usize) {
         m.stop();
     };
     let t = scan_every_step(__observe_keys, &work);
-    // AES-256 with AES-NI runs no ChaCha.
-    let allow = if P::NAME == "AES-256" {
-        Allow::Nothing
-    } else {
-        Allow::PortableSpills
-    };
-    check(&format!("Fortuna {} {mode:?} {len} B", P::NAME), &t, allow);
+    check(&format!("Fortuna {} {mode:?} {len} B", P::NAME), &t);
 }
 
 /// Without AES-NI the `aes` crate serves, which keeps round keys in its own frame (the docs'
@@ -135,13 +115,7 @@ fn pools(len: usize, all_slots_busy: bool) {
     };
     let t = scan_every_step(__observe_keys, &work);
     let path = if all_slots_busy { "node" } else { "slot" };
-    // A slot read of a batch already made runs no ChaCha.
-    let allow = if len <= 256 && !all_slots_busy {
-        Allow::Nothing
-    } else {
-        Allow::PortableSpills
-    };
-    check(&format!("NodePools {path} {len} B"), &t, allow);
+    check(&format!("NodePools {path} {len} B"), &t);
 }
 
 #[test]

@@ -16,8 +16,8 @@
 //! The x86_64 backends keep a pass's state in registers (the AVX2 and SSE2 passes are one
 //! assembly block each, AVX2's eight-block passes with words 0..3 in a spill frame of
 //! wipe-on-fork memory; AVX-512 has 32 registers for its 16 state words) and store each block
-//! straight into `dest`; the portable backend spills part of its state into its own
-//! stack frame. The section every call runs in ends by clearing the vector registers and
+//! straight into `dest`; the portable backend keeps its state in a frame of wipe-on-fork
+//! memory and loads and stores it around each quarter round. The section every call runs in ends by clearing the vector registers and
 //! zeroing the stack below its caller to a depth measured per backend ([`WIPE_DEPTH`](super::erasure::WIPE_DEPTH),
 //! checked by `tests/numa_erasure.rs`), so no key word, round state or unread keystream is left behind for a
 //! fork child, a later stack frame or a signal frame to find.

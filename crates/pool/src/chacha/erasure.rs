@@ -22,8 +22,7 @@ pub(crate) const WIPE_DEPTH: usize = 64 * 1024;
 /// caller: the section's frames ([`WIPE_DEPTH`] deep at most) when `w` says nothing
 /// interrupted the thread and `interrupted` (a restartable sequence's abort) is false, else
 /// as far below them as a signal frame written while they ran can reach
-/// ([`scalrand_os::signal::wipe_stack`]), and, when an armed watch says something did
-/// interrupt the section, the top of the thread's alternate signal stack
+/// ([`scalrand_os::signal::wipe_stack`]) and the top of the thread's alternate signal stack
 /// ([`scalrand_os::signal::wipe_alternate_stack`]). Not inlined: the wipes start right below its frame,
 /// which sits where the section's callees' frames began.
 #[inline(never)]
@@ -33,11 +32,9 @@ pub(super) fn end_section(w: &scalrand_os::signal::Watch, interrupted: bool) {
         wipe_own_frames();
     } else {
         scalrand_os::signal::wipe_stack(WIPE_DEPTH);
-        if w.armed() {
-            // Something did interrupt the section: its handler may have run on the
-            // alternate stack.
-            scalrand_os::signal::wipe_alternate_stack();
-        }
+        // Something did interrupt the section (or, with no watch armed, may have): a handler
+        // may have run on the alternate stack.
+        scalrand_os::signal::wipe_alternate_stack();
     }
 }
 

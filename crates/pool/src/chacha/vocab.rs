@@ -114,16 +114,3 @@ pub(crate) fn each_pass(
     }
     ctr
 }
-
-/// The 16 input words of RFC 8439 §2.3.
-#[inline(always)]
-pub(crate) fn state_words(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32) -> [u32; 16] {
-    let mut w = [0u32; 16];
-    w[..4].copy_from_slice(&CONSTANTS);
-    for (o, b) in w[4..12].iter_mut().zip(key.chunks_exact(4)) {
-        *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
-    w[12] = counter;
-    w[13..].copy_from_slice(nonce);
-    w
-}

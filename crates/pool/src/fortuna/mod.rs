@@ -164,10 +164,10 @@
 //! `AT_MINSIGSTKSZ` and the start of a handler: [`scalrand_os::signal::wipe_stack`]), so a
 //! signal delivered while a key was in the registers leaves no key on the thread's stack
 //! (`tests/signal_frames.rs`, `tests/signal_storm.rs`). A handler on an alternate stack
-//! (`SA_ONSTACK`) gets its frame there: where an rseq watch armed for the operation says a
-//! signal came (Linux x86_64, glibc 2.35 and later), the operation's end zeroes the top of
-//! that stack too (`tests/alt_stack_frames.rs`); elsewhere nothing wipes it (the node pools'
-//! "Fork safety" says what was found).
+//! (`SA_ONSTACK`) gets its frame there: unless an rseq watch armed for the operation says no
+//! signal came (Linux x86_64, glibc 2.35 and later; elsewhere nothing can tell), the
+//! operation's end zeroes the top of that stack too (`tests/alt_stack_frames.rs`,
+//! `tests/signal_frames.rs`).
 //!
 //! Where the kernel cannot wipe, the parent's K and C, and the frames of the reads in flight
 //! at the fork, stay in a child's memory until its first read (no handler runs at `fork()`).

@@ -166,15 +166,16 @@ fn wipe_below() {
 
 /// Runs a Fortuna operation `f`, whose key-holding frames lie below this one, then erases
 /// what it left: [`wipe_below`] (registers, then the stack as deep as an operation and a
-/// signal frame reach), and, when a watch armed before `f` says a signal or a preemption came
-/// meanwhile, the top of the thread's alternate signal stack, where a handler installed with
-/// `SA_ONSTACK` wrote its frame (`scalrand_os::signal::wipe_alternate_stack`).
+/// signal frame reach), and, unless a watch armed before `f` says no signal or preemption came
+/// meanwhile (with no rseq area none can), the top of the thread's alternate signal stack,
+/// where a handler installed with `SA_ONSTACK` wrote its frame
+/// (`scalrand_os::signal::wipe_alternate_stack`).
 #[inline(always)]
 pub(crate) fn wiped<R>(f: impl FnOnce() -> R) -> R {
     let w = scalrand_os::signal::watch();
     let r = f();
     wipe_below();
-    if w.armed() && !w.quiet() {
+    if !w.quiet() {
         scalrand_os::signal::wipe_alternate_stack();
     }
     r

@@ -169,14 +169,14 @@
 //! no piece of any key on the thread's stack after the read; `tests/signal_storm.rs` sends a
 //! signal every 0.5 to 5 µs to a thread that reads with rseq on, and finds none when it
 //! stops. A handler on an alternate stack (`sigaltstack`, `SA_ONSTACK`) gets its frame
-//! there: a section whose rseq watch says something interrupted it also zeroes the top of
-//! that stack ([`scalrand_os::signal::wipe_alternate_stack`]; `tests/alt_stack_frames.rs`
-//! signals inside a refill with a marker in a register and finds none of it there after the
-//! read). What remains: that frame where no watch is armed (no rseq: other systems, glibc
-//! before 2.35, rseq switched off; with the handler on a 64 KiB alternate stack, 5 to 17 of
-//! 32 signals spread over a read under `ptrace`, which runs without rseq, left a key piece
-//! there); a handler that itself reaches deeper than 512 bytes below the frame leaves the
-//! registers it saves below the wipe.
+//! there: a section whose watch is not quiet (something interrupted it; without rseq, every
+//! section) also zeroes the top of that stack
+//! ([`scalrand_os::signal::wipe_alternate_stack`], one `sigaltstack` call, on every Unix
+//! target). `tests/alt_stack_frames.rs` signals inside refills and key derivations with a
+//! marker in a register, on a thread with rseq and on one without, and finds none of it there
+//! after the read; `tests/signal_frames.rs` runs its signals with the handler on an
+//! alternate stack too. What remains: a handler that itself reaches deeper than 512 bytes
+//! below the frame leaves the registers it saves below the wipe.
 //!
 //! What a child can still hold, per platform: where the OS offers no wipe-on-fork memory
 //! (qemu-user and other emulators whose `madvise` does nothing, macOS, systems before Linux
@@ -192,9 +192,12 @@
 //! eight-block passes keep words 0..3 in a spill frame of wipe-on-fork memory), reloads the key
 //! for the feed-forward and stores each block straight from the registers; every key derivation runs on the SSE2 pass for one block, which stores
 //! into the slot's or frame's memory. Blocks a last partial pass computes past the request
-//! stay in registers. The portable backend (other architectures, or forced) spills key words
-//! side by side to its frame for the length of a call; the NEON backend (aarch64) has 32
-//! vector registers for its 16 state words, but the step-by-step search runs on x86_64 only.
+//! stay in registers. The portable backend (other architectures, single blocks on aarch64, or
+//! forced) keeps its 16 state words in a frame of wipe-on-fork memory, loaded and stored
+//! around each quarter round, and reloads the key for the feed-forward (the step-by-step
+//! search runs on it forced on x86_64); the NEON backend (aarch64) has 32 vector registers for
+//! its 16 state words, and `tests/backend_frames.rs` finds no key piece in the stack its calls
+//! leave (under qemu-user; the step-by-step search runs on x86_64 only).
 //! Builds without
 //! optimisation copy key words into stack temporaries for the length of each call (a fork
 //! landing in one finds them): ship optimised builds. A core dump taken during a read holds
