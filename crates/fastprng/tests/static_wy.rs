@@ -4,13 +4,7 @@
 //! under a signal storm that aborts thousands of sections (each restart must recompute from
 //! the committed state); and a child forked by `fork()` or by a raw `SYS_fork` (no atfork
 //! handler runs) on the same CPU does not continue its parent's stream.
-#![cfg(all(
-    feature = "std",
-    target_os = "linux",
-    target_arch = "x86_64",
-    target_env = "gnu",
-    not(miri)
-))]
+#![cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;

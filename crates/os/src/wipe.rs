@@ -107,6 +107,13 @@ impl<T: ZeroValid> WipeOnFork<T> {
 
 cfg_wipe_on_fork! {
     if {
+        /// Whether this build maps wipe-on-fork memory itself (Linux, Android, FreeBSD,
+        /// OpenBSD with `std`, outside miri and loom): then [`WipeOnFork::new`], and a new
+        /// level of [`Scratch`](crate::scratch::Scratch) frames, take no allocator lock. Where
+        /// it is false they come from the heap. Whether a given kernel wipes the memory is
+        /// still asked at run time ([`WipeOnFork::wipes_on_fork`]).
+        pub const OWN_MAPPINGS: bool = true;
+
         mod mapped {
         use super::{WipeOnFork, ZeroValid};
 
@@ -186,6 +193,10 @@ cfg_wipe_on_fork! {
         }
         }
     } else {
+        /// Whether this build maps wipe-on-fork memory itself: not here (see the mapping
+        /// build's version); every `WipeOnFork` lives on the heap.
+        pub const OWN_MAPPINGS: bool = false;
+
         /// No memory the kernel wipes here: every `WipeOnFork` lives on the heap.
         mod mapped {
             use super::{WipeOnFork, ZeroValid};

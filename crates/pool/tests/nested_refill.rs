@@ -9,13 +9,7 @@
 //! would take too (the kernel hands the child every frame zeroed, hence free). Where the
 //! restartable-sequence path does not run (no rseq, no wipe-on-fork memory), there is no
 //! such refill and the test says so.
-#![cfg(all(
-    feature = "std",
-    target_os = "linux",
-    target_arch = "x86_64",
-    target_env = "gnu",
-    not(miri)
-))]
+#![cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::sync::OnceLock;

@@ -1,13 +1,7 @@
 //! The restartable-sequence read path of `NodePools` (small reads on Linux x86_64 with glibc's
 //! rseq): same bytes as the locked path, nothing handed out twice or left in memory, under
 //! preemption, migration and a storm of signals.
-#![cfg(all(
-    feature = "std",
-    target_os = "linux",
-    target_arch = "x86_64",
-    target_env = "gnu",
-    not(miri)
-))]
+#![cfg(all(feature = "std", target_os = "linux", not(miri), not(scalrand_loom)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::collections::HashSet;

@@ -22,7 +22,7 @@ pub mod maps;
 #[cfg(target_os = "linux")]
 pub mod midread;
 pub mod regs;
-#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+#[cfg(target_os = "linux")]
 pub mod rseq;
 #[cfg(target_os = "linux")]
 pub mod seccomp;

@@ -4,6 +4,7 @@
 /// Unregisters the calling thread's rseq area (glibc registered it with 32 bytes and its x86
 /// signature); afterwards the kernel leaves `cpu_id` at -1. `false` if the kernel refused or
 /// glibc has no rseq.
+#[cfg(all(target_arch = "x86_64", target_env = "gnu"))]
 pub fn unregister_rseq() -> bool {
     // SAFETY: dlsym with a NUL-terminated name; glibc defines the symbol as a constant.
     let off = unsafe {
@@ -21,4 +22,12 @@ pub fn unregister_rseq() -> bool {
     // (the kernel checks them). Code that runs restartable sequences checks `cpu_id`, which
     // now reads -1, before starting one.
     unsafe { libc::syscall(libc::SYS_rseq, area, 32u32, 1i32, 0x5305_3053u32) == 0 }
+}
+
+/// Where scalrand runs no restartable sequences (every target but x86_64 with glibc: see
+/// `scalrand_os::cpu::rseq_cpu`), every thread already takes the paths of a thread without an
+/// rseq registration: nothing to take away, and `true`.
+#[cfg(not(all(target_arch = "x86_64", target_env = "gnu")))]
+pub fn unregister_rseq() -> bool {
+    true
 }

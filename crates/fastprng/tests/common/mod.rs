@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses part of it
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-// The signal storm's (Linux x86_64 with glibc only, as the rseq fast path).
-#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+// The signal storm's (Linux; whether rseq runs is asked at run time).
+#[cfg(target_os = "linux")]
 use std::{
     sync::{Barrier, atomic::AtomicBool},
     time::{Duration, Instant},
@@ -21,7 +21,7 @@ impl Drop for Done<'_> {
     }
 }
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+#[cfg(target_os = "linux")]
 pub use scalrand_testkit::cpu::allowed_cpus;
 
 /// Order-independent fingerprint of a multiset of outputs: count, wrapping sum, and wrapping
@@ -58,7 +58,7 @@ impl Multiset {
 /// Every worker calls `step` (which must take the rseq path: `on_rseq` says so) and the
 /// outputs' multiset is returned with the number of aborts; the caller asserts enough aborts
 /// and compares the multiset with the slots' streams.
-#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+#[cfg(target_os = "linux")]
 pub fn signal_storm(
     restarts: &(dyn Fn() -> u64 + Sync),
     on_rseq: &(dyn Fn() -> bool + Sync),
