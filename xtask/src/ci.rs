@@ -52,9 +52,11 @@ fn run_step(step: Step) -> Result {
         Step::Test => {
             // The long campaigns run a sample unoptimised; `backends` runs them in full with
             // the default backend.
-            cargo(name, ["test", "--workspace", "--all-features"])
-                .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE))
-                .run()?;
+            steps::expect_rseq_here(
+                cargo(name, ["test", "--workspace", "--all-features"])
+                    .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
+            )
+            .run()?;
             // The memory scans with glibc's rseq registration off: no section is watched, so
             // every one ends with the wipe that reaches past a signal frame (in unoptimised
             // frames, which are the deepest).

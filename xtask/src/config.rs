@@ -116,6 +116,15 @@ pub const COMMAND_LIMIT_VAR: &str = "SCALRAND_CI_COMMAND_LIMIT_SECS";
 /// single steps, signals at spread instructions, handler forks at every read length.
 pub const CAMPAIGN_VAR: &str = "SCALRAND_CAMPAIGN";
 
+/// The variable that makes an rseq test fail where it finds no rseq path instead of skipping
+/// (`scalrand_testkit::rseq::nothing_to_check`): set for the native test runs with rseq on,
+/// on a machine whose glibc registers rseq ([`RSEQ_GLIBC`] and later, x86_64, where scalrand
+/// runs its restartable sequences).
+pub const EXPECT_RSEQ_VAR: &str = "SCALRAND_EXPECT_RSEQ";
+
+/// The first glibc that registers an rseq area for every thread.
+pub const RSEQ_GLIBC: (u32, u32) = (2, 35);
+
 /// Every trial: the default backend's release run of [`DEFAULT_BACKEND_RELEASE_TESTS`].
 pub const CAMPAIGN_FULL: &str = "full";
 

@@ -86,7 +86,7 @@ proptest! {
 )]
 fn rseq_path_is_bit_exact_on_a_pinned_cpu() {
     if scalrand_os::cpu::rseq_cpu().is_none() {
-        eprintln!("not checked: scalrand runs no restartable sequences here");
+        scalrand_testkit::rseq::nothing_to_check("PerCpu bit-exactness");
         return;
     }
     fn check<R: Xoroshiro128 + SeedableRng + Send>(seed: u64) {
@@ -224,7 +224,7 @@ fn exact_accounting(p: PerCpu<Xoroshiro128PlusPlus>, master: Xoroshiro128PlusPlu
 #[cfg_attr(miri, ignore = "signals and pthread_kill are outside miri")]
 fn signals_abort_sections_without_losing_or_repeating() {
     if scalrand_os::cpu::rseq_cpu().is_none() {
-        eprintln!("not checked: scalrand runs no restartable sequences here");
+        scalrand_testkit::rseq::nothing_to_check("PerCpu under signals");
         return;
     }
     let master = Xoroshiro128PlusPlus::seed_from_u64(14);

@@ -39,7 +39,7 @@ fn debug_hides_the_state() {
 )]
 fn rseq_step_is_bit_exact_on_a_pinned_cpu() {
     if scalrand_os::cpu::rseq_cpu().is_none() {
-        eprintln!("not checked: scalrand runs no restartable sequences here");
+        scalrand_testkit::rseq::nothing_to_check("PerCpuWyRand bit-exactness");
         return;
     }
     std::thread::scope(|s| {
@@ -182,7 +182,7 @@ fn bad_inputs() {
 #[cfg_attr(miri, ignore = "signals and pthread_kill are outside miri")]
 fn signals_abort_sections_without_losing_or_repeating() {
     if scalrand_os::cpu::rseq_cpu().is_none() {
-        eprintln!("not checked: scalrand runs no restartable sequences here");
+        scalrand_testkit::rseq::nothing_to_check("PerCpuWyRand under signals");
         return;
     }
     let mut p = PerCpuWyRand::new(WyRand::from_state(14)).unwrap();

@@ -7,6 +7,18 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+/// Keeps the items `$yes` where the predicate `$pred` holds and `$no` where it does not: the
+/// body that every `cfg_*!` macro of this crate shares, each naming its predicate once (not
+/// API: exported for `cfg_rseq!`'s expansion in other crates).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cfg_split {
+    ($pred:tt [$($yes:item)*] [$($no:item)*]) => {
+        $(#[cfg $pred] $yes)*
+        $(#[cfg(not $pred)] $no)*
+    };
+}
+
 /// Keeps the items of its first block where the kernel can hand a fork child memory zeroed
 /// (`madvise(MADV_WIPEONFORK)` on Linux and Android, `minherit` on FreeBSD and OpenBSD, with
 /// `std`, outside miri and loom), and those of its `else` block everywhere else: the one place
@@ -14,8 +26,7 @@ extern crate std;
 /// ([`fork::detection`]).
 macro_rules! cfg_wipe_on_fork {
     (if { $($yes:item)* } else { $($no:item)* }) => {
-        cfg_wipe_on_fork! {
-            @split
+        $crate::__cfg_split! {
             (all(
                 feature = "std",
                 any(
@@ -33,10 +44,6 @@ macro_rules! cfg_wipe_on_fork {
     };
     (if { $($yes:item)* }) => {
         cfg_wipe_on_fork! { if { $($yes)* } else {} }
-    };
-    (@split $pred:tt [$($yes:item)*] [$($no:item)*]) => {
-        $(#[cfg $pred] $yes)*
-        $(#[cfg(not $pred)] $no)*
     };
 }
 

@@ -31,8 +31,7 @@
 #[macro_export]
 macro_rules! cfg_rseq {
     (if { $($yes:item)* } else { $($no:item)* }) => {
-        $crate::cfg_rseq! {
-            @split
+        $crate::__cfg_split! {
             (all(
                 feature = "std",
                 target_os = "linux",
@@ -47,10 +46,6 @@ macro_rules! cfg_rseq {
     };
     (if { $($yes:item)* }) => {
         $crate::cfg_rseq! { if { $($yes)* } else {} }
-    };
-    (@split $pred:tt [$($yes:item)*] [$($no:item)*]) => {
-        $(#[cfg $pred] $yes)*
-        $(#[cfg(not $pred)] $no)*
     };
 }
 

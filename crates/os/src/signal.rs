@@ -199,58 +199,89 @@ crate::cfg_rseq! {
     }
 }
 
-/// Zeroes the top of the calling thread's alternate signal stack, where the kernel
-/// writes the frame of a handler installed with `SA_ONSTACK` (the interrupted
-/// registers, keys among them if a section held one) and the handler starts: the
-/// topmost [`frame_bytes`] + [`HANDLER_BYTES`] + 64 bytes (its alignment) of the
-/// stack `sigaltstack(2)` reports. Nothing when none is installed, or when the thread
-/// runs on it now (a section inside such a handler: its frames are on that stack,
-/// and [`wipe_stack`] reaches them). One `sigaltstack` system call: for a section
-/// whose [`Watch`] is not quiet, which with an rseq area is rare (a signal or a
-/// preemption came) and without one is every section (nothing can tell). An alternate
-/// stack must stay writable memory while it is installed (the kernel writes a frame
-/// there on any `SA_ONSTACK` signal): one whose memory was freed without `SS_DISABLE`
-/// would be written here too.
-#[cfg(all(feature = "std", unix, not(miri), not(scalrand_loom)))]
-#[inline(never)]
-pub fn wipe_alternate_stack() {
-    // SAFETY: an all-zero `stack_t` is valid; sigaltstack(2) with a null new stack
-    // only reports the current one into it.
-    let mut ss: libc::stack_t = unsafe { core::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::sigaltstack(core::ptr::null(), &raw mut ss) } != 0
-        || ss.ss_flags & (libc::SS_DISABLE | libc::SS_ONSTACK) != 0
-        || ss.ss_sp.is_null()
-    {
-        return;
-    }
-    let n = (frame_bytes() + HANDLER_BYTES + 64).min(ss.ss_size);
-    let top = ss.ss_sp as usize + ss.ss_size;
-    let start = top - n;
-    // Whole aligned words, and the bytes before and after them.
-    let (words_from, words_to) = ((start + 7) & !7, top & !7);
-    let bytes = (start..words_from.min(top)).chain(words_to.max(words_from)..top);
-    // Both loops: the thread's own alternate stack, installed and not in use
-    // by this thread (not `SS_ONSTACK`): `ss_size` bytes from `ss_sp` that must stay
-    // writable while installed (the kernel writes a frame there on any `SA_ONSTACK`
-    // signal) and that no live frame occupies. A handler that runs meanwhile writes
-    // its frame there and is gone before this goes on (the same thread). Word stores
-    // at aligned addresses; volatile: the stores are dead to the compiler.
-    for a in (words_from..words_to).step_by(8) {
-        // SAFETY: an aligned word of that stack (see above).
-        unsafe { core::ptr::write_volatile(a as *mut u64, 0) };
-    }
-    for a in bytes {
-        // SAFETY: a byte of that stack (see above).
-        unsafe { core::ptr::write_volatile(a as *mut u8, 0) };
-    }
+/// Keeps the items of its first block where `libc` binds `sigaltstack(2)` (with `std`, outside
+/// miri and loom: Linux, Android, macOS, iOS, the BSDs, illumos and Solaris), and those of its
+/// `else` block elsewhere (no signals, or a C library without it: Emscripten, QNX).
+macro_rules! cfg_sigaltstack {
+    (if { $($yes:item)* } else { $($no:item)* }) => {
+        crate::__cfg_split! {
+            (all(
+                feature = "std",
+                any(
+                    target_os = "linux",
+                    target_os = "android",
+                    target_os = "macos",
+                    target_os = "ios",
+                    target_os = "freebsd",
+                    target_os = "netbsd",
+                    target_os = "openbsd",
+                    target_os = "dragonfly",
+                    target_os = "illumos",
+                    target_os = "solaris"
+                ),
+                not(miri),
+                not(scalrand_loom)
+            ))
+            [$($yes)*]
+            [$($no)*]
+        }
+    };
 }
 
-/// Zeroes the top of the calling thread's alternate signal stack: nothing to do on targets
-/// without signals or without `std` (no `sigaltstack` to ask).
-#[cfg(not(all(feature = "std", unix, not(miri), not(scalrand_loom))))]
-#[inline]
-pub fn wipe_alternate_stack() {}
+cfg_sigaltstack! {
+    if {
+        /// Zeroes the top of the calling thread's alternate signal stack, where the kernel
+        /// writes the frame of a handler installed with `SA_ONSTACK` (the interrupted
+        /// registers, keys among them if a section held one) and the handler starts: the
+        /// topmost [`frame_bytes`] + [`HANDLER_BYTES`] + 64 bytes (its alignment) of the
+        /// stack `sigaltstack(2)` reports. Nothing when none is installed, or when the thread
+        /// runs on it now (a section inside such a handler: its frames are on that stack,
+        /// and [`wipe_stack`] reaches them). One `sigaltstack` system call: for a section
+        /// whose [`Watch`] is not quiet, which with an rseq area is rare (a signal or a
+        /// preemption came) and without one is every section (nothing can tell). An alternate
+        /// stack must stay writable memory while it is installed (the kernel writes a frame
+        /// there on any `SA_ONSTACK` signal): one whose memory was freed without `SS_DISABLE`
+        /// would be written here too.
+        #[inline(never)]
+        pub fn wipe_alternate_stack() {
+            // SAFETY: an all-zero `stack_t` is valid; sigaltstack(2) with a null new stack
+            // only reports the current one into it.
+            let mut ss: libc::stack_t = unsafe { core::mem::zeroed() };
+            // SAFETY: as above.
+            if unsafe { libc::sigaltstack(core::ptr::null(), &raw mut ss) } != 0
+                || ss.ss_flags & (libc::SS_DISABLE | libc::SS_ONSTACK) != 0
+                || ss.ss_sp.is_null()
+            {
+                return;
+            }
+            let n = (frame_bytes() + HANDLER_BYTES + 64).min(ss.ss_size);
+            let top = ss.ss_sp as usize + ss.ss_size;
+            let start = top - n;
+            // Whole aligned words, and the bytes before and after them.
+            let (words_from, words_to) = ((start + 7) & !7, top & !7);
+            let bytes = (start..words_from.min(top)).chain(words_to.max(words_from)..top);
+            // Both loops: the thread's own alternate stack, installed and not in use
+            // by this thread (not `SS_ONSTACK`): `ss_size` bytes from `ss_sp` that must stay
+            // writable while installed (the kernel writes a frame there on any `SA_ONSTACK`
+            // signal) and that no live frame occupies. A handler that runs meanwhile writes
+            // its frame there and is gone before this goes on (the same thread). Word stores
+            // at aligned addresses; volatile: the stores are dead to the compiler.
+            for a in (words_from..words_to).step_by(8) {
+                // SAFETY: an aligned word of that stack (see above).
+                unsafe { core::ptr::write_volatile(a as *mut u64, 0) };
+            }
+            for a in bytes {
+                // SAFETY: a byte of that stack (see above).
+                unsafe { core::ptr::write_volatile(a as *mut u8, 0) };
+            }
+        }
+    } else {
+        /// Zeroes the top of the calling thread's alternate signal stack: nothing to do here (no
+        /// signals, no `std`, or no `sigaltstack` in this C library's bindings).
+        #[inline]
+        pub fn wipe_alternate_stack() {}
+    }
+}
 
 /// Bytes a signal delivered anywhere in a caller's frames can write below them:
 /// [`RED_ZONE`] + [`frame_bytes`] + [`HANDLER_BYTES`].

@@ -161,15 +161,24 @@ fn signal_inside_each_read(refill_hook: bool) -> Found {
         }
     }
     // From the key observer, inside each read, after it derives a key.
+    // Both warmed: the node key is derived and the slot's first batch made, so that the key
+    // the observer sees next is a batch refill's (small reads, as many as a batch serves) or a
+    // one-read key (large).
     let small = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
     let large = NodePools::new(Topology::from_nodes(vec![vec![0]])).unwrap();
+    small.fill_bytes(&mut buf[..32]);
     large.fill_bytes(&mut buf[..32]);
     let aes = Fortuna::<Aes256Prf>::with_prf(ReadMode::Concurrent).unwrap();
     let chacha = Fortuna::<ChaCha20Prf>::with_prf(ReadMode::Locked).unwrap();
     __observe_keys(Some(on_key));
     let reads: [(&'static str, &Read); 4] = [
         ("node pools 32 B (a batch refill)", &|b| {
-            small.fill_bytes(&mut b[..32])
+            for _ in 0..scalrand_pool::numa::BATCH_LEN / 32 + 1 {
+                small.fill_bytes(&mut b[..32]);
+                if !ARMED.with(Cell::get) {
+                    break;
+                }
+            }
         }),
         ("node pools 4 KiB (a one-read key)", &|b| {
             large.fill_bytes(b)
@@ -211,7 +220,7 @@ fn with_rseq_a_section_wipes_the_frame_its_signal_left_on_the_alternate_stack() 
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if scalrand_os::cpu::rseq_cpu().is_none() {
-        eprintln!("not checked: no rseq here (no watch, no rseq refill)");
+        scalrand_testkit::rseq::nothing_to_check("the rseq-watched sections");
         return;
     }
     let found = std::thread::spawn(|| {

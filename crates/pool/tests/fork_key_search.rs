@@ -6,9 +6,9 @@
 //! Two threads read the node pools in a loop (32-byte reads, served from per-CPU batches that
 //! refills make under the slot key; 4 KiB reads, each under a one-read key), while the test's
 //! thread forks at random moments, 20 times per length. The key observer (`__observe_keys`)
-//! records every key the pools derive into a ring of 256 keys in ordinary memory; the child
-//! takes the keys from its copy of the ring (the ring itself is left out of the search) and
-//! looks for their pieces everywhere else: stacks of every thread, heap, the pools' memory. A
+//! records every key the pools derive, the first 16 of a run (the node key among them) and
+//! a ring of the last 256, in ordinary memory; the child takes the keys from its copy of
+//! that record (which is left out of the search) and looks for their pieces everywhere else: stacks of every thread, heap, the pools' memory. A
 //! key that a backend spilled to its stack frame, a slot key outside wipe-on-fork memory, or a
 //! key left unwiped after use is found; so is a copy of one key that the test plants in a
 //! heap buffer, every time (the control). The child allocates nothing (another thread may have
@@ -36,29 +36,56 @@ use scalrand_pool::numa::{NodePools, Topology};
 use scalrand_testkit::fork::{in_child, libc_fork, raw_fork};
 use scalrand_testkit::maps::{self, Mapping};
 
-/// Keys the ring keeps: far more than two readers derive between a fork and the last key
-/// before it.
+/// The first keys a run derives (the node key among them, which lives until a reseed), kept
+/// for the whole run.
+const FIRST: usize = 16;
+/// The later keys the ring keeps: far more than two readers derive between a fork and the
+/// last key before it.
 const RING: usize = 256;
+/// Places for keys: [`FIRST`], then the ring.
+const SLOTS: usize = FIRST + RING;
 
-/// Every key the pools derived, the last [`RING`] of them, as little-endian words (atomic
-/// stores: the observer copies a key through registers only, never a stack slot).
-static KEYS: [[AtomicU64; 4]; RING] = [const { [const { AtomicU64::new(0) }; 4] }; RING];
-/// Keys recorded so far.
+/// The keys the pools derived: the first [`FIRST`] of a run and the last [`RING`], as
+/// little-endian words (atomic stores: the observer copies a key through registers only,
+/// never a stack slot).
+static KEYS: [[AtomicU64; 4]; SLOTS] = [const { [const { AtomicU64::new(0) }; 4] }; SLOTS];
+/// Whether a place holds a whole key (cleared while one is written: a fork then finds a
+/// half-written place left out).
+static READY: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+/// Keys recorded in this run.
 static RECORDED: AtomicUsize = AtomicUsize::new(0);
 
 fn record(k: &[u8; 32]) {
-    let i = RECORDED.fetch_add(1, Ordering::Relaxed) % RING;
+    let n = RECORDED.fetch_add(1, Ordering::Relaxed);
+    let i = if n < FIRST {
+        n
+    } else {
+        FIRST + (n - FIRST) % RING
+    };
+    READY[i].store(false, Ordering::Relaxed);
     for (w, c) in KEYS[i].iter().zip(k.chunks_exact(8)) {
         w.store(u64::from_le_bytes(c.try_into().unwrap()), Ordering::Relaxed);
     }
+    READY[i].store(true, Ordering::Release);
+}
+
+/// Forgets every recorded key: a new run.
+fn forget_keys() {
+    for (r, k) in READY.iter().zip(&KEYS) {
+        r.store(false, Ordering::Relaxed);
+        for w in k {
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+    RECORDED.store(0, Ordering::Relaxed);
 }
 
 /// The forks per read length.
 const FORKS: usize = 20;
 
 /// Entries of the child's table: each key's two halves and eight broadcast words, for the
-/// ring's keys and [`CONTROL`].
-const PIECES: usize = 10 * (RING + 1);
+/// recorded keys and [`CONTROL`].
+const PIECES: usize = 10 * (SLOTS + 1);
 
 /// The control key: planted in a heap buffer before the forks; every child must find it.
 const CONTROL: [u8; 32] = *b"\x3a\x91\x5e\xc7control key of fork_key_se\x0b\xd2";
@@ -105,7 +132,7 @@ fn is_piece(at: &[u8], key: &[u8; 32], piece: u8) -> bool {
 
 /// What a child found.
 struct Found {
-    /// Key pieces outside the ring, the child's tables and the control.
+    /// Key pieces outside the record of keys, the child's tables and the control.
     hits: u64,
     /// Key pieces in the control.
     control: u64,
@@ -114,17 +141,19 @@ struct Found {
     first_name: [u8; 40],
 }
 
-/// In the child: the pieces of every recorded key found outside the ring, and the first one's
+/// In the child: the pieces of every recorded key found outside the record, and the first one's
 /// mapping and offset. Allocates nothing.
 fn search(t: &mut Tables) -> Found {
-    let ring = (KEYS.as_ptr() as usize, size_of_val(&KEYS));
-    let recorded = RECORDED.load(Ordering::Relaxed).min(RING);
+    let kept = (KEYS.as_ptr() as usize, size_of_val(&KEYS));
     let mut n = 0;
     t.filter.fill(0);
-    t.keys[RING] = CONTROL;
-    for k in (0..recorded).chain([RING]) {
+    t.keys[SLOTS] = CONTROL;
+    for k in (0..SLOTS).chain([SLOTS]) {
         // Straight into the table (skipped by the search), never a whole key in a local.
-        if k < RING {
+        if k < SLOTS {
+            if !READY[k].load(Ordering::Acquire) {
+                continue;
+            }
             for (c, w) in t.keys[k].chunks_exact_mut(8).zip(&KEYS[k]) {
                 c.copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
             }
@@ -150,7 +179,7 @@ fn search(t: &mut Tables) -> Found {
     // Key pieces in the table and the filter are 8-byte prefixes, never a whole 16-byte piece.
     t.entries[..n].sort_unstable_by_key(|e| e.prefix);
     let entries = &t.entries[..n];
-    let own = [ring, (t.keys.as_ptr() as usize, t.keys.len() * 32)];
+    let own = [kept, (t.keys.as_ptr() as usize, t.keys.len() * 32)];
     let control = (t.control.as_ptr() as usize, t.control.len());
     let count = maps::writable(&mut t.text, &mut t.mappings);
     let mut f = Found {
@@ -197,9 +226,12 @@ fn search(t: &mut Tables) -> Found {
 /// `FORKS` forks while two threads read `len` bytes at a time: how many children found a key
 /// piece, the pieces found over all, and the first one's place.
 fn forks_during_reads(len: usize) -> (usize, u64, String) {
+    forget_keys();
+    // Observed from the first key on, the node keys included.
+    __observe_keys(Some(record));
     let pools = NodePools::new(Topology::from_nodes(vec![(0..2).collect()])).unwrap();
     let mut tables = Tables {
-        keys: vec![[0u8; 32]; RING + 1],
+        keys: vec![[0u8; 32]; SLOTS + 1],
         entries: vec![Entry::default(); PIECES],
         filter: vec![0u64; 1 << 10],
         text: vec![0u8; 1 << 18],
@@ -210,7 +242,6 @@ fn forks_during_reads(len: usize) -> (usize, u64, String) {
     let mut exposed = 0;
     let mut pieces = 0;
     let mut first = String::new();
-    __observe_keys(Some(record));
     /// Stops the readers however the forking loop ends (a failed assertion too), so that the
     /// scope's join does not wait for ever.
     struct Stop<'a>(&'a AtomicBool);

@@ -50,7 +50,7 @@ fn a_refill_stopped_midway_delays_no_other_reader_of_its_cpu() {
     )
     .unwrap();
     if p.__rseq_reads().is_none() {
-        eprintln!("no rseq path on this machine: nothing to check");
+        scalrand_testkit::rseq::nothing_to_check("a stopped rseq refill");
         return;
     }
     let cpu = std::thread::spawn(current).join().unwrap();
@@ -171,7 +171,7 @@ fn sixty_four_threads_per_cpu_make_no_os_keyed_read_and_repeat_nothing() {
         // The locked slots (rseq off, or no wipe-on-fork memory) still send a read to the OS
         // when a preempted thread holds the slot and node locks it needs: hundreds to a few
         // thousand in 10^7 reads here. That path's promise is only the uniqueness above.
-        eprintln!("no rseq path: the locked slots' OS-keyed reads are not checked");
+        scalrand_testkit::rseq::nothing_to_check("OS-keyed reads of the rseq path");
         return;
     }
     assert_eq!(os, 0, "reads keyed from the OS");

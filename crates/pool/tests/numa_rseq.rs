@@ -55,7 +55,7 @@ fn the_rseq_path_gives_the_locked_paths_bytes() {
         for rounds in [Rounds::ChaCha20, Rounds::ChaCha12, Rounds::ChaCha8] {
             let fast = pools(5, rounds);
             let Some(before) = fast.__rseq_reads() else {
-                eprintln!("no rseq path on this machine: nothing to compare");
+                scalrand_testkit::rseq::nothing_to_check("rseq against locked bytes");
                 return;
             };
             let locked = pools(5, rounds);
@@ -87,6 +87,7 @@ fn handed_out_bytes_are_gone_from_the_pools_memory() {
         // and hide a take that left words behind).
         let p = pools(6, Rounds::ChaCha20);
         if p.__rseq_reads().is_none() {
+            scalrand_testkit::rseq::nothing_to_check("handed-out words in the batch");
             return;
         }
         let mut outs = Vec::new();
@@ -119,7 +120,7 @@ fn a_batch_tail_that_was_never_handed_out_is_gone_after_the_refill() {
     on_one_cpu(|cpu| {
         let fast = pools(8, Rounds::ChaCha20);
         let Some(before) = fast.__rseq_reads() else {
-            eprintln!("no rseq path on this machine: nothing to check");
+            scalrand_testkit::rseq::nothing_to_check("a batch tail after its refill");
             return;
         };
         let out_len = scalrand_pool::numa::BATCH_LEN - 32;
@@ -163,6 +164,7 @@ extern "C" fn on_signal(_: libc::c_int) {}
 fn signals_preemption_and_migration_never_repeat_a_word() {
     let p = pools(7, Rounds::ChaCha8);
     let Some(before) = p.__rseq_reads() else {
+        scalrand_testkit::rseq::nothing_to_check("rseq reads under signals and migration");
         return;
     };
     // SAFETY: installs a handler that does nothing, for SIGUSR1.
@@ -254,6 +256,7 @@ fn signals_preemption_and_migration_never_repeat_a_word() {
 fn a_thread_without_rseq_takes_the_locked_path_without_refilling() {
     let p = pools(8, Rounds::ChaCha20);
     let Some(before) = p.__rseq_reads() else {
+        scalrand_testkit::rseq::nothing_to_check("a thread without rseq beside ones with it");
         return;
     };
     let derivations =

@@ -6,9 +6,10 @@ use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
     BACKEND_TESTS, BACKENDS, CAMPAIGN_FULL, CAMPAIGN_SAMPLE, CAMPAIGN_VAR,
-    DEFAULT_BACKEND_RELEASE_TESTS, GETRANDOM_PROGRAM_MANIFEST, GETRANDOM_PROGRAM_OVERRIDE,
-    GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, SANITIZE, SANITIZER_HOST, SANITIZERS,
-    WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
+    DEFAULT_BACKEND_RELEASE_TESTS, EXPECT_RSEQ_VAR, GETRANDOM_PROGRAM_MANIFEST,
+    GETRANDOM_PROGRAM_OVERRIDE, GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, RSEQ_GLIBC,
+    SANITIZE, SANITIZER_HOST, SANITIZERS, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET,
+    WINE_TESTS,
 };
 
 /// The size of the long test campaigns (`scalrand_testkit::campaign`) for a run: the
@@ -16,6 +17,27 @@ use crate::config::{
 /// runs every campaign in full), else `default`.
 pub(super) fn campaign(default: &str) -> String {
     std::env::var(CAMPAIGN_VAR).unwrap_or_else(|_| default.to_owned())
+}
+
+/// Sets [`EXPECT_RSEQ_VAR`] on `c` where this machine runs scalrand's restartable sequences:
+/// x86_64, glibc [`RSEQ_GLIBC`] or later (`getconf GNU_LIBC_VERSION`), and no
+/// `GLIBC_TUNABLES` in this environment that could switch rseq off. Elsewhere `c` is left as
+/// it is, and the rseq tests report that they have nothing to check.
+pub(super) fn expect_rseq_here(c: Cmd) -> Cmd {
+    let glibc = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| {
+            let v = s.trim().strip_prefix("glibc ")?.to_owned();
+            let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+            Some((parts.next()??, parts.next()??))
+        });
+    let here = std::env::consts::ARCH == "x86_64"
+        && glibc.is_some_and(|v| v >= RSEQ_GLIBC)
+        && std::env::var_os("GLIBC_TUNABLES").is_none();
+    if here { c.env(EXPECT_RSEQ_VAR, "1") } else { c }
 }
 
 /// What `cargo publish --dry-run` always says: the one warning the `package` step allows.
@@ -173,7 +195,8 @@ pub(super) fn windows_wine(name: &str) -> Result {
 /// [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others), all in the workspace's
 /// release build that the `test`, `numa-vm` and `bench-build` steps share: the backend is
 /// forced through the pool's build script, so each one rebuilds the pool and its tests, not
-/// the dependencies; then the fork-mid-read and register tests again with rseq off. What
+/// the dependencies; then the fork-mid-read, fork key-search and register tests again with
+/// rseq off. What
 /// runs no ChaCha code (Fortuna's AES reads) runs with the default backend only, and what
 /// never takes the restartable sequence (Fortuna's reads) is not run again with rseq off.
 pub(super) fn backends() -> Result {
@@ -201,6 +224,7 @@ pub(super) fn backends() -> Result {
         for t in tests {
             c = c.args(["--test", t]);
         }
+        c = expect_rseq_here(c);
         if backend.is_empty() {
             // The facade's fork-mid-read test needs an optimised build too.
             c = c.args(["-p", "scalrand"]);
@@ -220,7 +244,7 @@ pub(super) fn backends() -> Result {
     )
     .args(["--features", "scalrand-pool/hwloc"])
     .args(["--test", "fork_mid_read", "--test", "key_registers"])
-    .args(["--test", "numa_erasure"])
+    .args(["--test", "numa_erasure", "--test", "fork_key_search"])
     // Fortuna never takes the restartable sequence: its mid-read forks ran above.
     .args(["--", "--skip", "fortuna_concurrent_reads"])
     .env_remove("SCALRAND_CHACHA_BACKEND")

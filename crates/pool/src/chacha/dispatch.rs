@@ -15,12 +15,13 @@
 //! Every backend is this crate's own code: none copies the key into a buffer it does not wipe.
 //! The x86_64 backends keep a pass's state in registers (the AVX2 and SSE2 passes are one
 //! assembly block each, AVX2's eight-block passes with words 0..3 in a spill frame of
-//! wipe-on-fork memory; AVX-512 has 32 registers for its 16 state words) and store each block
-//! straight into `dest`; the portable backend keeps its state in a frame of wipe-on-fork
-//! memory and loads and stores it around each quarter round. The section every call runs in ends by clearing the vector registers and
-//! zeroing the stack below its caller to a depth measured per backend ([`WIPE_DEPTH`](super::erasure::WIPE_DEPTH),
-//! checked by `tests/numa_erasure.rs`), so no key word, round state or unread keystream is left behind for a
-//! fork child, a later stack frame or a signal frame to find.
+//! wipe-on-fork memory; AVX-512 has 32 registers for its 16 state words) and store each
+//! block straight into `dest`; the portable backend keeps its state in a frame of
+//! wipe-on-fork memory and loads and stores it around each quarter round. The section every
+//! call runs in ends by clearing the vector registers and zeroing the stack below its caller
+//! to a depth measured per backend ([`WIPE_DEPTH`](super::erasure::WIPE_DEPTH), checked by
+//! `tests/numa_erasure.rs`), so no key word, round state or unread keystream is left behind
+//! for a fork child, a later stack frame or a signal frame to find.
 //!
 //! Forcing a narrower backend (a `--cfg`, never a Cargo feature: features are additive and any
 //! crate in the graph could switch one on), each a ceiling:
@@ -34,6 +35,7 @@
 //!
 //! Detection runs once: `cpufeatures` caches the CPUID/XGETBV answer in a static, so each call
 //! costs one relaxed load. Every backend writes the same bytes; `tests.rs` holds each one
+//! to the `chacha20` crate, an independent scalar ChaCha and the Python reference's vectors.
 
 cfg_backend!(avx512 use super::avx512;);
 cfg_backend!(avx2 use super::avx2;);

@@ -1,9 +1,9 @@
 //! The portable backend: ChaCha in plain Rust on `u32` words, one block at a time, with no
-//! state word on the stack.
+//! state word on the stack in optimised builds.
 //!
-//! It runs where no SIMD backend applies (targets other than x86_64 and aarch64, under miri,
-//! with `--cfg scalrand_chacha_portable`) and writes every single block on aarch64 (key
-//! derivations, the last partial block of a keystream). Sixteen state words and the rounds'
+//! It runs where no SIMD backend applies (targets other than x86_64 and little-endian
+//! aarch64, under miri, with `--cfg scalrand_chacha_portable`) and writes every single block
+//! on aarch64 (key derivations, the last partial block of a keystream). Sixteen state words and the rounds'
 //! temporaries do not fit in the general registers of most targets (x86_64 has 15 usable), and
 //! a compiler that holds the state in locals spills key words and round state to the stack
 //! frame, where a child forked from another thread during the call finds them. So the state
@@ -11,11 +11,16 @@
 //! when it is given back, as the AVX2 backend's spill frame), and each quarter round loads
 //! its four words from there and stores them back with volatile accesses: the compiler can
 //! neither keep a word in a register from one quarter round to the next nor merge the
-//! accesses away, and four words and one temporary fit in the registers of every target.
-//! The feed-forward reads the key words again from the caller's `key` (volatile too: a
-//! plain load could reuse the value loaded before the rounds, which would then live across
-//! them), so no key word is held while the rounds run. When no frame can be had (every
-//! level busy), the frame is on the stack, zeroed when the call ends (`Scratch::with`).
+//! accesses away, and four words and a temporary fit in the general registers of the targets
+//! this backend serves (the stack searches, `tests/stack_every_step.rs` and
+//! `tests/backend_frames.rs`, run it on x86_64 and aarch64). The feed-forward reads the key
+//! words again from the caller's `key` (volatile too: a plain load could reuse the value
+//! loaded before the rounds, which would then live across them), so no key word is held
+//! while the rounds run. The frame is on the stack, zeroed when the call ends, where
+//! wipe-on-fork memory does not come from mappings of its own
+//! (`scalrand_os::wipe::OWN_MAPPINGS`: there a fork child copies the heap as it copies the
+//! stack, and a heap frame would make the first call allocate, from an interrupt handler
+//! too), and when all 4,080 frames are busy (`Scratch::with`).
 //!
 //! The volatile accesses cost speed (each quarter round waits on the stores of the one
 //! before); this backend serves targets with no SIMD backend and single blocks, where the
@@ -33,8 +38,8 @@ struct Work([u32; 16]);
 // SAFETY: plain words; all-zero is the frame's state between calls.
 unsafe impl ZeroValid for Work {}
 
-/// Frames for [`Work`], mapped at the first call: one per CPU, and more as calls in flight
-/// need (signal handlers, preempted threads).
+/// Frames for [`Work`], mapped at the first call: 16, and more as calls in flight need
+/// (signal handlers, preempted threads).
 static WORK: Scratch<Work> = Scratch::new_unmapped(16);
 
 impl Work {
@@ -72,13 +77,15 @@ impl Work {
     }
 }
 
-/// Key word `i` (below 8) of `key`, read with a volatile load (see the module docs).
+/// Key word `i` (below 8; 0 past the key) of `key`, read with a volatile load (see the
+/// module docs).
 #[inline(always)]
 fn key_word(key: &[u8; KEY_LEN], i: usize) -> u32 {
-    // SAFETY: four bytes of `key` (`i < 8`), alignment 1 as `[u8; 4]`'s.
-    u32::from_le_bytes(unsafe {
-        core::ptr::read_volatile(key.as_ptr().add(4 * i).cast::<[u8; 4]>())
-    })
+    let Some(w) = key.get(4 * i..4 * i + 4) else {
+        return 0;
+    };
+    // SAFETY: `w` is four readable bytes; `[u8; 4]` has alignment 1.
+    u32::from_le_bytes(unsafe { core::ptr::read_volatile(w.as_ptr().cast::<[u8; 4]>()) })
 }
 
 /// Word `i` (below 16) of the initial state (RFC 8439 §2.3): the constants, the key (read
@@ -122,11 +129,21 @@ fn block_on<R: DoubleRounds>(
     }
 }
 
-/// The hint for a frame: the CPU this thread runs on, where rseq says it without a system
-/// call (as the AVX2 backend's).
+/// Runs `f` on a [`Work`] frame: one of [`WORK`]'s where wipe-on-fork memory is mapped (the
+/// hint: the CPU this thread runs on, where rseq says it without a system call, as the AVX2
+/// backend's; threads passing the same hint spread by their stack's page), else one on the
+/// stack, zeroed before it is left (see the module docs).
 #[inline(always)]
-fn hint() -> usize {
-    scalrand_os::cpu::rseq_cpu().unwrap_or(0)
+fn on_work<R>(f: impl FnOnce(&mut Work) -> R) -> R {
+    if scalrand_os::wipe::OWN_MAPPINGS {
+        return WORK.with(scalrand_os::cpu::rseq_cpu().unwrap_or(0), f);
+    }
+    let mut w = Work([0; 16]);
+    let r = f(&mut w);
+    for i in 0..16 {
+        w.set(i, 0);
+    }
+    r
 }
 
 /// Block `counter` under `key` and `nonce` with `R` rounds, written to
@@ -138,7 +155,7 @@ pub(super) fn block<R: DoubleRounds>(
     counter: u32,
     out: &mut [u8; BLOCK_LEN],
 ) {
-    WORK.with(hint(), |w| block_on::<R>(w, key, nonce, counter, out));
+    on_work(|w| block_on::<R>(w, key, nonce, counter, out));
 }
 
 /// Whole blocks from `counter` into `dest` (a multiple of 64 bytes); returns the counter after
@@ -150,7 +167,7 @@ pub(super) fn blocks<R: DoubleRounds>(
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
-    WORK.with(hint(), |w| {
+    on_work(|w| {
         each_pass(dest, counter, 1, |b, _, ctr| {
             if let Ok(b) = <&mut [u8; BLOCK_LEN]>::try_from(b) {
                 block_on::<R>(w, key, nonce, ctr, b);

@@ -18,16 +18,22 @@ use super::vocab::{BLOCK_LEN, KEY_LEN, Nonce, Rounds};
 /// - **Where key material may live while a section runs**: in registers; in memory a fork
 ///   child gets zeroed and that the caller names (a slot's batch frame, a read's
 ///   `scalrand_os::scratch::Scratch` frame, a node's work block, the AVX2 backend's spill
-///   frame); in the caller's output buffer (keystream, which is what the caller asked for);
-///   and in the frames of the functions the section calls, below the caller's frame. Never
-///   in a local of the caller's own frame.
+///   frame, the portable backend's work frame); in the caller's output buffer (keystream,
+///   which is what the caller asked for); and in the frames of the functions the section
+///   calls, below the caller's frame. Never in a local of the caller's own frame. The
+///   backends' own frames hold no key word in optimised builds (their passes keep the state
+///   in registers or in those frames of wipe-on-fork memory); a `Scratch` frame falls back
+///   to the stack only when every one of its 4,080 frames is busy, or where the OS has no
+///   wipe-on-fork memory (a fork child copies the heap there as well).
 /// - **What its end does**: clears the vector registers and the general-purpose registers
 ///   a key copy passes through (`erasure::clear_vector_registers`), then zeroes the stack
 ///   below the caller's frame: the callees' frames (`erasure::WIPE_DEPTH`, measured per
 ///   backend by `tests/numa_erasure.rs`) when nothing interrupted the thread while the
 ///   section ran, else as far below them as a signal frame written meanwhile can reach
-///   (`scalrand_os::signal::wipe_stack`). Registers first, so that a signal delivered
-///   during the wipe saves none that holds a key.
+///   (`scalrand_os::signal::wipe_stack`), and the top of the thread's alternate signal
+///   stack, where a handler installed with `SA_ONSTACK` gets its frame
+///   (`scalrand_os::signal::wipe_alternate_stack`). Registers first, so that a signal
+///   delivered during the wipe saves none that holds a key.
 /// - **How it knows whether anything interrupted it**: a `scalrand_os::signal::Watch`
 ///   armed at its start (rseq's `rseq_cs` field, which the kernel clears when it delivers a
 ///   signal or preempts the thread). A restartable sequence replaces that field, so the
@@ -35,7 +41,7 @@ use super::vocab::{BLOCK_LEN, KEY_LEN, Nonce, Rounds};
 ///   before the sequence, counts the sequence's own abort, and arms a new watch after it.
 ///   A section nested in another (a fresh node key derived inside a refill) replaces the
 ///   outer watch too: the outer one then ends with the long wipe. Without rseq a watch is
-///   never quiet and every section ends with the long wipe.
+///   never quiet and every section ends with the long wipe and the alternate-stack wipe.
 /// - [`Section::nested`] (Fortuna) ends with the registers cleared and its own frames
 ///   wiped only: every Fortuna operation ends with a wipe of its own, from a frame above,
 ///   as deep as a signal frame can reach (`fortuna::prf::wipe_below`).

@@ -171,8 +171,8 @@
 //! stops. A handler on an alternate stack (`sigaltstack`, `SA_ONSTACK`) gets its frame
 //! there: a section whose watch is not quiet (something interrupted it; without rseq, every
 //! section) also zeroes the top of that stack
-//! ([`scalrand_os::signal::wipe_alternate_stack`], one `sigaltstack` call, on every Unix
-//! target). `tests/alt_stack_frames.rs` signals inside refills and key derivations with a
+//! ([`scalrand_os::signal::wipe_alternate_stack`], one `sigaltstack` call, on Linux, macOS,
+//! the BSDs and illumos). `tests/alt_stack_frames.rs` signals inside refills and key derivations with a
 //! marker in a register, on a thread with rseq and on one without, and finds none of it there
 //! after the read; `tests/signal_frames.rs` runs its signals with the handler on an
 //! alternate stack too. What remains: a handler that itself reaches deeper than 512 bytes
