@@ -42,6 +42,17 @@ pub const MIRI: &[(&str, &[&str])] = &[
     ),
     // The OS layer's lock, wipe-on-fork slices (heap under miri) and clock.
     ("scalrand-os", &["--lib"]),
+    // The software AES's key expansion in place (raw pointers into the caller's memory) and
+    // its frames: the known answers (the comparison over 2,400 lengths is too long here).
+    (
+        "scalrand-pool",
+        &[
+            "--lib",
+            "--",
+            "fortuna::aes_soft::tests::fips",
+            "fortuna::aes_soft::tests::transpose",
+        ],
+    ),
 ];
 
 /// ThreadSanitizer and AddressSanitizer runs over the concurrency stress tests:
@@ -102,6 +113,11 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
 /// hostile contexts. `""` is the default build (AVX-512 where the CPU has it), last, so the
 /// release build the later steps share is left with it.
 pub const BACKENDS: &[&str] = &["soft", "sse2", "portable", ""];
+
+/// The entry of [`BACKENDS`] whose build also forces Fortuna's bitsliced software AES-256
+/// (`SCALRAND_AES=soft`, which the pool's build script turns into `scalrand_aes_soft`): the
+/// portable one, the build that stands for a CPU with no SIMD and no AES instructions.
+pub const SOFT_AES_BACKEND: &str = "portable";
 
 /// The longest one command of `cargo xtask ci` may run before it is killed and its step fails
 /// (the longest, a whole test step, takes about 8 minutes on a 2-vCPU machine): a test that

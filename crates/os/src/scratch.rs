@@ -263,6 +263,21 @@ impl<T: ZeroValid> Scratch<T> {
         }
     }
 
+    /// As [`with`](Self::with) where the frames are mappings of their own
+    /// ([`OWN_MAPPINGS`](crate::wipe::OWN_MAPPINGS): wiped on fork, mapped without the
+    /// allocator); elsewhere `f` runs on a frame on this thread's stack, zeroed before it is
+    /// left. For a cipher's working state: where the frames would come from the heap, a fork
+    /// child copies them as it copies the stack, and the first call would allocate, perhaps
+    /// from a signal handler that interrupted the allocator.
+    #[inline]
+    pub fn with_own_or_stack<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
+        if crate::wipe::OWN_MAPPINGS {
+            self.with(hint, f)
+        } else {
+            on_stack(f)
+        }
+    }
+
     /// As [`with`](Self::with), but `None` (and `f` not run) when no frame is free and no level
     /// can be mapped, instead of a frame on the stack: for a caller with a way of its own that
     /// needs no memory.

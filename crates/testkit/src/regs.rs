@@ -144,6 +144,93 @@ pub fn dump(out: &mut [[u8; 16]; MAX_LANES]) -> usize {
     }
 }
 
+/// Zeroes every vector register [`dump`] reads. A search computes and copies the pieces it
+/// looks for through vector registers (glibc's `memcpy` uses `ymm16`–`ymm31` on AVX-512
+/// CPUs, which little else touches); left there, a signal delivered during the next call
+/// under test saves them into a frame on the stack, where the next search finds them.
+#[inline(never)]
+#[rustfmt::skip]
+pub fn clear() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F is present (checked above).
+            unsafe { clear_zmm() };
+        } else if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: AVX is present.
+            unsafe { clear_ymm() };
+        } else {
+            // SAFETY: register-only instructions; every register written is declared
+            // clobbered (all of them are caller-saved).
+            unsafe {
+                core::arch::asm!(
+                    "xorps xmm0, xmm0", "xorps xmm1, xmm1", "xorps xmm2, xmm2", "xorps xmm3, xmm3",
+                    "xorps xmm4, xmm4", "xorps xmm5, xmm5", "xorps xmm6, xmm6", "xorps xmm7, xmm7",
+                    "xorps xmm8, xmm8", "xorps xmm9, xmm9", "xorps xmm10, xmm10",
+                    "xorps xmm11, xmm11", "xorps xmm12, xmm12", "xorps xmm13, xmm13",
+                    "xorps xmm14, xmm14", "xorps xmm15, xmm15",
+                    clobber_abi("C"),
+                    options(nomem, nostack),
+                );
+            }
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: register-only instructions; every register written is declared clobbered
+    // (`v8`–`v15` explicitly: their low halves are callee-saved).
+    unsafe {
+        core::arch::asm!(
+            "movi v0.16b, #0", "movi v1.16b, #0", "movi v2.16b, #0", "movi v3.16b, #0",
+            "movi v4.16b, #0", "movi v5.16b, #0", "movi v6.16b, #0", "movi v7.16b, #0",
+            "movi v8.16b, #0", "movi v9.16b, #0", "movi v10.16b, #0", "movi v11.16b, #0",
+            "movi v12.16b, #0", "movi v13.16b, #0", "movi v14.16b, #0", "movi v15.16b, #0",
+            "movi v16.16b, #0", "movi v17.16b, #0", "movi v18.16b, #0", "movi v19.16b, #0",
+            "movi v20.16b, #0", "movi v21.16b, #0", "movi v22.16b, #0", "movi v23.16b, #0",
+            "movi v24.16b, #0", "movi v25.16b, #0", "movi v26.16b, #0", "movi v27.16b, #0",
+            "movi v28.16b, #0", "movi v29.16b, #0", "movi v30.16b, #0", "movi v31.16b, #0",
+            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
+            clobber_abi("C"),
+            options(nomem, nostack),
+        );
+    }
+}
+
+/// # Safety
+/// The CPU has AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline(never)]
+unsafe fn clear_ymm() {
+    // SAFETY: register-only; `vzeroall` writes only caller-saved registers, declared clobbered.
+    unsafe { core::arch::asm!("vzeroall", clobber_abi("C"), options(nomem, nostack)) };
+}
+
+/// # Safety
+/// The CPU has AVX-512F and the OS saves its state.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline(never)]
+#[rustfmt::skip]
+unsafe fn clear_zmm() {
+    // SAFETY: register-only; every register written is caller-saved and declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "vzeroall",
+            "vpxord zmm16, zmm16, zmm16", "vpxord zmm17, zmm17, zmm17",
+            "vpxord zmm18, zmm18, zmm18", "vpxord zmm19, zmm19, zmm19",
+            "vpxord zmm20, zmm20, zmm20", "vpxord zmm21, zmm21, zmm21",
+            "vpxord zmm22, zmm22, zmm22", "vpxord zmm23, zmm23, zmm23",
+            "vpxord zmm24, zmm24, zmm24", "vpxord zmm25, zmm25, zmm25",
+            "vpxord zmm26, zmm26, zmm26", "vpxord zmm27, zmm27, zmm27",
+            "vpxord zmm28, zmm28, zmm28", "vpxord zmm29, zmm29, zmm29",
+            "vpxord zmm30, zmm30, zmm30", "vpxord zmm31, zmm31, zmm31",
+            clobber_abi("C"),
+            options(nomem, nostack),
+        );
+    }
+}
+
 /// # Safety
 /// `p` is valid for 256 bytes of writes.
 #[cfg(target_arch = "x86_64")]

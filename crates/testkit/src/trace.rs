@@ -172,6 +172,8 @@ pub fn find_key_pieces(mem: &[u8], base: u64, keys: &[[u8; 32]]) -> Traced {
     let mut r: libc::user_regs_struct = unsafe { core::mem::zeroed() };
     r.rsp = base;
     search(mem, base, None, &set, &named, 0, &r, &mut out);
+    drop((set, named));
+    crate::regs::clear();
     out
 }
 

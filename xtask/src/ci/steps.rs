@@ -8,8 +8,8 @@ use crate::config::{
     BACKEND_TESTS, BACKENDS, CAMPAIGN_FULL, CAMPAIGN_SAMPLE, CAMPAIGN_VAR,
     DEFAULT_BACKEND_RELEASE_TESTS, EXPECT_RSEQ_VAR, GETRANDOM_PROGRAM_MANIFEST,
     GETRANDOM_PROGRAM_OVERRIDE, GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, RSEQ_GLIBC,
-    SANITIZE, SANITIZER_HOST, SANITIZERS, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET,
-    WINE_TESTS,
+    SANITIZE, SANITIZER_HOST, SANITIZERS, SOFT_AES_BACKEND, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM,
+    WINE_TARGET, WINE_TESTS,
 };
 
 /// The size of the long test campaigns (`scalrand_testkit::campaign`) for a run: the
@@ -196,8 +196,9 @@ pub(super) fn windows_wine(name: &str) -> Result {
 /// release build that the `test`, `numa-vm` and `bench-build` steps share: the backend is
 /// forced through the pool's build script, so each one rebuilds the pool and its tests, not
 /// the dependencies; then the fork-mid-read, fork key-search and register tests again with
-/// rseq off. What
-/// runs no ChaCha code (Fortuna's AES reads) runs with the default backend only, and what
+/// rseq off. The portable backend's build also forces Fortuna's software AES-256
+/// ([`SOFT_AES_BACKEND`], `SCALRAND_AES=soft`: what CPUs without AES-NI run); what runs no
+/// ChaCha code (Fortuna's AES reads) otherwise runs with the default backend only, and what
 /// never takes the restartable sequence (Fortuna's reads) is not run again with rseq off.
 pub(super) fn backends() -> Result {
     for backend in BACKENDS {
@@ -221,6 +222,12 @@ pub(super) fn backends() -> Result {
             c.env("SCALRAND_CHACHA_BACKEND", backend)
                 .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
         };
+        let soft_aes = *backend == SOFT_AES_BACKEND;
+        c = if soft_aes {
+            c.env("SCALRAND_AES", "soft")
+        } else {
+            c.env_remove("SCALRAND_AES")
+        };
         for t in tests {
             c = c.args(["--test", t]);
         }
@@ -228,8 +235,9 @@ pub(super) fn backends() -> Result {
         if backend.is_empty() {
             // The facade's fork-mid-read test needs an optimised build too.
             c = c.args(["-p", "scalrand"]);
-        } else {
-            // Fortuna's AES reads run no ChaCha code: the default build covers them.
+        } else if !soft_aes {
+            // Fortuna's AES reads run no ChaCha code: the default build and the software AES
+            // build cover them.
             c = c.args(["--", "--skip", "fortuna_concurrent_reads_aes"]);
         }
         c.run()?;
@@ -248,6 +256,7 @@ pub(super) fn backends() -> Result {
     // Fortuna never takes the restartable sequence: its mid-read forks ran above.
     .args(["--", "--skip", "fortuna_concurrent_reads"])
     .env_remove("SCALRAND_CHACHA_BACKEND")
+    .env_remove("SCALRAND_AES")
     .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
     .run()
 }

@@ -68,11 +68,12 @@ pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
     scalrand_os::signal::wipe_stack(BYTES);
 }
 
-/// Stack bytes wiped after every Fortuna read, reseed and construction where any of its code
-/// may be another crate's (the `aes` crate's AES-256 without AES-NI, other architectures): the
-/// deepest a read reaches below the entry point (key expansion and the 8-block pipeline, a
-/// moved expanded key, the generator's SHA-256), measured by `tests/numa_erasure.rs`
-/// (`fortuna_stack_use_is_within_the_wipe`). Unoptimised builds: 64 KiB.
+/// Stack bytes wiped after every Fortuna read, reseed and construction where its AES-256 is
+/// the bitsliced software AES (CPUs without AES-NI, other architectures): the deepest a read
+/// reaches below the entry point (the generator's SHA-256, and the software AES's working
+/// frame where it falls back to the stack: no wipe-on-fork memory of its own, or every frame
+/// busy), measured by `tests/numa_erasure.rs` (`fortuna_stack_use_is_within_the_wipe`).
+/// Unoptimised builds: 64 KiB.
 #[cfg(feature = "fortuna")]
 #[cfg(not(debug_assertions))]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;

@@ -129,21 +129,13 @@ fn block_on<R: DoubleRounds>(
     }
 }
 
-/// Runs `f` on a [`Work`] frame: one of [`WORK`]'s where wipe-on-fork memory is mapped (the
-/// hint: the CPU this thread runs on, where rseq says it without a system call, as the AVX2
-/// backend's; threads passing the same hint spread by their stack's page), else one on the
-/// stack, zeroed before it is left (see the module docs).
+/// Runs `f` on a [`Work`] frame: one of [`WORK`]'s where wipe-on-fork memory is mapped, else
+/// one on the stack (see the module docs and `Scratch::with_own_or_stack`). The hint is the
+/// CPU this thread runs on where rseq says it without a system call, as the AVX2 backend's;
+/// threads passing the same hint spread by their stack's page.
 #[inline(always)]
 fn on_work<R>(f: impl FnOnce(&mut Work) -> R) -> R {
-    if scalrand_os::wipe::OWN_MAPPINGS {
-        return WORK.with(scalrand_os::cpu::rseq_cpu().unwrap_or(0), f);
-    }
-    let mut w = Work([0; 16]);
-    let r = f(&mut w);
-    for i in 0..16 {
-        w.set(i, 0);
-    }
-    r
+    WORK.with_own_or_stack(scalrand_os::cpu::rseq_cpu().unwrap_or(0), f)
 }
 
 /// Block `counter` under `key` and `nonce` with `R` rounds, written to

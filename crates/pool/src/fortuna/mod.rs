@@ -148,16 +148,16 @@
 //! (`tests/fork_mid_read.rs`, with both PRFs, 300 B to 2 MiB Concurrent reads). Each key's
 //! blocks are computed in registers and stored only into the frame: with AES-NI, eight blocks
 //! per pass stored block by block (a short pass included); with ChaCha20, the single-block
-//! function. `tests/stack_every_step.rs` single-steps 300-byte reads in both modes under
-//! `ptrace` and finds no 16-byte piece of any key on the reading thread's stack at any
-//! instruction with AES-NI; with ChaCha20 the output's keystream runs on the node pools'
-//! backends, whose frames hold what the node pools' "Fork safety" says (single key words
-//! broadcast across a register on AVX2 and SSE2). AES-256 runs on this crate's own AES-NI code,
-//! which expands the key in place and reads round keys where they lie: the `aes` crate
-//! returns the expanded schedule by value and keeps round keys in its own stack frame while
-//! it encrypts a short run (the first two round keys of AES-256 are the key), so on a CPU
-//! without AES-NI, where it still serves, a fork that lands inside one of its calls can find
-//! the reader's key. Every read, reseed
+//! function; with the bitsliced AES, in a frame of wipe-on-fork memory of its own, each word
+//! then stored straight into the reader's frame. `tests/stack_every_step.rs` single-steps 300-byte reads in both modes, with both
+//! PRFs, under `ptrace` and finds no 16-byte piece of any key on the reading thread's stack at
+//! any instruction (ChaCha20's keystream runs on the node pools' backends, none of which
+//! spills a key word). AES-256 is this crate's own code on every CPU, keyed in place (the
+//! round keys are written where they stay and read where they lie, never copied to a stack
+//! frame): AES-NI where the CPU has it, its state in registers; elsewhere (and on aarch64) a
+//! constant-time bitsliced AES whose state, circuit temporaries and round keys all live in
+//! wipe-on-fork memory, one volatile load and store per gate (the stack searches look for its
+//! round keys in bitsliced form too, and CI forces it with `SCALRAND_AES=soft`). Every read, reseed
 //! and construction ends by clearing the vector registers, so a signal frame saved right
 //! after one holds no key (`tests/key_registers.rs`), and then wiping the stack as far below
 //! its frames as a signal frame written during the call can reach (the red zone,
@@ -209,6 +209,7 @@
 mod accumulator;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod aes_ni;
+mod aes_soft;
 mod generator;
 pub mod prf;
 #[doc(hidden)]

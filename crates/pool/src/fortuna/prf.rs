@@ -6,7 +6,8 @@
 //! one bulk call, [`Prf::keystream`], that writes the blocks straight into the caller's
 //! buffer: AES-256 runs this crate's own AES-NI counter mode (8 blocks in flight, the key
 //! expanded in place by [`Prf::keyed_in`] and its round keys read where they lie, never copied
-//! to a stack frame), or the `aes` crate on CPUs without AES-NI; ChaCha20 runs the node pools'
+//! to a stack frame), or elsewhere a constant-time bitsliced AES whose state, temporaries and
+//! round keys all live in wipe-on-fork memory (`aes_soft`); ChaCha20 runs the node pools'
 //! own backends (AVX-512, AVX2, SSE2 or portable, chosen at run time; each call followed by a
 //! wipe of the stack it used). Nothing is allocated.
 //!
@@ -26,9 +27,6 @@
 //!   the upper words itself). The known answers cover runs across both boundaries and across
 //!   2^128.
 
-use aes::Aes256Enc;
-use aes::cipher::array::Array;
-use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use core::fmt;
 use core::mem::MaybeUninit;
 use zeroize::Zeroize;
@@ -107,20 +105,16 @@ pub enum Aes256Prf {}
 
 impl sealed::Sealed for Aes256Prf {}
 
-/// Counter blocks written and encrypted per `encrypt_blocks` call of the `aes` crate (CPUs
-/// without AES-NI): 1,024 blocks, 16 KiB, which stay in L1 between the two passes. Each call
-/// ends by draining the backend's 8-block pipeline, so smaller batches run measurably slower.
-const AES_BATCH: usize = 1024;
-
-/// AES-256 keyed for [`Aes256Prf`]: the round keys in this value's own memory, expanded in
-/// place and read in place with AES-NI; the `aes` crate's `Aes256Enc` on CPUs without it
-/// (and on other architectures). Wiped on drop.
+/// AES-256 keyed for [`Aes256Prf`], in this value's own memory: with AES-NI the 15 round
+/// keys, expanded in place and read in place; elsewhere (CPUs without AES-NI, other
+/// architectures, `--cfg scalrand_aes_soft`) the same round keys in the bitsliced form of the
+/// constant-time software AES, also expanded and read in place. Wiped on drop.
 #[repr(C, align(16))]
 pub struct Aes256Keyed {
     round_keys: [[u8; 16]; 15],
-    /// Whether `round_keys` is in use (AES-NI); otherwise `soft` is initialised.
+    /// Whether `round_keys` is in use (AES-NI); otherwise `planes` is.
     ni: bool,
-    soft: MaybeUninit<Aes256Enc>,
+    planes: super::aes_soft::Planes,
 }
 
 impl fmt::Debug for Aes256Keyed {
@@ -131,22 +125,21 @@ impl fmt::Debug for Aes256Keyed {
 
 impl Drop for Aes256Keyed {
     fn drop(&mut self) {
-        // One 16-byte volatile store per round key (a byte-wise `zeroize` costs 240 stores,
-        // twice per Fortuna read).
+        // One 16-byte volatile store per round key and one 8-byte store per plane (a byte-wise
+        // `zeroize` costs 1,200 stores, twice per Fortuna read).
         for rk in &mut self.round_keys {
             // SAFETY: a valid, aligned `[u8; 16]` owned by `self`.
             unsafe { core::ptr::write_volatile(rk, [0; 16]) };
         }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
-        if !self.ni {
-            // SAFETY: `ni` false means `keyed_in` initialised `soft` (and nothing dropped it);
-            // `Aes256Enc` wipes its round keys on drop (the crate's `zeroize` feature).
-            unsafe { self.soft.assume_init_drop() };
+        for plane in self.planes.as_flattened_mut() {
+            // SAFETY: a valid, aligned `u64` owned by `self`.
+            unsafe { core::ptr::write_volatile(plane, 0) };
         }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft)))]
 cpufeatures::new!(aesni_cpuid, "aes", "sse2");
 
 /// Zeroes the stack below the caller to the depth a Fortuna operation reaches on this CPU,
@@ -197,11 +190,11 @@ pub fn __wipe_depth() -> usize {
 /// Whether this CPU runs the AES-NI path.
 #[inline]
 fn have_aesni() -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft)))]
     {
         aesni_cpuid::get()
     }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft))))]
     {
         false
     }
@@ -223,11 +216,12 @@ impl Prf for Aes256Prf {
     #[inline]
     fn keyed_in(key: &[u8; 32], out: &mut MaybeUninit<Aes256Keyed>) {
         let p = out.as_mut_ptr();
-        // SAFETY: field pointers into `out`'s memory; each field is written once, and every
-        // field is written before `out` is read (`soft` is `MaybeUninit`, valid uninitialised).
+        // SAFETY: field pointers into `out`'s memory; each field is written before `out` is
+        // read, the key schedule in place (no copy of it is made on the way).
         unsafe {
             if have_aesni() {
                 (&raw mut (*p).ni).write(true);
+                (&raw mut (*p).planes).write([[0; 8]; 15]);
                 #[cfg(all(target_arch = "x86_64", not(miri)))]
                 // SAFETY: AES-NI present (the cached token just read); `round_keys` is 240
                 // bytes at offset 0 of a 16-byte aligned struct.
@@ -235,8 +229,8 @@ impl Prf for Aes256Prf {
             } else {
                 (&raw mut (*p).ni).write(false);
                 (&raw mut (*p).round_keys).write([[0; 16]; 15]);
-                // By reference: no copy of the key is made on the way.
-                (&raw mut (*p).soft).write(MaybeUninit::new(Aes256Enc::new(key.into())));
+                // SAFETY: `planes` is a field of `out`, valid for writes and aligned.
+                super::aes_soft::expand(key, &raw mut (*p).planes);
             }
         }
     }
@@ -249,26 +243,7 @@ impl Prf for Aes256Prf {
             // aligned (the struct's alignment, offset 0).
             return unsafe { super::aes_ni::ctr(&keyed.round_keys, counter, out) };
         }
-        // SAFETY: `ni` false: `keyed_in` initialised `soft`.
-        let soft = unsafe { keyed.soft.assume_init_ref() };
-        let (blocks, tail) = Array::slice_as_chunks_mut(out);
-        let mut c = counter;
-        for batch in blocks.chunks_mut(AES_BATCH) {
-            for block in batch.iter_mut() {
-                *block = Array::from(c.to_le_bytes());
-                c = c.wrapping_add(1);
-            }
-            soft.encrypt_blocks(batch);
-        }
-        if !tail.is_empty() {
-            let mut block = Array::from(c.to_le_bytes());
-            c = c.wrapping_add(1);
-            soft.encrypt_block(&mut block);
-            let n = tail.len();
-            tail.copy_from_slice(&block[..n]);
-            block.as_mut_slice().zeroize();
-        }
-        c
+        super::aes_soft::ctr(&keyed.planes, counter, out)
     }
 }
 
