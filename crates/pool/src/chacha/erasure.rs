@@ -69,7 +69,7 @@ pub(crate) fn wipe_stack_bytes<const BYTES: usize>() {
 }
 
 /// Stack bytes wiped after every Fortuna read, reseed and construction where its AES-256 is
-/// the bitsliced software AES (CPUs without AES-NI, other architectures): the deepest a read
+/// the bitsliced software AES (CPUs without AES instructions, other architectures): the deepest a read
 /// reaches below the entry point (the generator's SHA-256, and the software AES's working
 /// frame where it falls back to the stack: no wipe-on-fork memory of its own, or every frame
 /// busy), measured by `tests/numa_erasure.rs` (`fortuna_stack_use_is_within_the_wipe`).
@@ -82,9 +82,9 @@ pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
 #[cfg(debug_assertions)]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 
-/// [`FORTUNA_WIPE_DEPTH`] where every cipher a Fortuna read runs is this crate's own code
-/// (x86_64 with AES-NI: its AES-NI AES-256 and its ChaCha backends), whose frames are
-/// measured by the same test on every CI machine.
+/// [`FORTUNA_WIPE_DEPTH`] where Fortuna's AES-256 runs on AES instructions (AES-NI, the ARMv8
+/// Cryptography Extension), whose frames are small and in registers: measured by the same
+/// test on every CI machine.
 #[cfg(feature = "fortuna")]
 #[cfg(not(debug_assertions))]
 pub(crate) const FORTUNA_WIPE_DEPTH_OWN: usize = 4608;

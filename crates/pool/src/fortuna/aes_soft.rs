@@ -418,37 +418,42 @@ pub(super) unsafe fn expand(key: &[u8; 32], rk: *mut Planes) {
                 unsafe { set_key_plane(rk, half, j, w.at(j)) };
             }
         }
-        // SAFETY: the caller's promise; rounds 0 and 1 are stored above, and each later
-        // round's plane is stored at its column 0 before anything reads it.
+        // SAFETY: the caller's promise; each round key is stored whole before a later one
+        // reads it.
         let rk_ref = |i: usize, j: usize| unsafe { key_plane_raw(rk, i, j) };
-        for i in 8..60usize {
-            let (round, col) = (i / 4, (i % 4) as u32);
-            let prev = ((i - 1) / 4, ((i - 1) % 4) as u32);
-            // temp = w[i - 1], moved to this word's column.
+        // Round key `round`'s words are `w[4·round + c] = w[4·round + c − 8] ⊕ … ⊕ w[4·round − 8]
+        // ⊕ temp` (the recurrence of §5.2 unrolled over a round key's four columns), with
+        // `temp` computed from `w[4·round − 1]`: SubWord, and RotWord and Rcon every other
+        // round key (every eighth word).
+        for round in 2..15 {
             for j in 0..8 {
-                let x = rk_ref(prev.0, j) & column(prev.1);
-                w.set_at(j, shift(x, column_shift(prev.1, col)));
+                let x = rk_ref(round - 1, j) & column(3);
+                w.set_at(j, shift(x, column_shift(3, 0)));
             }
-            if i % 4 == 0 {
-                // SubWord (both cases of Nk = 8), then RotWord and Rcon every eighth word.
-                sub_bytes(w);
-                let rcon = if i % 8 == 0 { 1u64 << (i / 8 - 1) } else { 0 };
-                for j in 0..8 {
-                    let mut x = w.at(j);
-                    if i % 8 == 0 {
-                        x = rot_rows1(x);
-                        if (rcon >> j) & 1 == 1 {
-                            x ^= cell(0, col);
-                        }
+            sub_bytes(w);
+            let rotated = round % 2 == 0;
+            let rcon = if rotated { 1u64 << (round / 2 - 1) } else { 0 };
+            for j in 0..8 {
+                let mut t = w.at(j);
+                if rotated {
+                    t = rot_rows1(t);
+                    if (rcon >> j) & 1 == 1 {
+                        t ^= cell(0, 0);
                     }
-                    w.set_at(j, x & column(col));
                 }
-            }
-            for j in 0..8 {
-                let old = if col == 0 { 0 } else { rk_ref(round, j) };
-                let v = old | ((rk_ref(round - 2, j) & column(col)) ^ w.at(j));
+                t &= column(0);
+                // `temp` into every column, and the old round key's columns summed from the
+                // left.
+                let t = t
+                    | shift(t, column_shift(0, 1))
+                    | shift(t, column_shift(0, 2))
+                    | shift(t, column_shift(0, 3));
+                let mut y = rk_ref(round - 2, j);
+                y ^= shift(y & column(0), column_shift(0, 1));
+                y ^= shift(y & column(1), column_shift(1, 2));
+                y ^= shift(y & column(2), column_shift(2, 3));
                 // SAFETY: the caller's promise.
-                unsafe { set_key_plane(rk, round, j, v) };
+                unsafe { set_key_plane(rk, round, j, y ^ t) };
             }
         }
     });

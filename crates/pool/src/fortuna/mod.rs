@@ -154,7 +154,8 @@
 //! any instruction (ChaCha20's keystream runs on the node pools' backends, none of which
 //! spills a key word). AES-256 is this crate's own code on every CPU, keyed in place (the
 //! round keys are written where they stay and read where they lie, never copied to a stack
-//! frame): AES-NI where the CPU has it, its state in registers; elsewhere (and on aarch64) a
+//! frame): AES-NI or the ARMv8 Cryptography Extension where the CPU has one, its state in
+//! registers; elsewhere a
 //! constant-time bitsliced AES whose state, circuit temporaries and round keys all live in
 //! wipe-on-fork memory, one volatile load and store per gate (the stack searches look for its
 //! round keys in bitsliced form too, and CI forces it with `SCALRAND_AES=soft`). Every read, reseed
@@ -207,6 +208,8 @@
 //! safety"); `a_wiped_state_is_rekeyed_before_answering` (`rng/tests.rs`) drives that path.
 
 mod accumulator;
+#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+mod aes_armv8;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod aes_ni;
 mod aes_soft;

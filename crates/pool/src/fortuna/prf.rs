@@ -105,15 +105,16 @@ pub enum Aes256Prf {}
 
 impl sealed::Sealed for Aes256Prf {}
 
-/// AES-256 keyed for [`Aes256Prf`], in this value's own memory: with AES-NI the 15 round
-/// keys, expanded in place and read in place; elsewhere (CPUs without AES-NI, other
-/// architectures, `--cfg scalrand_aes_soft`) the same round keys in the bitsliced form of the
-/// constant-time software AES, also expanded and read in place. Wiped on drop.
+/// AES-256 keyed for [`Aes256Prf`], in this value's own memory: with AES instructions (AES-NI,
+/// the ARMv8 Cryptography Extension) the 15 round keys, expanded in place and read in place;
+/// elsewhere (CPUs without them, other architectures, `--cfg scalrand_aes_soft`) the same
+/// round keys in the bitsliced form of the constant-time software AES, also expanded and read
+/// in place. Wiped on drop.
 #[repr(C, align(16))]
 pub struct Aes256Keyed {
     round_keys: [[u8; 16]; 15],
-    /// Whether `round_keys` is in use (AES-NI); otherwise `planes` is.
-    ni: bool,
+    /// Whether `round_keys` is in use (AES instructions); otherwise `planes` is.
+    hw: bool,
     planes: super::aes_soft::Planes,
 }
 
@@ -141,16 +142,23 @@ impl Drop for Aes256Keyed {
 
 #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft)))]
 cpufeatures::new!(aesni_cpuid, "aes", "sse2");
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    not(miri),
+    not(scalrand_aes_soft)
+))]
+cpufeatures::new!(aes_armv8_cpuid, "aes");
 
 /// Zeroes the stack below the caller to the depth a Fortuna operation reaches on this CPU,
-/// then the vector registers (AES-NI and VAES keep round keys in them). Where every cipher is
-/// this crate's own code (AES-NI here), that depth is `chacha::FORTUNA_WIPE_DEPTH_OWN`;
-/// elsewhere the larger `chacha::FORTUNA_WIPE_DEPTH`.
+/// then the vector registers (the AES instructions keep round keys in them). With AES
+/// instructions that depth is `chacha::FORTUNA_WIPE_DEPTH_OWN`; with the software AES (whose
+/// working frame may fall back to the stack) the larger `chacha::FORTUNA_WIPE_DEPTH`.
 #[inline]
 fn wipe_below() {
     // Registers first: a signal delivered during the wipe then saves none that holds a key.
     crate::chacha::clear_vector_registers();
-    if have_aesni() {
+    if have_aes_instructions() {
         crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH_OWN }>();
     } else {
         crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
@@ -179,7 +187,7 @@ pub(crate) fn wiped<R>(f: impl FnOnce() -> R) -> R {
 /// what a signal frame written during them can add ([`scalrand_os::signal::reach`]).
 #[doc(hidden)]
 pub fn __wipe_depth() -> usize {
-    let own = if have_aesni() {
+    let own = if have_aes_instructions() {
         crate::chacha::FORTUNA_WIPE_DEPTH_OWN
     } else {
         crate::chacha::FORTUNA_WIPE_DEPTH
@@ -187,16 +195,24 @@ pub fn __wipe_depth() -> usize {
     own + scalrand_os::signal::reach()
 }
 
-/// Whether this CPU runs the AES-NI path.
+/// Whether this CPU runs AES-256 on AES instructions: AES-NI on x86_64, the Cryptography
+/// Extension on little-endian aarch64 (where the OS says: Linux, Android, Apple's systems);
+/// else the bitsliced software AES.
 #[inline]
-fn have_aesni() -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft)))]
-    {
-        aesni_cpuid::get()
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft))))]
-    {
-        false
+fn have_aes_instructions() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(target_arch = "x86_64", not(miri), not(scalrand_aes_soft)))] {
+            aesni_cpuid::get()
+        } else if #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(miri),
+            not(scalrand_aes_soft)
+        ))] {
+            aes_armv8_cpuid::get()
+        } else {
+            false
+        }
     }
 }
 
@@ -219,15 +235,19 @@ impl Prf for Aes256Prf {
         // SAFETY: field pointers into `out`'s memory; each field is written before `out` is
         // read, the key schedule in place (no copy of it is made on the way).
         unsafe {
-            if have_aesni() {
-                (&raw mut (*p).ni).write(true);
+            if have_aes_instructions() {
+                (&raw mut (*p).hw).write(true);
                 (&raw mut (*p).planes).write([[0; 8]; 15]);
                 #[cfg(all(target_arch = "x86_64", not(miri)))]
                 // SAFETY: AES-NI present (the cached token just read); `round_keys` is 240
                 // bytes at offset 0 of a 16-byte aligned struct.
                 super::aes_ni::expand(key, &raw mut (*p).round_keys);
+                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+                // SAFETY: the AES extension is present (the cached token just read);
+                // `round_keys` is 240 bytes at offset 0 of a 16-byte aligned struct.
+                super::aes_armv8::expand(key, &raw mut (*p).round_keys);
             } else {
-                (&raw mut (*p).ni).write(false);
+                (&raw mut (*p).hw).write(false);
                 (&raw mut (*p).round_keys).write([[0; 16]; 15]);
                 // SAFETY: `planes` is a field of `out`, valid for writes and aligned.
                 super::aes_soft::expand(key, &raw mut (*p).planes);
@@ -238,10 +258,16 @@ impl Prf for Aes256Prf {
     #[inline]
     fn keystream(keyed: &Aes256Keyed, counter: u128, out: &mut [u8]) -> u128 {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        if keyed.ni {
-            // SAFETY: `ni` is set only where the AES-NI token said yes; `round_keys` is 16-byte
+        if keyed.hw {
+            // SAFETY: `hw` is set only where the AES-NI token said yes; `round_keys` is 16-byte
             // aligned (the struct's alignment, offset 0).
             return unsafe { super::aes_ni::ctr(&keyed.round_keys, counter, out) };
+        }
+        #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+        if keyed.hw {
+            // SAFETY: `hw` is set only where the AES extension's token said yes; `round_keys`
+            // is 16-byte aligned (the struct's alignment, offset 0).
+            return unsafe { super::aes_armv8::ctr(&keyed.round_keys, counter, out) };
         }
         super::aes_soft::ctr(&keyed.planes, counter, out)
     }
@@ -412,5 +438,33 @@ mod tests {
         let c = ChaCha20Prf::keystream(&k, u128::from(u64::MAX) - 3, x);
         ChaCha20Prf::keystream(&k, c, y);
         assert_eq!(whole, parts);
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod dispatch_tests {
+    extern crate std;
+
+    /// The AES instructions serve wherever the CPU has them (unless the software AES is forced):
+    /// a detection that failed would silently run the slow path.
+    #[test]
+    fn aes_instructions_serve_where_the_cpu_has_them() {
+        cfg_if::cfg_if! {
+            if #[cfg(all(target_arch = "x86_64", not(miri)))] {
+                let cpu_has = std::arch::is_x86_feature_detected!("aes");
+            } else if #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))] {
+                let cpu_has = std::arch::is_aarch64_feature_detected!("aes");
+            } else {
+                let cpu_has = false;
+            }
+        }
+        std::eprintln!(
+            "AES instructions: CPU {cpu_has}, used {}",
+            super::have_aes_instructions()
+        );
+        assert_eq!(
+            super::have_aes_instructions(),
+            cpu_has && !cfg!(scalrand_aes_soft)
+        );
     }
 }
