@@ -274,7 +274,7 @@ impl<T: ZeroValid> Scratch<T> {
         if crate::wipe::OWN_MAPPINGS {
             self.with(hint, f)
         } else {
-            on_stack(f)
+            on_stack_frame(f)
         }
     }
 
@@ -349,6 +349,14 @@ fn run_on<T: ZeroValid, R>(frame: &Frame<T>, f: impl FnOnce(&mut T) -> R) -> R {
 #[cold]
 #[inline(never)]
 fn on_stack<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
+    on_stack_frame(f)
+}
+
+/// `f` on a frame on this thread's stack, zeroed before it is left: [`on_stack`]'s work, and
+/// the only path of [`Scratch::with_own_or_stack`] where the OS maps no wipe-on-fork memory
+/// of its own (so not marked cold). Out of line for the same reason as [`on_stack`].
+#[inline(never)]
+fn on_stack_frame<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
     let mut v = zeroed::<T>();
     let r = f(&mut v);
     // SAFETY: `v` is a live local; all-zero is a valid `T`.

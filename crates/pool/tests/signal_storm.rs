@@ -30,8 +30,9 @@
 use scalrand_pool::chacha::{__observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, ReadMode};
 use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_testkit::stack::Forms;
 use scalrand_testkit::stack::{copy_below, zero_below};
-use scalrand_testkit::trace::find_key_pieces;
+use scalrand_testkit::trace::{find_key_pieces, find_key_pieces_of};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
@@ -138,7 +139,9 @@ fn no_key_survives_a_signal_storm() {
         }
         __observe_keys(None);
         let keys = KEYS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let found = find_key_pieces(&mem, base as u64, &keys);
+        // Every key of the storm (some 10^5): the unsliced forms (the step-by-step and
+        // signal-frame searches look for the bitsliced ones of each read's keys).
+        let found = find_key_pieces_of(&mem, base as u64, &keys, Forms::Unsliced);
         let signals = SIGNALS.load(Ordering::Relaxed);
         eprintln!(
             "{:?}: {signals} signals, {} keys derived, {} key pieces left on the reader's stack, first {:?}",

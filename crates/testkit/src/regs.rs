@@ -177,7 +177,8 @@ pub fn clear() {
     }
     #[cfg(target_arch = "aarch64")]
     // SAFETY: register-only instructions; every register written is declared clobbered
-    // (`v8`–`v15` explicitly: their low halves are callee-saved).
+    // (`clobber_abi("C")` covers all of `v0`–`v31`: the compiler saves and restores the
+    // callee-saved low halves of `v8`–`v15` around this call, so those are its caller's).
     unsafe {
         core::arch::asm!(
             "movi v0.16b, #0", "movi v1.16b, #0", "movi v2.16b, #0", "movi v3.16b, #0",
@@ -188,8 +189,6 @@ pub fn clear() {
             "movi v20.16b, #0", "movi v21.16b, #0", "movi v22.16b, #0", "movi v23.16b, #0",
             "movi v24.16b, #0", "movi v25.16b, #0", "movi v26.16b, #0", "movi v27.16b, #0",
             "movi v28.16b, #0", "movi v29.16b, #0", "movi v30.16b, #0", "movi v31.16b, #0",
-            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
-            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
             clobber_abi("C"),
             options(nomem, nostack),
         );

@@ -3,7 +3,65 @@
 //! Every architecture (no `ptrace`): the register-level tracer is [`crate::trace`].
 
 /// A 16-byte piece of a key: the piece, the key's index and the piece's name.
-pub type Piece = ([u8; 16], usize, String);
+pub type Piece = ([u8; 16], usize, PieceName);
+
+/// What a [`Piece`] is of its key (printed as "half 0", "word 3 x4", "round key 5",
+/// "planes 2,3 of round key 5"; round keys 0 and 1 print as the halves they are).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PieceName {
+    /// Half `h` (0 or 1) of the key.
+    Half(u8),
+    /// Key word `w` repeated four times.
+    Word(u8),
+    /// Round key `r` (2 to 14) of the key's AES-256 schedule.
+    RoundKey(u8),
+    /// Bitsliced planes `first` and `first + 1` of round key `round` ([`aes_planes`]).
+    Planes {
+        /// The round key.
+        round: u8,
+        /// The first of the two planes.
+        first: u8,
+    },
+}
+
+impl PieceName {
+    /// Whether the piece is a half of the key itself.
+    pub fn is_half(self) -> bool {
+        matches!(self, Self::Half(_))
+    }
+}
+
+impl core::fmt::Display for PieceName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let round = |f: &mut core::fmt::Formatter<'_>, r: u8| {
+            if r < 2 {
+                write!(f, "half {r}")
+            } else {
+                write!(f, "round key {r}")
+            }
+        };
+        match *self {
+            Self::Half(h) => write!(f, "half {h}"),
+            Self::Word(w) => write!(f, "word {w} x4"),
+            Self::RoundKey(r) => round(f, r),
+            Self::Planes { round: r, first } => {
+                write!(f, "planes {first},{} of ", first + 1)?;
+                round(f, r)
+            }
+        }
+    }
+}
+
+/// Which forms of each key a search looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forms {
+    /// Every form [`key_pieces`] lists.
+    All,
+    /// All but the bitsliced planes (some 100 pieces a key): for a search over very many keys
+    /// (every key a storm of reads derived), where the step-by-step and signal-frame searches
+    /// over each read's own keys cover the planes.
+    Unsliced,
+}
 
 /// Bit planes of 16 bytes (an AES round key) repeated for four blocks, as the pool crate's
 /// bitsliced AES-256 holds a round key: plane `j` has bit `j` of byte `r + 4c` of block `b` at
@@ -22,21 +80,92 @@ pub fn aes_planes(half: &[u8; 16]) -> [u64; 8] {
     planes
 }
 
+/// The AES S-box (FIPS-197 §5.1.1), its table computed once by [`aes_sbox_of`].
+fn aes_sbox(x: u8) -> u8 {
+    static TABLE: std::sync::OnceLock<[u8; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| core::array::from_fn(|i| aes_sbox_of(i as u8)))[usize::from(x)]
+}
+
+/// The S-box from its definition: the inverse in GF(2^8) modulo `0x11b` (0 to 0), then the
+/// affine map with constant `0x63`.
+fn aes_sbox_of(x: u8) -> u8 {
+    let mul = |mut a: u8, mut b: u8| {
+        let mut p = 0u8;
+        while b != 0 {
+            if b & 1 == 1 {
+                p ^= a;
+            }
+            a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+            b >>= 1;
+        }
+        p
+    };
+    let mut inv = 1u8;
+    for _ in 0..254 {
+        inv = mul(inv, x);
+    }
+    let mut s = inv;
+    for k in 1..5 {
+        s ^= inv.rotate_left(k);
+    }
+    s ^ 0x63
+}
+
+/// The 15 round keys of AES-256 under `key` (FIPS-197 §5.2, `Nk = 8`), computed here, apart
+/// from the code under test: any two consecutive ones give the key back (the schedule runs
+/// backwards), so each is searched for as a key piece.
+pub fn aes256_round_keys(key: &[u8; 32]) -> [[u8; 16]; 15] {
+    let mut w = [[0u8; 4]; 60];
+    for (i, word) in w.iter_mut().take(8).enumerate() {
+        word.copy_from_slice(&key[4 * i..4 * i + 4]);
+    }
+    let mut rcon = 1u8;
+    for i in 8..60 {
+        let mut t = w[i - 1];
+        if i % 8 == 0 {
+            t = [
+                aes_sbox(t[1]) ^ rcon,
+                aes_sbox(t[2]),
+                aes_sbox(t[3]),
+                aes_sbox(t[0]),
+            ];
+            rcon <<= 1;
+        } else if i % 8 == 4 {
+            t = t.map(aes_sbox);
+        }
+        for b in 0..4 {
+            w[i][b] = w[i - 8][b] ^ t[b];
+        }
+    }
+    core::array::from_fn(|r| core::array::from_fn(|k| w[4 * r + k / 4][k % 4]))
+}
+
 /// The 16-byte pieces of `keys` searched for: either half of a key, each of its 32-bit words
 /// repeated four times (a key word broadcast across a vector register's lanes, as SIMD
-/// backends hold it), and two consecutive bit planes of either half ([`aes_planes`]: the
-/// first two round keys of AES-256 as the bitsliced AES holds them). Pieces with many equal
+/// backends hold it), every later round key of the key's AES-256 schedule
+/// ([`aes256_round_keys`]; rounds 0 and 1 are the halves), and two consecutive bit planes of
+/// every round key ([`aes_planes`]: as the bitsliced AES holds them). Pieces with many equal
 /// bytes would match unrelated memory and are dropped (a random key has one with
 /// probability below 10^-20; plane bytes take four values, and a plane pair that lacks
 /// 0x55 or 0xaa, about 2% of them, is dropped).
 pub fn key_pieces(keys: &[[u8; 32]]) -> Vec<Piece> {
+    key_pieces_of(keys, Forms::All)
+}
+
+/// [`key_pieces`] in the given forms.
+pub fn key_pieces_of(keys: &[[u8; 32]], forms: Forms) -> Vec<Piece> {
     let mut named = Vec::new();
     let mut planes = Vec::new();
     for (i, k) in keys.iter().enumerate() {
-        for h in 0..2 {
-            let mut half = [0u8; 16];
-            half.copy_from_slice(&k[16 * h..16 * h + 16]);
-            let p = aes_planes(&half);
+        let round_keys = aes256_round_keys(k);
+        for (r, rk) in (0u8..).zip(round_keys.iter()) {
+            if r >= 2 {
+                named.push((*rk, i, PieceName::RoundKey(r)));
+            }
+            if forms == Forms::Unsliced {
+                continue;
+            }
+            let p = aes_planes(rk);
             for j in 0..7 {
                 let mut piece = [0u8; 16];
                 piece[..8].copy_from_slice(&p[j].to_le_bytes());
@@ -45,21 +174,22 @@ pub fn key_pieces(keys: &[[u8; 32]]) -> Vec<Piece> {
                 // and 0xff (masks, bitmaps, a signal frame's fields) matches pairs made of
                 // those alone, so a pair is searched only when both others are in it.
                 if piece.contains(&0x55) && piece.contains(&0xaa) {
-                    planes.push((piece, i, format!("planes {j},{} of half {h}", j + 1)));
+                    let first = j as u8;
+                    planes.push((piece, i, PieceName::Planes { round: r, first }));
                 }
             }
         }
         for h in 0..2 {
             let mut p = [0u8; 16];
             p.copy_from_slice(&k[16 * h..16 * h + 16]);
-            named.push((p, i, format!("half {h}")));
+            named.push((p, i, PieceName::Half(h as u8)));
         }
         for w in 0..8 {
             let mut p = [0u8; 16];
             for l in 0..4 {
                 p[4 * l..4 * l + 4].copy_from_slice(&k[4 * w..4 * w + 4]);
             }
-            named.push((p, i, format!("word {w} x4")));
+            named.push((p, i, PieceName::Word(w as u8)));
         }
     }
     named.retain(|(p, _, _)| {
@@ -82,7 +212,7 @@ pub fn find_pieces(mem: &[u8], keys: &[[u8; 32]]) -> Vec<(usize, usize, String)>
             pieces
                 .iter()
                 .find(|(p, _, _)| p == w)
-                .map(|(_, key, name)| (at, *key, name.clone()))
+                .map(|(_, key, name)| (at, *key, name.to_string()))
         })
         .collect();
     drop(pieces);
@@ -113,4 +243,37 @@ pub fn copy_below(out: &mut [u8], end: isize) -> usize {
         c.copy_from_slice(&w.to_ne_bytes());
     }
     base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FIPS-197 appendix A.3: the expansion of key 603deb10..0914dff4 ends with
+    /// fe4890d1 e6188d0b 046df344 706c631e, and its round key 2 is 9ba35411 8e6925af a51a8b5f
+    /// 2067fcde.
+    #[test]
+    fn fips_197_a3() {
+        let key = [
+            0x60, 0x3d, 0xeb, 0x10, 0x15, 0xca, 0x71, 0xbe, 0x2b, 0x73, 0xae, 0xf0, 0x85, 0x7d,
+            0x77, 0x81, 0x1f, 0x35, 0x2c, 0x07, 0x3b, 0x61, 0x08, 0xd7, 0x2d, 0x98, 0x10, 0xa3,
+            0x09, 0x14, 0xdf, 0xf4,
+        ];
+        let rk = aes256_round_keys(&key);
+        assert_eq!(
+            rk[14],
+            [
+                0xfe, 0x48, 0x90, 0xd1, 0xe6, 0x18, 0x8d, 0x0b, 0x04, 0x6d, 0xf3, 0x44, 0x70, 0x6c,
+                0x63, 0x1e
+            ]
+        );
+        assert_eq!(
+            rk[2],
+            [
+                0x9b, 0xa3, 0x54, 0x11, 0x8e, 0x69, 0x25, 0xaf, 0xa5, 0x1a, 0x8b, 0x5f, 0x20, 0x67,
+                0xfc, 0xde
+            ]
+        );
+        assert_eq!(rk[0], key[..16]);
+    }
 }

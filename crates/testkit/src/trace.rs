@@ -131,11 +131,11 @@ pub fn keys_of(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Vec<[u8; 32]
         .collect()
 }
 
-use crate::stack::Piece;
+use crate::stack::{Forms, Piece};
 
 /// The pieces searched for ([`crate::stack::key_pieces`]), as a set and with their names.
-fn pieces(keys: &[[u8; 32]]) -> (HashSet<[u8; 16]>, Vec<Piece>) {
-    let named = crate::stack::key_pieces(keys);
+fn pieces(keys: &[[u8; 32]], forms: Forms) -> (HashSet<[u8; 16]>, Vec<Piece>) {
+    let named = crate::stack::key_pieces_of(keys, forms);
     (named.iter().map(|(p, _, _)| *p).collect(), named)
 }
 
@@ -163,7 +163,13 @@ fn exe_base(rip: u64) -> u64 {
 /// Pieces of `keys` (as [`scan_every_step`] searches for them) found anywhere in `mem`, which
 /// starts at address `base`: how many, and the first (its address minus `base` in `from_sp`).
 pub fn find_key_pieces(mem: &[u8], base: u64, keys: &[[u8; 32]]) -> Traced {
-    let (set, named) = pieces(keys);
+    find_key_pieces_of(mem, base, keys, Forms::All)
+}
+
+/// [`find_key_pieces`] for the given forms of each key ([`Forms::Unsliced`] for very many
+/// keys).
+pub fn find_key_pieces_of(mem: &[u8], base: u64, keys: &[[u8; 32]], forms: Forms) -> Traced {
+    let (set, named) = pieces(keys, forms);
     let mut out = Traced {
         keys: keys.len(),
         ..Traced::default()
@@ -394,9 +400,9 @@ fn search(
                     rip: r.rip - exe_base(r.rip),
                     from_sp: (base + s as u64) as i64 - r.rsp as i64,
                     key: *key,
-                    piece: piece.clone(),
+                    piece: piece.to_string(),
                 };
-                if piece.starts_with("half") {
+                if piece.is_half() {
                     out.half_hits += 1;
                     if out.halves.len() < 8 {
                         out.halves.push(hit.clone());
@@ -414,7 +420,7 @@ fn search(
 /// instruction (see the module docs). `prepare` runs in the traced child before the work.
 pub fn scan_every_step(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Traced {
     let keys = keys_of(install, work);
-    let (set, named) = pieces(&keys);
+    let (set, named) = pieces(&keys, Forms::All);
     let mut out = Traced {
         keys: keys.len(),
         ..Traced::default()
@@ -520,7 +526,7 @@ pub fn signal_at_step(
     n: u64,
     stack: HandlerStack,
 ) -> Traced {
-    let (set, named) = pieces(keys);
+    let (set, named) = pieces(keys, Forms::All);
     let mut out = Traced {
         keys: keys.len(),
         ..Traced::default()

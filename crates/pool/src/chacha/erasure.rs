@@ -82,9 +82,8 @@ pub(crate) const FORTUNA_WIPE_DEPTH: usize = 8192;
 #[cfg(debug_assertions)]
 pub(crate) const FORTUNA_WIPE_DEPTH: usize = 64 * 1024;
 
-/// [`FORTUNA_WIPE_DEPTH`] where Fortuna's AES-256 runs on AES instructions (AES-NI, the ARMv8
-/// Cryptography Extension), whose frames are small and in registers: measured by the same
-/// test on every CI machine.
+/// [`FORTUNA_WIPE_DEPTH`] where Fortuna's AES-256 runs on AES-NI (x86_64), whose frames are
+/// small: measured by the same test in every CI run.
 #[cfg(feature = "fortuna")]
 #[cfg(not(debug_assertions))]
 pub(crate) const FORTUNA_WIPE_DEPTH_OWN: usize = 4608;

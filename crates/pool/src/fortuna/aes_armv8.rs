@@ -49,10 +49,11 @@ unsafe fn store(rk: *mut RoundKeys, i: usize, w: u32) {
 /// The CPU has the AES extension; `rk` is valid for writing 240 bytes and 16-byte aligned.
 #[target_feature(enable = "aes")]
 pub(super) unsafe fn expand(key: &[u8; 32], rk: *mut RoundKeys) {
-    let word = |i: usize| {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&key[4 * i..4 * i + 4]);
-        u32::from_le_bytes(b)
+    // One volatile load per key word, straight into a general register.
+    let word = |i: usize| match key.get(4 * i..4 * i + 4) {
+        // SAFETY: four readable bytes; `[u8; 4]` has alignment 1.
+        Some(b) => u32::from_le_bytes(unsafe { core::ptr::read_volatile(b.as_ptr().cast()) }),
+        None => 0,
     };
     let (mut a0, mut a1, mut a2, mut a3) = (word(0), word(1), word(2), word(3));
     let (mut b0, mut b1, mut b2, mut b3) = (word(4), word(5), word(6), word(7));

@@ -1,6 +1,8 @@
 //! AES-256 without AES instructions: bitsliced and constant-time, with its state, every
 //! temporary and the round keys in wipe-on-fork memory, so that no piece of a key or of the
-//! cipher state is ever in a stack frame, not even for the length of a call.
+//! cipher state is in a stack frame, not even for the length of a call (where the OS maps no
+//! wipe-on-fork memory of its own, the working frame is on the stack, zeroed when the call
+//! ends: see [`on_work`]).
 //!
 //! **Representation.** Four blocks (64 bytes) run at once as eight 64-bit *planes*: plane `j`
 //! holds bit `j` of all 64 bytes, byte `r + 4c` of block `b` (FIPS-197 §3.4: row `r`, column
@@ -9,7 +11,7 @@
 //! transposition inside every byte lane ([`transpose`], three rounds of `swapmove`; it is its
 //! own inverse, so the same network turns planes back into output words). SubBytes is the
 //! Boyar–Peralta depth-16 circuit (J. Boyar, R. Peralta, "A depth-16 circuit for the AES
-//! S-box", IACR ePrint 2011/332: 32 AND, 83 XOR/XNOR gates) applied to the planes, so all 64
+//! S-box", IACR ePrint 2011/332; here 32 AND, 2 OR, 94 XOR and 4 NOT) applied to the planes, so all 64
 //! bytes go through it together with no table and no data-dependent branch or address;
 //! ShiftRows and MixColumns are masks and shifts on each plane (rows are 8-bit fields inside
 //! each 32-bit half, so a row rotation is a rotation of those fields). A round key is kept in
@@ -21,12 +23,15 @@
 //! to the stack frame, where a child forked from another thread during the call, or a signal
 //! frame, finds them (the first two round keys of AES-256 are the key itself). So every value
 //! lives in a [`Work`] frame of wipe-on-fork memory (taken per call and zeroed when given back,
-//! as the portable ChaCha backend's), and every gate is a volatile load of its inputs and a
-//! volatile store of its output: nothing stays in a register from one gate to the next, and a
-//! gate needs three registers. The round keys are read from the caller's memory (a reader
-//! frame of wipe-on-fork memory) with volatile loads too. `tests/stack_every_step.rs` single-
-//! steps reads on this path (forced with `--cfg scalrand_aes_soft`) and finds no key piece on
-//! the stack at any instruction.
+//! as the portable ChaCha backend's), and every S-box gate is a volatile load of its inputs
+//! and a volatile store of its output: nothing stays in a register from one gate to the next,
+//! and a gate needs three registers. The linear layers (ShiftRows, MixColumns, AddRoundKey,
+//! the transposition and the key expansion's column sums) load a plane or two, hold them and
+//! a few temporaries in registers for a handful of instructions, and store the result. The
+//! round keys are read from the caller's memory (a reader frame of wipe-on-fork memory) with
+//! volatile loads too. On x86_64, `tests/stack_every_step.rs` single-steps reads on this path
+//! (forced with `SCALRAND_AES=soft`) and finds no piece of any round key, raw or in bitsliced
+//! form, on the stack at any instruction.
 //!
 //! The price is speed: every gate waits on memory. This path serves CPUs without AES
 //! instructions that a Fortuna with the AES-256 PRF runs on; ChaCha20, the other PRF, runs on
@@ -379,23 +384,24 @@ fn pass(w: &mut Work, rk: &Planes, c: u128) {
     transpose(w);
 }
 
-/// Runs `f` on a [`Work`] frame (see `Scratch::with_own_or_stack`).
+/// Runs `f` on a [`Work`] frame: one of [`WORK`]'s where the OS maps wipe-on-fork memory of
+/// its own, else one on the stack, zeroed before it is left (`Scratch::with_own_or_stack`:
+/// there a fork child copies the heap as it copies the stack, and the first call would
+/// allocate).
 #[inline(always)]
 fn on_work<R>(f: impl FnOnce(&mut Work) -> R) -> R {
     WORK.with_own_or_stack(scalrand_os::cpu::rseq_cpu().unwrap_or(0), f)
 }
 
-/// 16 bytes of `key` from `at`, as two little-endian words, read with volatile loads.
+/// Eight bytes of `key` from `at` (0 past its end), as a little-endian word read with a
+/// volatile load.
 #[inline(always)]
-fn key_words(key: &[u8; 32], at: usize) -> [u64; 2] {
-    let mut out = [0; 2];
-    for (k, o) in out.iter_mut().enumerate() {
-        if let Some(b) = key.get(at + 8 * k..at + 8 * k + 8) {
-            // SAFETY: `b` is eight readable bytes; `[u8; 8]` has alignment 1.
-            *o = u64::from_le_bytes(unsafe { core::ptr::read_volatile(b.as_ptr().cast()) });
-        }
+fn key_word(key: &[u8; 32], at: usize) -> u64 {
+    match key.get(at..at + 8) {
+        // SAFETY: eight readable bytes; `[u8; 8]` has alignment 1.
+        Some(b) => u64::from_le_bytes(unsafe { core::ptr::read_volatile(b.as_ptr().cast()) }),
+        None => 0,
     }
-    out
 }
 
 /// Expands `key` into the 15 round keys at `rk` (FIPS-197 §5.2 with `Nk = 8`), in plane form.
@@ -408,9 +414,8 @@ pub(super) unsafe fn expand(key: &[u8; 32], rk: *mut Planes) {
         // Round keys 0 and 1 are the key: each 16-byte half in all four blocks.
         for half in 0..2 {
             for b in 0..4 {
-                let [lo, hi] = key_words(key, 16 * half);
-                w.set_at(2 * b, lo);
-                w.set_at(2 * b + 1, hi);
+                w.set_at(2 * b, key_word(key, 16 * half));
+                w.set_at(2 * b + 1, key_word(key, 16 * half + 8));
             }
             transpose(w);
             for j in 0..8 {

@@ -149,16 +149,18 @@
 //! blocks are computed in registers and stored only into the frame: with AES-NI, eight blocks
 //! per pass stored block by block (a short pass included); with ChaCha20, the single-block
 //! function; with the bitsliced AES, in a frame of wipe-on-fork memory of its own, each word
-//! then stored straight into the reader's frame. `tests/stack_every_step.rs` single-steps 300-byte reads in both modes, with both
-//! PRFs, under `ptrace` and finds no 16-byte piece of any key on the reading thread's stack at
-//! any instruction (ChaCha20's keystream runs on the node pools' backends, none of which
+//! then stored straight into the reader's frame. On x86_64, `tests/stack_every_step.rs`
+//! single-steps 300-byte reads in both modes, with both PRFs, under `ptrace` and finds no
+//! 16-byte piece of any key on the reading thread's stack at any instruction (ChaCha20's keystream runs on the node pools' backends, none of which
 //! spills a key word). AES-256 is this crate's own code on every CPU, keyed in place (the
 //! round keys are written where they stay and read where they lie, never copied to a stack
 //! frame): AES-NI or the ARMv8 Cryptography Extension where the CPU has one, its state in
 //! registers; elsewhere a
 //! constant-time bitsliced AES whose state, circuit temporaries and round keys all live in
-//! wipe-on-fork memory, one volatile load and store per gate (the stack searches look for its
-//! round keys in bitsliced form too, and CI forces it with `SCALRAND_AES=soft`). Every read, reseed
+//! wipe-on-fork memory, one volatile load and store per gate (on x86_64 the step-by-step
+//! search looks for every round key raw and in bitsliced form, and CI forces this AES there
+//! with `SCALRAND_AES=soft`; on aarch64, under qemu-user, `tests/key_registers.rs` checks the
+//! registers after each call). Every read, reseed
 //! and construction ends by clearing the vector registers, so a signal frame saved right
 //! after one holds no key (`tests/key_registers.rs`), and then wiping the stack as far below
 //! its frames as a signal frame written during the call can reach (the red zone,

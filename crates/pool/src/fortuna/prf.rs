@@ -4,10 +4,11 @@
 //! A PRF maps (key K, 128-bit block number C) to one block of [`Prf::BLOCK_LEN`] bytes.
 //! The generator only ever asks for runs of consecutive block numbers, so each PRF exposes
 //! one bulk call, [`Prf::keystream`], that writes the blocks straight into the caller's
-//! buffer: AES-256 runs this crate's own AES-NI counter mode (8 blocks in flight, the key
-//! expanded in place by [`Prf::keyed_in`] and its round keys read where they lie, never copied
-//! to a stack frame), or elsewhere a constant-time bitsliced AES whose state, temporaries and
-//! round keys all live in wipe-on-fork memory (`aes_soft`); ChaCha20 runs the node pools'
+//! buffer: AES-256 runs this crate's own counter mode on AES-NI or the ARMv8 AES instructions
+//! (8 blocks in flight, the key expanded in place by [`Prf::keyed_in`] and its round keys read
+//! where they lie, never copied to a stack frame), or on CPUs without them a constant-time
+//! bitsliced AES whose state, temporaries and round keys all live in wipe-on-fork memory
+//! (`aes_soft`); ChaCha20 runs the node pools'
 //! own backends (AVX-512, AVX2, SSE2 or portable, chosen at run time; each call followed by a
 //! wipe of the stack it used). Nothing is allocated.
 //!
@@ -151,18 +152,25 @@ cpufeatures::new!(aesni_cpuid, "aes", "sse2");
 cpufeatures::new!(aes_armv8_cpuid, "aes");
 
 /// Zeroes the stack below the caller to the depth a Fortuna operation reaches on this CPU,
-/// then the vector registers (the AES instructions keep round keys in them). With AES
-/// instructions that depth is `chacha::FORTUNA_WIPE_DEPTH_OWN`; with the software AES (whose
-/// working frame may fall back to the stack) the larger `chacha::FORTUNA_WIPE_DEPTH`.
+/// then the vector registers (the AES instructions keep round keys in them). With AES-NI that
+/// depth is `chacha::FORTUNA_WIPE_DEPTH_OWN` (measured on x86_64 by every CI run); elsewhere
+/// (the software AES, whose working frame may fall back to the stack, and aarch64, where no
+/// CI run measures it) the larger `chacha::FORTUNA_WIPE_DEPTH`.
 #[inline]
 fn wipe_below() {
     // Registers first: a signal delivered during the wipe then saves none that holds a key.
     crate::chacha::clear_vector_registers();
-    if have_aes_instructions() {
+    if own_depth() {
         crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH_OWN }>();
     } else {
         crate::chacha::wipe_stack_bytes::<{ crate::chacha::FORTUNA_WIPE_DEPTH }>();
     }
+}
+
+/// Whether [`wipe_below`] wipes the smaller, measured depth: AES-NI on x86_64.
+#[inline]
+fn own_depth() -> bool {
+    cfg!(target_arch = "x86_64") && have_aes_instructions()
 }
 
 /// Runs a Fortuna operation `f`, whose key-holding frames lie below this one, then erases
@@ -187,7 +195,7 @@ pub(crate) fn wiped<R>(f: impl FnOnce() -> R) -> R {
 /// what a signal frame written during them can add ([`scalrand_os::signal::reach`]).
 #[doc(hidden)]
 pub fn __wipe_depth() -> usize {
-    let own = if have_aes_instructions() {
+    let own = if own_depth() {
         crate::chacha::FORTUNA_WIPE_DEPTH_OWN
     } else {
         crate::chacha::FORTUNA_WIPE_DEPTH
