@@ -80,8 +80,8 @@ pub fn aes_planes(half: &[u8; 16]) -> [u64; 8] {
     planes
 }
 
-/// The AES S-box (FIPS-197 §5.1.1), its table computed once by [`aes_sbox_of`].
-fn aes_sbox(x: u8) -> u8 {
+/// The AES S-box (FIPS-197 §5.1.1), its table computed once from the definition.
+pub fn aes_sbox(x: u8) -> u8 {
     static TABLE: std::sync::OnceLock<[u8; 256]> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| core::array::from_fn(|i| aes_sbox_of(i as u8)))[usize::from(x)]
 }
