@@ -42,39 +42,101 @@ fn pools(seed: u8, rounds: Rounds) -> NodePools {
         .with_rounds(rounds)
 }
 
-/// On one pinned CPU, reads through the rseq path return exactly the bytes the locked path
-/// returns from an identically seeded instance: the same slot key (the node's first
+/// On one pinned CPU, reads through the rseq path return the bytes the locked path returns
+/// from an identically seeded instance, in order: the same slot key (the node's first
 /// derivation), the same batch layout (the first 32 bytes of each batch become the next key),
-/// across refills. Read lengths that divide a batch's 2016 output bytes (8, 16, 32), because the
-/// two paths differ at a batch's end: a read that does not fit in what is left takes the rest
-/// and continues in the next batch on the locked path, and skips the rest (zeroed at the
-/// refill) on the rseq path.
+/// across refills. Each rseq read's words are the next words of the locked path's stream (read
+/// a word at a time), past at most the words the rseq path stepped over: a take that a
+/// preemption or signal aborted between its zero stores and its commit leaves zero words,
+/// which the next take skips (`protocol.rs`, "skip"), and a read that no longer fits in what
+/// is left of a batch skips the rest of it. Read lengths that divide a batch's 2016 output
+/// bytes (8, 16, 32); without such aborts nothing is skipped.
 #[test]
 fn the_rseq_path_gives_the_locked_paths_bytes() {
     on_one_cpu(|cpu| {
-        for rounds in [Rounds::ChaCha20, Rounds::ChaCha12, Rounds::ChaCha8] {
-            let fast = pools(5, rounds);
-            let Some(before) = fast.__rseq_reads() else {
-                scalrand_testkit::rseq::nothing_to_check("rseq against locked bytes");
-                return;
-            };
-            let locked = pools(5, rounds);
-            // Past several 2016-byte batches at each length.
-            for i in 0..1800usize {
-                let len = [8, 16, 32][i / 600];
-                let mut a = vec![0u8; len];
-                let mut b = vec![0u8; len];
-                fast.fill_bytes(&mut a);
-                locked.fill_bytes_on_cpu(cpu, &mut b);
-                assert_eq!(a, b, "{rounds:?} read {i} ({len} bytes)");
-            }
-            assert_eq!(
-                fast.__rseq_reads(),
-                Some(before + 1800),
-                "every read took the rseq path"
-            );
+        if !rseq_matches_locked(cpu, 600, false) {
+            return;
         }
+        // Again with SIGUSR1 landing on the reader every few microseconds, so that takes abort
+        // between their zero stores and their commit.
+        install_nothing_handler();
+        // SAFETY: no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    // SAFETY: the reader outlives this loop (it sets `stop` first); SIGUSR1
+                    // has a handler.
+                    unsafe { libc::pthread_kill(me, libc::SIGUSR1) };
+                    std::thread::sleep(Duration::from_micros(5));
+                }
+            });
+            rseq_matches_locked(cpu, 6000, true);
+            stop.store(true, Ordering::Relaxed);
+        });
     });
+}
+
+/// The comparison of [`the_rseq_path_gives_the_locked_paths_bytes`] at each round count, `per`
+/// reads of each length; `false` where there is no rseq path to compare.
+fn rseq_matches_locked(cpu: usize, per: usize, signalled: bool) -> bool {
+    /// Words an rseq read may step over: a few aborted takes (at most 8 zero words each) and
+    /// the end of a batch.
+    const MAX_SKIP: usize = 64;
+    for rounds in [Rounds::ChaCha20, Rounds::ChaCha12, Rounds::ChaCha8] {
+        let fast = pools(5, rounds);
+        let Some(before) = fast.__rseq_reads() else {
+            scalrand_testkit::rseq::nothing_to_check("rseq against locked bytes");
+            return false;
+        };
+        let locked = pools(5, rounds);
+        // The locked path's words not matched yet.
+        let mut stream = std::collections::VecDeque::<[u8; 8]>::new();
+        let (mut skipped, mut words) = (0, 0);
+        // Past several 2016-byte batches at each length.
+        for i in 0..3 * per {
+            let len = [8, 16, 32][i / per];
+            let mut a = vec![0u8; len];
+            fast.fill_bytes(&mut a);
+            let k = len / 8;
+            words += k;
+            let mut stepped = 0;
+            loop {
+                while stream.len() < k {
+                    let mut w = [0u8; 8];
+                    locked.fill_bytes_on_cpu(cpu, &mut w);
+                    stream.push_back(w);
+                }
+                if stream.iter().take(k).flatten().eq(a.iter()) {
+                    stream.drain(..k);
+                    break;
+                }
+                stream.pop_front();
+                stepped += 1;
+                assert!(
+                    stepped <= MAX_SKIP,
+                    "{rounds:?} read {i} ({len} bytes, signals {signalled}) is not among the \
+                     locked path's next {MAX_SKIP} words: {a:?}"
+                );
+            }
+            skipped += stepped;
+        }
+        eprintln!(
+            "{rounds:?}, signals {signalled}: {skipped} of {words} words stepped over (aborted \
+             takes)"
+        );
+        assert!(
+            skipped * 10 <= words,
+            "{rounds:?}: {skipped} of {words} words stepped over"
+        );
+        assert_eq!(
+            fast.__rseq_reads(),
+            Some(before + 3 * per),
+            "every read took the rseq path"
+        );
+    }
+    true
 }
 
 /// A read leaves no copy of what it handed out in the pools' memory: the path zeroes the
@@ -156,6 +218,17 @@ fn a_batch_tail_that_was_never_handed_out_is_gone_after_the_refill() {
 
 extern "C" fn on_signal(_: libc::c_int) {}
 
+/// Installs [`on_signal`] (a handler that does nothing) for SIGUSR1.
+fn install_nothing_handler() {
+    // SAFETY: installs a handler that does nothing, for SIGUSR1.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+    }
+}
+
 /// Workers on one CPU (preempting each other), one that hops between CPUs (migrating
 /// mid-section) and a thread sending signals to all of them as fast as it can: every 8-byte
 /// word handed out is distinct (a word read twice would repeat), none is zero (a zeroed
@@ -167,13 +240,7 @@ fn signals_preemption_and_migration_never_repeat_a_word() {
         scalrand_testkit::rseq::nothing_to_check("rseq reads under signals and migration");
         return;
     };
-    // SAFETY: installs a handler that does nothing, for SIGUSR1.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
-    }
+    install_nothing_handler();
     let cpus = std::thread::available_parallelism().unwrap().get();
     let stop = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
