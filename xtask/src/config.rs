@@ -43,7 +43,7 @@ pub const MIRI: &[(&str, &[&str])] = &[
     // The OS layer's lock, wipe-on-fork slices (heap under miri) and clock.
     ("scalrand-os", &["--lib"]),
     // The software AES's key expansion in place (raw pointers into the caller's memory) and
-    // its frames: the known answers (the comparison's 804 runs are too long here).
+    // its frames: the known answers (the comparison with the `aes` crate is too long here).
     (
         "scalrand-pool",
         &[

@@ -493,7 +493,6 @@ pub(super) fn ctr(rk: &Planes, counter: u128, out: &mut [u8]) -> u128 {
 mod tests {
     use super::*;
     extern crate std;
-    use std::vec::Vec;
 
     /// Planes of 64 bytes built bit by bit from the layout in the module docs.
     fn planes_reference(bytes: &[u8; 64]) -> [u64; 8] {
@@ -556,23 +555,17 @@ mod tests {
         }
     }
 
-    /// FIPS-197 appendix C.3: AES-256 of 00112233..ff under key 000102..1f.
-    #[test]
-    fn fips_197_c3() {
-        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+    /// Expands `key` and runs the counter mode.
+    fn run(key: &[u8; 32], c: u128, out: &mut [u8]) -> u128 {
         let mut rk = [[0u64; 8]; 15];
         // SAFETY: a local `Planes`.
-        unsafe { expand(&key, &raw mut rk) };
-        // The plaintext as a counter: little-endian bytes 00 11 .. ff.
-        let plain: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
-        let c = u128::from_le_bytes(plain);
-        let mut out = [0u8; 16];
-        assert_eq!(ctr(&rk, c, &mut out), c + 1);
-        let want = [
-            0x8e, 0xa2, 0xb7, 0xca, 0x51, 0x67, 0x45, 0xbf, 0xea, 0xfc, 0x49, 0x90, 0x4b, 0x49,
-            0x60, 0x89,
-        ];
-        assert_eq!(out, want);
+        unsafe { expand(key, &raw mut rk) };
+        ctr(&rk, c, out)
+    }
+
+    #[test]
+    fn fips_197_c3() {
+        super::super::aes_kat::fips_197_c3(run);
     }
 
     /// FIPS-197 appendix A.3: the last round key of the expansion of key
@@ -604,40 +597,8 @@ mod tests {
         assert_eq!(rk[14], planes_reference(&four));
     }
 
-    /// Runs of every length from 0 to 200 bytes, from counters that cross 2^64 and 2^128,
-    /// against the `aes` crate.
     #[test]
     fn matches_the_aes_crate() {
-        use aes::Aes256Enc;
-        use aes::cipher::{BlockCipherEncrypt, KeyInit};
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 24) as u8
-        };
-        for (t, start) in [0u128, u128::from(u64::MAX) - 2, u128::MAX - 5, 12345]
-            .into_iter()
-            .enumerate()
-        {
-            let key: [u8; 32] = core::array::from_fn(|_| next());
-            let mut rk = [[0u64; 8]; 15];
-            // SAFETY: a local `Planes`.
-            unsafe { expand(&key, &raw mut rk) };
-            let reference = Aes256Enc::new(&key.into());
-            let mut want = Vec::new();
-            for k in 0..13u128 {
-                let mut block = start.wrapping_add(k).to_le_bytes().into();
-                reference.encrypt_block(&mut block);
-                want.extend_from_slice(&block);
-            }
-            for len in 0..=200 {
-                let mut out = std::vec![0xa5u8; len];
-                let after = ctr(&rk, start, &mut out);
-                assert_eq!(out[..], want[..len], "key {t}, length {len}");
-                assert_eq!(after, start.wrapping_add(len.div_ceil(16) as u128));
-            }
-        }
+        super::super::aes_kat::matches_the_aes_crate(run);
     }
 }

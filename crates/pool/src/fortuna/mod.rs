@@ -212,6 +212,8 @@
 mod accumulator;
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 mod aes_armv8;
+#[cfg(all(test, feature = "std"))]
+mod aes_kat;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod aes_ni;
 mod aes_soft;
