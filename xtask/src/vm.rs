@@ -38,6 +38,9 @@ pub const VM_CHECK_OF_CHECKS: (&str, flags::Broken) = ("four-nodes", flags::Brok
 /// The line a failed test binary leaves.
 const FAILED: &str = "scalrand-vm: FAILED";
 
+/// Console lines kept from each panic (its message and what follows) for the error.
+const PANIC_LINES: usize = 10;
+
 /// The line the check of the checks ([`VM_CHECK_OF_CHECKS`]) leaves when the routing test
 /// failed as it must.
 const CAUGHT: &str = "scalrand-vm: caught broken detection";
@@ -354,12 +357,23 @@ fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>
     let mut status = None;
     let mut misrouted = Vec::new();
     let mut failed = Vec::new();
+    // Each panic's message and the lines after it, so that the error names the cause even
+    // where only the end of a long log is kept (CI shows its tail).
+    let mut panics: Vec<String> = Vec::new();
+    let mut after_panic = 0;
     let mut caught = false;
     for line in BufReader::new(out).lines() {
         let line = line.map_err(|e| format!("[{label}] console: {e}"))?;
         eprintln!("[{}] {line}", m.name);
         if let Some(s) = line.trim().strip_prefix(DONE) {
             status = Some(s.trim().to_owned());
+        }
+        if line.contains("panicked at") {
+            after_panic = PANIC_LINES;
+        }
+        if after_panic > 0 && panics.len() < 8 * PANIC_LINES {
+            panics.push(line.clone());
+            after_panic -= 1;
         }
         if line.contains(FAILED) {
             failed.push(line.clone());
@@ -383,7 +397,8 @@ fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>
         )),
         (Some("0"), None) => Ok(()),
         (Some(_), None) => Err(format!(
-            "[{label}] failed in the guest:\n{}",
+            "[{label}] failed in the guest:\n{}\n{}",
+            panics.join("\n"),
             failed.join("\n")
         )),
         (Some("0"), Some(b)) => Err(format!(

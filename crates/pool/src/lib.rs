@@ -25,3 +25,4 @@ mod fork_seed;
 pub mod fortuna;
 pub mod numa;
 mod secret;
+mod sha256;

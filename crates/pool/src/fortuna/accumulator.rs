@@ -13,7 +13,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 use zeroize::Zeroize;
 
 use super::FortunaError;
@@ -67,10 +67,10 @@ impl Pool {
     fn drain_into(&mut self, out: &mut [u8]) {
         let old = core::mem::replace(self, Self::new());
         let mut inner = old.hash.finalize();
-        let mut outer = Sha256::digest(inner.as_slice());
-        out.copy_from_slice(outer.as_slice());
-        inner.as_mut_slice().zeroize();
-        outer.as_mut_slice().zeroize();
+        let mut outer = Sha256::digest(&inner);
+        out.copy_from_slice(&outer);
+        inner.zeroize();
+        outer.zeroize();
     }
 }
 

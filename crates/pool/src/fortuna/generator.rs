@@ -18,8 +18,8 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+use crate::sha256::Sha256;
 use scalrand_os::wipe::ZeroValid;
-use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
 use super::FortunaError;
@@ -134,10 +134,10 @@ impl<P: Prf> Generator<P> {
         inner.update(self.key.as_slice()); // a slice: `update(self.key)` would copy K by value
         inner.update(seed);
         let mut h1 = inner.finalize();
-        let mut h2 = Sha256::digest(h1.as_slice());
-        self.key.copy_from_slice(h2.as_slice());
-        h1.as_mut_slice().zeroize();
-        h2.as_mut_slice().zeroize();
+        let mut h2 = Sha256::digest(&h1);
+        self.key.copy_from_slice(&h2);
+        h1.zeroize();
+        h2.zeroize();
         crate::chacha::observe_key(&self.key);
         self.counter = self.counter.wrapping_add(1);
         self.seeded = true;
@@ -282,9 +282,7 @@ impl<P: Prf> Generator<P> {
         let mut h = Sha256::new();
         h.update(FORK_SECRET_LABEL);
         h.update(self.key.as_slice());
-        let mut d = h.finalize();
-        out.copy_from_slice(d.as_slice());
-        d.as_mut_slice().zeroize();
+        h.finalize_into(out);
     }
 
     /// Test access to the raw state.

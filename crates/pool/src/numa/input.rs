@@ -2,7 +2,7 @@
 //! round-robin pushes, at every reseed), which it is handed as an argument.
 //!
 //! Linux 5.17+ keeps its input pool as a running BLAKE2s hash (`drivers/char/random.c`); this
-//! one is a running SHA-256 (already a dependency of the crate, for Fortuna). Inputs are
+//! one is a running SHA-256 (the crate's own, which Fortuna uses too). Inputs are
 //! length-prefixed so that two different sequences of inputs never hash the same bytes. An
 //! extraction finalises a copy of the hash into `seed`, answers
 //! `SHA-256("scalrand numa out" || seed)` and restarts the hash from
@@ -13,8 +13,8 @@
 //! child's new keys are drawn from (with fresh OS bytes, its pid and its fork generation), and
 //! it cannot recompute the parent's node keys, which came from earlier, one-way extractions.
 
+use crate::sha256::Sha256;
 use crossbeam_utils::CachePadded;
-use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
 use super::node::NodePool;
@@ -57,7 +57,7 @@ impl InputPool {
 
     /// Mixes `data` in (Linux's `mix_pool_bytes`); credits nothing.
     pub(crate) fn mix(&mut self, data: &[u8]) {
-        self.hash.update((data.len() as u64).to_le_bytes());
+        self.hash.update(&(data.len() as u64).to_le_bytes());
         self.hash.update(data);
     }
 
@@ -71,22 +71,22 @@ impl InputPool {
     /// 32 bytes for a node pool; the pool moves on so they are never produced again.
     pub(crate) fn extract(&mut self) -> [u8; 32] {
         // Digests are finalised into buffers that are wiped here; the hash states drop
-        // zeroized (sha2's `zeroize` feature).
+        // zeroized (`Sha256`'s `Drop`).
         let mut seed = [0u8; 32];
-        self.hash.clone().finalize_into((&mut seed).into());
+        self.hash.clone().finalize_into(&mut seed);
         let mut out = [0u8; 32];
         Sha256::new()
             .chain_update(b"scalrand numa out")
-            .chain_update(seed)
-            .finalize_into((&mut out).into());
+            .chain_update(&seed)
+            .finalize_into(&mut out);
         let mut next = [0u8; 32];
         Sha256::new()
             .chain_update(b"scalrand numa next")
-            .chain_update(seed)
-            .finalize_into((&mut next).into());
+            .chain_update(&seed)
+            .finalize_into(&mut next);
         self.hash = Sha256::new();
         self.hash.update(b"scalrand numa input pool v1 chained");
-        self.hash.update(next);
+        self.hash.update(&next);
         seed.zeroize();
         next.zeroize();
         out

@@ -7,9 +7,9 @@
 //! per-CPU slot whose key came from an older generation takes a new one before it answers.
 
 use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, Section, fast_key_erasure_in};
+use crate::sha256::Sha256;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use scalrand_os::{Lock, LockGuard};
-use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
 /// Tries (each followed by a short spin, a `yield` every 64th) a read-path lock gets before it
@@ -87,11 +87,11 @@ impl NodePool {
         let mut h = Sha256::new();
         h.update(b"scalrand numa node ");
         h.update(label);
-        h.update(nk.key);
-        h.update((input.len() as u64).to_le_bytes());
+        h.update(&nk.key);
+        h.update(&(input.len() as u64).to_le_bytes());
         h.update(input);
         // Straight into the key: no copy of the new key is left on the stack.
-        h.finalize_into((&mut nk.key).into());
+        h.finalize_into(&mut nk.key);
         crate::chacha::observe_key(&nk.key);
         nk.generation = nk.generation.wrapping_add(1).max(1);
         mirror.store(nk.generation, Ordering::Release);
