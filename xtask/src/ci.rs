@@ -20,8 +20,8 @@ use crate::{doc_links, flags, fresh_crate, fuzz, getrandom_suites, loom, no_std,
 
 use lanes::SecondLane;
 use steps::{
-    backends, forget_overlay_sources, getrandom_program, latest_deps, miri, sanitizers,
-    windows_wine,
+    backend_portable, backends, forget_overlay_sources, getrandom_program, latest_deps, miri,
+    sanitizers, windows_wine,
 };
 
 /// Runs one step.
@@ -116,6 +116,7 @@ fn run_step(step: Step) -> Result {
         Step::GetrandomProgram => getrandom_program(name),
         Step::GetrandomSuites => getrandom_suites::run(),
         Step::Backends => backends(),
+        Step::BackendPortable => backend_portable(),
         // The machines boot once each; the check of the checks (detection broken, routing
         // must fail) runs inside one of them after its tests.
         Step::NumaVm => vm::run(&flags::Vm {
@@ -351,6 +352,7 @@ mod tests {
                 "getrandom-program",
                 "getrandom-suites",
                 "backends",
+                "backend-portable",
                 "latest-deps",
                 "aarch64-qemu",
                 "windows-wine",

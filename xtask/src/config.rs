@@ -110,13 +110,15 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
 /// `SCALRAND_CHACHA_BACKEND`, which the pool's build script turns into the
 /// `scalrand_chacha_*` cfg for that crate alone, and the test targets that run once per
 /// backend in release builds: known answers, key erasure (memory scans), fork safety and
-/// hostile contexts. `""` is the default build (AVX-512 where the CPU has it), last, so the
-/// release build the later steps share is left with it.
-pub const BACKENDS: &[&str] = &["soft", "sse2", "portable", ""];
+/// hostile contexts: the `backends` step's. `""` is the default build (AVX-512 where the CPU
+/// has it), last, so the release build the later steps share is left with it.
+pub const BACKENDS: &[&str] = &["soft", "sse2", ""];
 
-/// The entry of [`BACKENDS`] whose build also forces Fortuna's bitsliced software AES-256
-/// (`SCALRAND_AES=soft`, which the pool's build script turns into `scalrand_aes_soft`): the
-/// portable one, the build that stands for a CPU with no SIMD and no AES instructions.
+/// The backend the `backend-portable` step forces, in a target directory of its own so that
+/// it runs in the second lane: the portable code, whose build also forces Fortuna's
+/// bitsliced software AES-256 (`SCALRAND_AES=soft`, which the pool's build script turns into
+/// `scalrand_aes_soft`): the build that stands for a CPU with no SIMD and no AES
+/// instructions.
 pub const SOFT_AES_BACKEND: &str = "portable";
 
 /// The longest one command of `cargo xtask ci` may run before it is killed and its step fails

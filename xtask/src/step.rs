@@ -27,13 +27,16 @@ pub enum Step {
     /// out, with the reason printed
     GetrandomSuites,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
-    /// tests once per forced ChaCha backend (AVX2, SSE2, portable), their long campaigns
-    /// sampled; with the default backend (AVX-512 where the CPU has it; `test` ran its other
+    /// tests once per forced ChaCha backend (AVX2, SSE2; `backend-portable` runs the
+    /// portable one), their long campaigns sampled; with the default backend (AVX-512 where the CPU has it; `test` ran its other
     /// tests) the erasure, fork-mid-read (the facade's too), handler-fork and register tests
     /// in full, then fork-mid-read and registers again with rseq off: all in the workspace's
     /// release build, the backend forced for the pool alone (`SCALRAND_CAMPAIGN=full` runs
     /// every campaign in full on every backend)
     Backends,
+    /// the same tests on the portable ChaCha backend with Fortuna's software AES-256 forced
+    /// (a CPU with no SIMD and no AES instructions), in a release build of its own
+    BackendPortable,
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`):
     /// the OS layer's, the pools' and the facade's library and test targets build (once) and
     /// their test binaries pass
@@ -99,7 +102,8 @@ impl Step {
     pub fn second_lane(self) -> bool {
         matches!(
             self,
-            Step::LatestDeps
+            Step::BackendPortable
+                | Step::LatestDeps
                 | Step::Aarch64Qemu
                 | Step::WindowsWine
                 | Step::OtherTargets

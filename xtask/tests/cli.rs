@@ -52,6 +52,7 @@ fn ci_list_prints_the_selected_steps_in_order() {
             "getrandom-program",
             "getrandom-suites",
             "backends",
+            "backend-portable",
             "latest-deps",
             "aarch64-qemu",
             "windows-wine",

@@ -13,7 +13,7 @@
 //! generator key of a Concurrent read, the new generator key of a Locked one), and the node
 //! pools' reads through a slot (200 B, 4 KiB) and through the node fallback, rseq off (a
 //! single step inside a restartable section aborts it; the rseq path's keystream runs the same
-//! backend code). Run on every backend (`cargo xtask ci`'s backends step).
+//! backend code). Run on every backend (`cargo xtask ci`'s `backends` and `backend-portable` steps).
 //!
 //! Optimised builds only, as the other memory scans (an unoptimised build copies every key
 //! word into stack temporaries).

@@ -191,57 +191,79 @@ pub(super) fn windows_wine(name: &str) -> Result {
     tested
 }
 
-/// The pool's [`BACKEND_TESTS`] once per forced backend, and with the default backend only
-/// [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others), all in the workspace's
-/// release build that the `test`, `numa-vm` and `bench-build` steps share: the backend is
-/// forced through the pool's build script, so each one rebuilds the pool and its tests, not
-/// the dependencies; then the fork-mid-read, fork key-search and register tests again with
-/// rseq off. The portable backend's build also forces Fortuna's software AES-256
-/// ([`SOFT_AES_BACKEND`], `SCALRAND_AES=soft`: what CPUs without AES-NI run); what runs no
-/// ChaCha code (Fortuna's AES reads) otherwise runs with the default backend only, and what
+/// The pool's [`BACKEND_TESTS`] once per forced backend of [`BACKENDS`], and with the
+/// default backend only [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others),
+/// all in the workspace's release build that the `test`, `numa-vm` and `bench-build` steps
+/// share: the backend is forced through the pool's build script, so each one rebuilds the
+/// pool and its tests, not the dependencies; then the fork-mid-read, fork key-search and
+/// register tests again with rseq off. What runs no ChaCha code (Fortuna's AES reads) runs
+/// with the default backend (and in [`backend_portable`]'s software AES build) only, and what
 /// never takes the restartable sequence (Fortuna's reads) is not run again with rseq off.
 pub(super) fn backends() -> Result {
     for backend in BACKENDS {
-        let (label, tests) = if backend.is_empty() {
-            ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
-        } else {
-            (format!("backend {backend}"), BACKEND_TESTS)
-        };
-        let mut c = cargo(
-            &label,
-            ["test", "--release", "-p", "scalrand-pool", "--lib"],
-        )
-        // The pool as `numa-vm` builds it.
-        .args(["--features", "scalrand-pool/hwloc"]);
-        // Unset, not empty, for the default: the other steps' builds leave it unset, and a
-        // change of its value reruns the build script and rebuilds the pool.
-        c = if backend.is_empty() {
-            c.env_remove("SCALRAND_CHACHA_BACKEND")
-                .env(CAMPAIGN_VAR, campaign(CAMPAIGN_FULL))
-        } else {
-            c.env("SCALRAND_CHACHA_BACKEND", backend)
-                .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
-        };
-        let soft_aes = *backend == SOFT_AES_BACKEND;
-        c = if soft_aes {
-            c.env("SCALRAND_AES", "soft")
-        } else {
-            c.env_remove("SCALRAND_AES")
-        };
-        for t in tests {
-            c = c.args(["--test", t]);
-        }
-        c = expect_rseq_here(c);
-        if backend.is_empty() {
-            // The facade's fork-mid-read test needs an optimised build too.
-            c = c.args(["-p", "scalrand"]);
-        } else if !soft_aes {
-            // Fortuna's AES reads run no ChaCha code: the default build and the software AES
-            // build cover them.
-            c = c.args(["--", "--skip", "fortuna_concurrent_reads_aes"]);
-        }
-        c.run()?;
+        backend_tests(backend, None)?;
     }
+    backends_rseq_off()
+}
+
+/// [`BACKEND_TESTS`] on the portable backend ([`SOFT_AES_BACKEND`]), whose build also forces
+/// Fortuna's software AES-256 (`SCALRAND_AES=soft`: what CPUs without AES-NI run), in a
+/// release build of its own (`target/backend-portable`, without the `hwloc` feature the
+/// shared build has, which the tests do not use), so that it runs in the second lane.
+pub(super) fn backend_portable() -> Result {
+    backend_tests(SOFT_AES_BACKEND, Some("backend-portable"))
+}
+
+/// One backend's run: `""` the default backend in the shared build, else the forced one, in
+/// the shared build or in `target/<target_dir>`.
+fn backend_tests(backend: &str, target_dir: Option<&str>) -> Result {
+    let (label, tests) = if backend.is_empty() {
+        ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
+    } else {
+        (format!("backend {backend}"), BACKEND_TESTS)
+    };
+    let mut c = cargo(
+        &label,
+        ["test", "--release", "-p", "scalrand-pool", "--lib"],
+    );
+    c = match target_dir {
+        Some(dir) => c.target_dir(dir),
+        // The pool as `numa-vm` builds it.
+        None => c.args(["--features", "scalrand-pool/hwloc"]),
+    };
+    // Unset, not empty, for the default: the other steps' builds leave it unset, and a
+    // change of its value reruns the build script and rebuilds the pool.
+    c = if backend.is_empty() {
+        c.env_remove("SCALRAND_CHACHA_BACKEND")
+            .env(CAMPAIGN_VAR, campaign(CAMPAIGN_FULL))
+    } else {
+        c.env("SCALRAND_CHACHA_BACKEND", backend)
+            .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
+    };
+    let soft_aes = backend == SOFT_AES_BACKEND;
+    c = if soft_aes {
+        c.env("SCALRAND_AES", "soft")
+    } else {
+        c.env_remove("SCALRAND_AES")
+    };
+    for t in tests {
+        c = c.args(["--test", t]);
+    }
+    c = expect_rseq_here(c);
+    if backend.is_empty() {
+        // The facade's fork-mid-read test needs an optimised build too.
+        c = c.args(["-p", "scalrand"]);
+    } else if !soft_aes {
+        // Fortuna's AES reads run no ChaCha code: the default build and the software AES
+        // build cover them.
+        c = c.args(["--", "--skip", "fortuna_concurrent_reads_aes"]);
+    }
+    c.run()
+}
+
+/// The default backend's fork-mid-read, fork key-search, register and memory-scan tests with
+/// glibc's rseq registration off.
+fn backends_rseq_off() -> Result {
     // A fork from another thread in the middle of a read, the registers after every
     // key-deriving call and the memory scans, with glibc's rseq registration off (the locked
     // slots serve every read, and no section is watched, so each ends with the wipe past a

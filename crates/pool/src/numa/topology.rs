@@ -301,7 +301,7 @@ impl Topology {
         if numbered.is_empty() {
             return Err(NumaError::Source("no node directories"));
         }
-        numbered.sort_by_key(|(n, _)| *n);
+        numbered.sort_unstable_by_key(|(n, _)| *n);
         Ok(Self::from_nodes(
             numbered.into_iter().map(|(_, c)| c).collect(),
         ))
