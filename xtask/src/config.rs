@@ -366,7 +366,9 @@ pub const VM_TIMEOUT_SECS: u64 = 420;
 
 /// What runs inside the emulated machines, in order: (package, test target, arguments to the
 /// test harness, extra environment, machine). All release builds, copied into the guest's
-/// initramfs; the pool's are built with the `hwloc` feature. `SCALRAND_GUEST_RSEQ` tells
+/// initramfs; the pool's are built with the `hwloc` feature. `numa_guest` runs uncaptured:
+/// its tests fork, and a fork child's panic message must reach the console (the harness's
+/// capture buffer dies with the child). `SCALRAND_GUEST_RSEQ` tells
 /// `numa_guest` whether glibc registers rseq in that run. A machine of `""` is every machine;
 /// the long suites (fork, erasure, signals: half a minute to a minute each under TCG) run
 /// on one. The facade's fork tests stay on the host: what they add over the pools' fork
@@ -375,14 +377,14 @@ pub const VM_TESTS: &[(&str, &str, &str, &str, &str)] = &[
     (
         "scalrand-pool",
         "numa_guest",
-        "--ignored --test-threads=1",
+        "--ignored --test-threads=1 --nocapture",
         "SCALRAND_GUEST_RSEQ=on",
         "",
     ),
     (
         "scalrand-pool",
         "numa_guest",
-        "--ignored --test-threads=1",
+        "--ignored --test-threads=1 --nocapture",
         "SCALRAND_GUEST_RSEQ=off GLIBC_TUNABLES=glibc.pthread.rseq=0",
         "",
     ),

@@ -462,7 +462,7 @@ mod tests {
         for m in MACHINES {
             let all = init_script(m, &bins, false);
             assert!(all.contains("GLIBC_TUNABLES=glibc.pthread.rseq=0"));
-            assert!(all.contains("./numa_guest --ignored --test-threads=1\n"));
+            assert!(all.contains("./numa_guest --ignored --test-threads=1 --nocapture\n"));
             runs += all.matches("\nrun ").count();
             assert_eq!(
                 all.contains("SCALRAND_GUEST_BREAK=shuffle ./numa_guest --ignored"),
@@ -478,6 +478,6 @@ mod tests {
         );
         let broken = init_script(&MACHINES[0], &bins, true);
         assert_eq!(broken.matches("\nrun ").count(), 1);
-        assert!(broken.contains("./numa_guest --ignored --test-threads=1 every_cpu"));
+        assert!(broken.contains("./numa_guest --ignored --test-threads=1 --nocapture every_cpu"));
     }
 }

@@ -33,7 +33,7 @@
 //!    │   │   │      │   │   │                        (held for one SHA-256 or one block)
 //!    ▼   ▼   ▼      ▼   ▼   ▼   fast key erasure, once per slot per generation
 //!   slot slot slot slot slot slot                    one per CPU, cache-padded, try-lock
-//!   key + 2016-byte batch                            (never waits: busy → next slot)
+//!   key + 2016-byte batch                            (never waits: busy → node's next slot)
 //! ```
 //!
 //! - [`Topology`] says which CPUs belong to which node (explicit, sysfs, hwloc).

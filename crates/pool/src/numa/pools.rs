@@ -37,6 +37,9 @@ pub struct NodePools {
     slot_of_cpu: Box<[u32]>,
     /// The node of each slot (configuration: ordinary memory).
     slot_node: Box<[u32]>,
+    /// Each node's slots: (first, count). Slots are numbered node by node, so a node's are
+    /// contiguous; a busy slot's reader probes only these.
+    node_slots: Box<[(u32, u32)]>,
     /// Per-CPU keys and batches (wipe-on-fork).
     slots: Secret<CachePadded<Slot>>,
     /// Node keys (wipe-on-fork). Outlive `rseq`, whose slots point at their generation
@@ -254,9 +257,22 @@ impl NodePools {
         } else {
             None
         };
+        let mut node_slots = alloc::vec![(0u32, 0u32); topology.node_count()];
+        for (slot, &node) in map.node_of_slot.iter().enumerate() {
+            let r = &mut node_slots[node as usize];
+            if r.1 == 0 {
+                // Fits: at most MAX_CPU_ID + 1 slots.
+                #[allow(clippy::cast_possible_truncation)]
+                {
+                    r.0 = slot as u32;
+                }
+            }
+            r.1 += 1;
+        }
         Ok(Self {
             topology,
             slot_of_cpu: map.slot_of_cpu.into_boxed_slice(),
+            node_slots: node_slots.into_boxed_slice(),
             slot_node: map.node_of_slot.into_boxed_slice(),
             slots,
             nodes,

@@ -30,7 +30,8 @@ pub const BATCH_LEN: usize = 2048;
 /// generate their keystream outside every lock.
 pub const SMALL_MAX: usize = 256;
 
-/// Busy slots a reader tries before it falls back to a one-read key from the node.
+/// Busy slots a reader tries, all of its own node, before it falls back to a one-read key
+/// from the node.
 pub const MAX_PROBES: usize = 4;
 
 /// The holder tag of every slot lock (locked and rseq slots) when slots are wipe-on-fork

@@ -146,3 +146,30 @@ fn a_node_lock_held_by_this_thread_sends_the_read_elsewhere() {
     let r = p.__with_all_slots_busy(|| p.fill_traced(1, &mut a));
     assert_eq!(r.unwrap().map(|s| s.0), Some(1));
 }
+
+/// A busy home slot sends the read to another slot of the same node, never across a node
+/// boundary: not past the node's last slot into the next node, and not from the last node's
+/// last slot round to node 0. Every start slot, with every other slot of its node busy too.
+#[test]
+fn busy_slots_send_the_read_to_a_slot_of_the_same_node() {
+    let nodes = vec![vec![0, 1, 2], vec![3, 4], vec![5, 6, 7]];
+    let p = NodePools::from_seed(Topology::from_nodes(nodes.clone()), &[9; 32]).unwrap();
+    for (node, cpus) in nodes.iter().enumerate() {
+        for (i, &cpu) in cpus.iter().enumerate() {
+            // Hold the slots from this CPU's to the node's last, so that a probe that
+            // walks past the node's end finds a free slot of the next node.
+            let held: alloc::vec::Vec<_> = cpus[i..]
+                .iter()
+                .map(|&c| p.hold_home_slot(c).unwrap())
+                .collect();
+            let mut a = [0u8; 32];
+            let src = p.fill_traced(cpu, &mut a).unwrap().map(|s| s.0);
+            drop(held);
+            assert_eq!(
+                src,
+                Some(node),
+                "CPU {cpu} with slots {i}.. of node {node} busy"
+            );
+        }
+    }
+}

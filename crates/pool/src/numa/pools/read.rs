@@ -1,7 +1,7 @@
 //! The read path of [`NodePools`]: the rseq slot for small reads where it runs, else the home
-//! slot of the caller's CPU, probing its node's other slots when it is busy, a one-read key
-//! from the node when all are, and a key from the OS when the node's lock stays held; and
-//! `rand_core`'s traits on top.
+//! slot of the caller's CPU, probing its node's other slots (never another node's) when it is
+//! busy, a one-read key from the node when all are, and a key from the OS when the node's lock
+//! stays held; and `rand_core`'s traits on top.
 
 use super::*;
 
@@ -136,9 +136,10 @@ impl NodePools {
     /// (`None` for an empty `dest` or a read keyed from the OS). The loom model checks the
     /// generation.
     ///
-    /// Routing: the home slot, then up to [`MAX_PROBES`] slots after it (a busy slot means
-    /// another thread on that CPU, or a preempted one); if all are busy, a one-read key
-    /// straight from the home slot's node. A node lock that stays held through a bounded
+    /// Routing: the home slot, then the slots after it among its node's own, wrapping at the
+    /// node's last, up to [`MAX_PROBES`] in all (a busy slot means another thread on that CPU,
+    /// or a preempted one); if all are busy, a one-read key straight from the home slot's
+    /// node. A read never leaves its node. A node lock that stays held through a bounded
     /// wait (its holder may be this very thread, interrupted by the signal handler that is
     /// reading now) sends the read to a key from the OS.
     #[inline]
@@ -202,11 +203,13 @@ impl NodePools {
         mut bulk: Option<&mut OneReadKey>,
     ) -> Result<(usize, usize), NumaError> {
         let tag = self.slot_lock_tag()?;
-        let n = self.slots.len();
         let home = self.home_slot(cpu);
+        let node = self.slot_node[home] as usize;
+        // The probes stay among the node's own slots, wrapping at its last one.
+        let (first, count) = self.node_slots[node];
+        let (first, end) = (first as usize, first as usize + count as usize);
         let mut idx = home;
-        for _ in 0..MAX_PROBES.min(n) {
-            let node = self.slot_node[idx] as usize;
+        for _ in 0..MAX_PROBES.min(count as usize) {
             let served = self.slots[idx].read(
                 tag,
                 node,
@@ -223,11 +226,10 @@ impl NodePools {
                 return Ok(served.src);
             }
             idx += 1;
-            if idx == n {
-                idx = 0;
+            if idx == end {
+                idx = first;
             }
         }
-        let node = self.slot_node[home] as usize;
         match bulk {
             Some(k) => self.fill_from_node(node, dest, k),
             None => loop {
@@ -317,6 +319,18 @@ impl NodePools {
         let r = f();
         drop(guards);
         r
+    }
+
+    /// Test hook: takes the lock of CPU `cpu`'s home slot (`None` when it is held), so that a
+    /// read from that CPU finds it busy while the guard lives.
+    #[cfg(all(test, not(scalrand_loom)))]
+    pub(crate) fn hold_home_slot(
+        &self,
+        cpu: usize,
+    ) -> Option<scalrand_os::lock::LockGuard<'_, super::super::slot::SlotState>> {
+        self.slots[self.home_slot(cpu)]
+            .state
+            .try_lock_tagged(usize::MAX)
     }
 
     /// Test hook: erases every slot, as a fork child finds them in wipe-on-fork memory.
