@@ -56,18 +56,27 @@ type Words = [__m512i; 16];
 /// Whole blocks from `counter` into `dest` (a multiple of 64 bytes), 16 per pass; a last pass
 /// stores only the blocks `dest` has room for. Returns the counter after the last block.
 ///
-/// Never inlined, so that the dispatcher's stack wipe covers this call's frames.
+/// The work is [`passes`], never inlined, so that the dispatcher's stack wipe covers its
+/// frames.
 #[target_feature(enable = "avx512f")]
-#[inline(never)]
+#[inline]
 pub(super) fn blocks<R: DoubleRounds>(
     key: &[u8; KEY_LEN],
     nonce: &Nonce,
     counter: u32,
     dest: &mut [u8],
 ) -> u32 {
+    passes(key, nonce, counter, dest, R::COUNT)
+}
+
+/// [`blocks`] with the round count as a value: one copy of the round loop for every round
+/// count, not one per count.
+#[target_feature(enable = "avx512f")]
+#[inline(never)]
+fn passes(key: &[u8; KEY_LEN], nonce: &Nonce, counter: u32, dest: &mut [u8], double_rounds: u32) -> u32 {
     let mut ctr = counter;
     for pass_out in dest.chunks_mut(PASS_LEN) {
-        pass::<R>(key, nonce, ctr, pass_out);
+        pass(key, nonce, ctr, pass_out, double_rounds);
         ctr = ctr.wrapping_add((pass_out.len() / BLOCK_LEN) as u32);
     }
     ctr
@@ -95,7 +104,7 @@ macro_rules! quarter_rounds {
 /// straight from its register.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn pass<R: DoubleRounds>(key: &[u8; KEY_LEN], nonce: &Nonce, ctr: u32, dest: &mut [u8]) {
+fn pass(key: &[u8; KEY_LEN], nonce: &Nonce, ctr: u32, dest: &mut [u8], double_rounds: u32) {
     let c = |i: usize| _mm512_set1_epi32(CONSTANTS[i].cast_signed());
     let counters = _mm512_add_epi32(
         _mm512_set1_epi32(ctr.cast_signed()),
@@ -131,7 +140,7 @@ fn pass<R: DoubleRounds>(key: &[u8; KEY_LEN], nonce: &Nonce, ctr: u32, dest: &mu
         n14,
         n15,
     ];
-    for _ in 0..R::COUNT {
+    for _ in 0..double_rounds {
         // RFC 8439 §2.3: column round, then diagonal round.
         quarter_rounds!(x; (0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15));
         quarter_rounds!(x; (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14));
