@@ -122,7 +122,7 @@ fn getrandom_fill<const LEN: usize>() -> Result<Worker, MakeError> {
 
 /// Bytes of keystream a raw-keystream row generates at once and hands out from, as a user's
 /// own buffered generator would (rand's `ThreadRng` buffers 256 bytes; the node pools' slot
-/// batch is 2 KiB). A read of at least this size is written straight from the cipher.
+/// batch is 7 KiB). A read of at least this size is written straight from the cipher.
 pub const KEYSTREAM_BUFFER: usize = 4096;
 
 /// The ceiling: each thread owns a ChaCha cipher of `C`'s rounds and reads its keystream

@@ -144,23 +144,43 @@ cfg_wipe_on_fork! {
         ) -> Option<WipeOnFork<T>> {
             let page = crate::fork::page_size();
             let size = core::mem::size_of::<T>().checked_mul(len)?;
-            if size == 0 || core::mem::align_of::<T>() > page {
+            let align = core::mem::align_of::<T>();
+            if size == 0 {
                 return None;
             }
             let bytes = size.checked_add(page - 1)? / page * page;
+            // An alignment above the page's (a power of two, so a multiple of it): map that
+            // much more and unmap the slack on either side of the aligned start.
+            let slack = align.saturating_sub(page);
+            let total = bytes.checked_add(slack)?;
             // SAFETY: an anonymous private mapping with no address hint has no preconditions.
-            let p = unsafe {
+            let raw = unsafe {
                 libc::mmap(
                     core::ptr::null_mut(),
-                    bytes,
+                    total,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                     -1,
                     0,
                 )
             };
-            if p == libc::MAP_FAILED {
+            if raw == libc::MAP_FAILED {
                 return None;
+            }
+            let head = (raw as usize).wrapping_neg() & (align - 1);
+            // SAFETY: `head <= slack` (the mapping is page-aligned, `align` a multiple of
+            // the page), so `raw + head .. raw + head + bytes` lies inside the mapping.
+            let p = unsafe { raw.cast::<u8>().add(head) }.cast::<libc::c_void>();
+            // SAFETY: the head and the tail are page-aligned parts of the mapping just made,
+            // outside `p .. p + bytes`; nothing refers to them. A failed unmap only leaves
+            // them mapped.
+            unsafe {
+                if head != 0 {
+                    libc::munmap(raw, head);
+                }
+                if slack > head {
+                    libc::munmap(p.cast::<u8>().add(bytes).cast(), slack - head);
+                }
             }
             // Refused (or untrusted) advice leaves an ordinary private mapping: still no
             // allocator call, which keeps `new` async-signal-safe.
@@ -169,8 +189,8 @@ cfg_wipe_on_fork! {
             // Drops what was written and unmaps if `init` unwinds half-way.
             let mut guard = Guard { ptr, len: 0, bytes };
             for i in 0..len {
-                // SAFETY: `i < len` elements fit in the mapping; it is page-aligned, so aligned for
-                // `T` (checked above), and slot `i` is not yet initialised.
+                // SAFETY: `i < len` elements fit in the mapping; it is aligned for `T` (the page,
+                // or `T`'s alignment when larger, above), and slot `i` is not yet initialised.
                 unsafe { ptr.as_ptr().add(i).write(init(i)) };
                 guard.len = i + 1;
             }
@@ -286,5 +306,22 @@ mod tests {
         assert_eq!(DROPS.load(Ordering::Relaxed), 1000);
         let empty = WipeOnFork::<u64>::new(0, |_| 0);
         assert!(empty.is_empty());
+    }
+
+    /// Elements aligned above the page (the pool's 8 KiB batch frames) get memory of the same
+    /// kind as page-aligned ones, at their alignment.
+    #[test]
+    fn aligns_elements_above_the_page() {
+        #[repr(C, align(16384))]
+        struct Big([u8; 16384]);
+        // SAFETY: bytes.
+        unsafe impl ZeroValid for Big {}
+        let page = WipeOnFork::<u64>::new(1, |_| 0);
+        for len in [1, 2, 3, 7] {
+            let w = WipeOnFork::new(len, |i| Big([i as u8; 16384]));
+            assert_eq!(w.as_ptr() as usize % 16384, 0, "{len} elements");
+            assert_eq!(w.wipes_on_fork(), page.wipes_on_fork(), "{len} elements");
+            assert!(w.iter().enumerate().all(|(i, b)| b.0.iter().all(|&x| x == i as u8)));
+        }
     }
 }

@@ -49,12 +49,12 @@ fn pools(seed: u8, rounds: Rounds) -> NodePools {
 /// a word at a time), past at most the words the rseq path stepped over: a take that a
 /// preemption or signal aborted between its zero stores and its commit leaves zero words,
 /// which the next take skips (`protocol.rs`, "skip"), and a read that no longer fits in what
-/// is left of a batch skips the rest of it. Read lengths that divide a batch's 2016 output
+/// is left of a batch skips the rest of it. Read lengths that divide a batch's 7136 output
 /// bytes (8, 16, 32); without such aborts nothing is skipped.
 #[test]
 fn the_rseq_path_gives_the_locked_paths_bytes() {
     on_one_cpu(|cpu| {
-        if !rseq_matches_locked(cpu, 600, false) {
+        if !rseq_matches_locked(cpu, 2000, false) {
             return;
         }
         // Again with SIGUSR1 landing on the reader every few microseconds, so that takes abort
@@ -94,7 +94,7 @@ fn rseq_matches_locked(cpu: usize, per: usize, signalled: bool) -> bool {
         // The locked path's words not matched yet.
         let mut stream = std::collections::VecDeque::<[u8; 8]>::new();
         let (mut skipped, mut words) = (0, 0);
-        // Past several 2016-byte batches at each length.
+        // Past several 7136-byte batches at each length.
         for i in 0..3 * per {
             let len = [8, 16, 32][i / per];
             let mut a = vec![0u8; len];
@@ -144,7 +144,7 @@ fn rseq_matches_locked(cpu: usize, per: usize, signalled: bool) -> bool {
 #[test]
 fn handed_out_bytes_are_gone_from_the_pools_memory() {
     for len in [8usize, 16, 24, 32, 40, 64, 13, 1] {
-        // Fresh pools per length, and fewer reads than one 2016-byte batch holds, so the
+        // Fresh pools per length, and fewer reads than one 7136-byte batch holds, so the
         // scan below sees the very batch the reads came from (a later refill would wipe it
         // and hide a take that left words behind).
         let p = pools(6, Rounds::ChaCha20);
@@ -173,7 +173,7 @@ fn handed_out_bytes_are_gone_from_the_pools_memory() {
 }
 
 /// The bytes a batch never handed out are gone after its refill: 40-byte reads leave 16
-/// bytes at the end of each 2016-byte batch, which the rseq path skips (the next read does
+/// bytes at the end of each 7136-byte batch, which the rseq path skips (the next read does
 /// not fit). Those bytes, known from an identically seeded instance's locked path (which
 /// hands out every byte of the batch in order), are nowhere in the pools' memory once the
 /// next batch serves a read.

@@ -244,7 +244,7 @@ fn no_key_survives_a_signal_in_a_refill() {
     );
 }
 
-/// 32-byte reads (a refill every 63) until enough signals have landed (at least 300 ms, at
+/// 32-byte reads (a refill every 223) until enough signals have landed (at least 300 ms, at
 /// most 30 s); after each, the stack below is copied, and after each that derived a key (a
 /// refill) the copy is searched for pieces of the last keys the pools derived, then the stack
 /// the search used is zeroed (its own frames held those pieces). Returns the reads and, for

@@ -33,7 +33,7 @@
 //!    │   │   │      │   │   │                        (held for one SHA-256 or one block)
 //!    ▼   ▼   ▼      ▼   ▼   ▼   fast key erasure, once per slot per generation
 //!   slot slot slot slot slot slot                    one per CPU, cache-padded, try-lock
-//!   key + 2016-byte batch                            (never waits: busy → node's next slot)
+//!   key + 7136-byte batch                            (never waits: busy → node's next slot)
 //! ```
 //!
 //! - [`Topology`] says which CPUs belong to which node (explicit, sysfs, hwloc).
@@ -113,7 +113,7 @@
 //! | node reseed | `K_node = SHA-256("scalrand numa node " ‖ label ‖ K_node ‖ len ‖ input)`, generation + 1 |
 //! | other nodes at boot | `K_i` reseeded with `FKE(K_0)` output, one step per node |
 //! | slot refresh | `K_slot = FKE(K_node)` output (the node key moves on) |
-//! | small read (≤ 256 B) | from the batch; refill: `b = B(K_slot, 0..32)`, `K_slot = b[0..32]`, batch `= b[32..2048]`; bytes are zeroed as handed out |
+//! | small read (≤ 256 B) | from the batch; refill: `b = B(K_slot, 0..112)`, `K_slot = b[0..32]`, batch `= b[32..7168]`; bytes are zeroed as handed out |
 //! | small read (≤ 64 B), rseq path | the same, in whole 8-byte words: a read takes `⌈len/8⌉` words of the batch, and one that does not fit in what is left skips the rest (zeroed at the refill) |
 //! | large read | `k = FKE(K_slot)` output (under the slot lock); unlocked: output `= B(k, 0), B(k, 1), …`; beyond 1 MiB, block 0 becomes the next chunk's `k` and each chunk starts at block 1 |
 //!

@@ -13,9 +13,10 @@
 //!
 //! 1. **take key**: the CPU's slot key, taken exactly once (a section), into a frame the
 //!    refiller owns; a stale or missing key is replaced by one from the node;
-//! 2. block 0 of the key: its first half is the next slot key, **put** back at once (a
-//!    section), so that another refill of this CPU that starts while this one is preempted
-//!    finds a key; its second half is the batch's first output;
+//! 2. the batch's first 16 blocks under the key (one pass of the widest backend): the first
+//!    half of block 0 is the next slot key, **put** back at once (a section), so that another
+//!    refill of this CPU that starts while this one is preempted finds a key; the rest is
+//!    the batch's first output;
 //! 3. the rest of the batch, outside every section and lock, into the frame;
 //! 4. **publish** the frame on whatever CPU the refiller is on now (a section); the batch it
 //!    replaces is zeroed from its first unread byte and its frame given back.
@@ -44,7 +45,7 @@ use zeroize::Zeroize;
 use super::node::NodePool;
 use super::policy::ScheduleCount;
 use super::slot::BATCH_LEN;
-use crate::chacha::{KEY_LEN, Rounds, Section, observe_key};
+use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, Section, observe_key};
 use frames::{Frames, token};
 use protocol::{
     BatchFrame, RseqSlot, SPARE_OWNER, Taken, publish, put_key, skip, stash, take, take_key,
@@ -53,6 +54,11 @@ use protocol::{
 
 /// Reads up to this many bytes take the rseq path (8 words).
 pub(crate) const MAX_LEN: usize = 64;
+
+/// The batch's head, generated before the next key goes back into the slot's cell: one pass
+/// of the widest backend (16 blocks), so that head and tail together run whole passes.
+const HEAD_LEN: usize = 16 * BLOCK_LEN;
+const _: () = assert!(HEAD_LEN < BATCH_LEN && KEY_LEN <= HEAD_LEN);
 
 /// The test hook of [`__in_next_rseq_refill`] (a `fn` pointer as a word; 0: none).
 static REFILL_HOOK: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
@@ -350,7 +356,7 @@ impl RseqSlots {
         true
     }
 
-    /// Steps 1 to 4 of a refill into `frame`: the CPU and control word the publish replaced,
+    /// Steps 1 to 5 of a refill into `frame`: the CPU and control word the publish replaced,
     /// or `None` (the frame is then given back, or, in a fork child, left alone: the kernel
     /// zeroed it and it is free there). Runs in the refill's section `s`: its restartable
     /// sequences through [`Section::restartable`], so that an aborted take or put, or a
@@ -417,16 +423,19 @@ impl RseqSlots {
             return None;
         }
         refill_hook();
-        // 2. The batch, outside every section: keystream of the key from block 0, whose
-        // first KEY_LEN bytes are the next slot key.
-        s.keystream(key, &[0; 3], 0, data, rounds);
-        key.zeroize();
+        // 2. The batch's head, outside every section and lock: keystream of the key from
+        // block 0, whose first KEY_LEN bytes are the next slot key. One pass of the widest
+        // backend (16 blocks), so that the next key goes back into the cell as soon as it
+        // exists: until then another refill on this CPU finds the cell empty and derives a
+        // key from the node instead.
+        let (head, tail) = data.split_at_mut(HEAD_LEN);
+        s.keystream(key, &[0; 3], 0, head, rounds);
         // The test observer (a no-op unless a test installed one) copies the key: watched too.
-        observe_key(data[..KEY_LEN].try_into().ok()?);
+        observe_key(head[..KEY_LEN].try_into().ok()?);
         s.clear_registers();
         // 3. The next key back into the cell.
         // SAFETY: as above; `cpu < n` (it indexed `node_of_cpu`), `frame` is a frame of the
-        // pool and `data` holds the next key in its first KEY_LEN bytes.
+        // pool and `head` holds the next key in its first KEY_LEN bytes.
         s.restartable(|| unsafe {
             put_key(
                 self.off,
@@ -435,14 +444,18 @@ impl RseqSlots {
                 cpu,
                 frame,
                 token,
-                data.as_ptr(),
+                head.as_ptr(),
                 generation as u64,
             )
         });
         // Put back or not (another CPU now, or a key already there), this copy goes.
-        data[..KEY_LEN].zeroize();
+        head[..KEY_LEN].zeroize();
+        // 4. The rest of the batch, after the head's blocks (watched again since the put).
+        s.keystream(key, &[0; 3], (HEAD_LEN / BLOCK_LEN) as u32, tail, rounds);
+        key.zeroize();
+        s.clear_registers();
         frame.set_source(&node.generation, generation);
-        // 4. Publish on the CPU the thread is on now.
+        // 5. Publish on the CPU the thread is on now.
         // The publish holds no key (`false`): through the section only so that its watch is
         // armed again after it.
         match s.restartable(|| {

@@ -23,8 +23,11 @@ use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use zeroize::Zeroize;
 
-/// Bytes of keystream per batch refill (32 blocks); 32 of them become the next slot key.
-pub const BATCH_LEN: usize = 2048;
+/// Bytes of keystream per batch refill (112 blocks: whole passes of the 16-block and the
+/// 8-block backends); 32 of them become the next slot key, the other 7136 serve small reads.
+/// A refill's fixed cost (taking and putting back the slot key, the publish, the section's
+/// end) is shared by 223 reads of 32 bytes.
+pub const BATCH_LEN: usize = 7168;
 
 /// Reads up to this length are served from the batch; longer ones derive a one-read key and
 /// generate their keystream outside every lock.
@@ -408,10 +411,10 @@ mod tests {
     #[test]
     fn take_crosses_refills() {
         let mut s = SlotState::new();
-        let mut big = [0u8; 3000];
+        let mut big = alloc::vec![0u8; BATCH_LEN + 3000];
         s.take(&mut big, Rounds::ChaCha20);
         assert!(s.left as usize <= BATCH_LEN);
-        // 3000 bytes over two refills of 2016: none of the output blocks repeats.
+        // Over two refills of `BATCH_LEN - KEY_LEN` bytes: none of the output blocks repeats.
         let chunks: alloc::vec::Vec<&[u8]> = big.chunks(64).collect();
         for i in 0..chunks.len() {
             for j in 0..i {

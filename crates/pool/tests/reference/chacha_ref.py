@@ -157,7 +157,7 @@ emit("fke_next_key", k1)
 emit("fke_output", out)
 
 # A slot batch (the pools' BATCH_LEN): its first 32 bytes become the next slot key.
-BATCH_LEN = 2048
+BATCH_LEN = 7168
 
 print("# The whole key schedule: from_seed(Topology [[0],[1]], seed 00..1f), then")
 print("# cpu 0 reads 32 bytes, cpu 1 reads 32 bytes, cpu 0 reads 4096 bytes.")

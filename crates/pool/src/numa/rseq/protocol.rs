@@ -15,7 +15,7 @@
 //! # No lock anywhere
 //! User space cannot switch off preemption around per-CPU state, as the kernel's per-CPU
 //! `crng` does. So no thread ever owns a slot: everything a refill does between its sections
-//! (a ChaCha20 block, 2 KiB of keystream) happens in memory that thread owns alone, and a
+//! (a ChaCha20 block, 7 KiB of keystream) happens in memory that thread owns alone, and a
 //! thread preempted, signalled or stopped there delays no other thread's read. The slot only
 //! changes in sections, which a preempted thread abandons.
 //!
@@ -86,9 +86,12 @@ const KSTATE: usize = 8;
 const SPARE: usize = 32;
 const KEY: usize = 64;
 
-/// Bytes (and alignment) of one batch frame: a page, so that the control word's `next`
-/// gives its frame and its offset with one mask each.
-pub(crate) const FRAME_BYTES: usize = 4096;
+/// Bytes (and alignment) of one batch frame: a power of two, so that the control word's
+/// `next` gives its frame and its offset with one mask each. Two pages: room for an
+/// [`BATCH_LEN`] batch behind the header.
+pub(crate) const FRAME_BYTES: usize = 8192;
+/// The mask that gives a frame's address from the address of a byte in it.
+const FRAME_BASE_MASK: i64 = -(FRAME_BYTES as i64);
 const OWNER: usize = 0;
 const FRAME_NODE_GEN: usize = 8;
 const FRAME_SRC_GEN: usize = 16;
@@ -176,7 +179,7 @@ impl Drop for RseqSlot {
 pub(crate) const SPARE_OWNER: u64 = 2;
 
 /// One batch frame (see the module docs): a page from the frame pool.
-#[repr(C, align(4096))]
+#[repr(C, align(8192))]
 pub(crate) struct BatchFrame {
     /// 0: free; [`SPARE_OWNER`]: kept as a slot's spare; otherwise the claim token of its
     /// owner (see `frames.rs`).
@@ -202,9 +205,10 @@ const _: () = {
     assert!(core::mem::offset_of!(BatchFrame, key) == FRAME_KEY);
     assert!(core::mem::offset_of!(BatchFrame, data) == DATA);
     assert!(DATA_END <= FRAME_BYTES);
-    // `pos` of a control word is 12 bits and the read count 16; a batch serves at most
+    // The read count of a control word is 16 bits; a batch serves at most
     // `BATCH_LEN / 8` reads.
     assert!(BATCH_LEN / 8 < 1 << 16);
+    assert!(core::mem::align_of::<BatchFrame>() == FRAME_BYTES);
 };
 
 // SAFETY: integers, a null pointer and byte arrays: all-zero is a free frame.
@@ -315,7 +319,7 @@ macro_rules! check_left {
     () => {
         concat!(
             "mov {p:e}, {t:e}\n",
-            "and {p:e}, 4095\n",
+            "and {p:e}, {fmask}\n",
             "lea {x}, [{p} + 8*{k}]\n",
             "cmp {x}, {end}\n",
             "ja 8f\n",
@@ -337,7 +341,7 @@ macro_rules! take_section {
                 body: [
                     open_slot!(),
                     "mov {x}, {t}",
-                    "and {x}, -4096",
+                    "and {x}, {fbase}",
                     "mov {p}, qword ptr [{x} + {src_gen}]",
                     "test {p}, {p}",
                     "jz 8f",
@@ -363,6 +367,8 @@ macro_rules! take_section {
             node_gen = const FRAME_NODE_GEN,
             src_gen = const FRAME_SRC_GEN,
             end = const DATA_END,
+            fmask = const FRAME_BYTES - 1,
+            fbase = const FRAME_BASE_MASK,
             slot = out(reg) _,
             w = out(reg) _,
             t = out(reg) _,
@@ -522,6 +528,7 @@ pub(crate) unsafe fn skip(off: isize, base: *mut u8, n: u32) -> bool {
             n = in(reg) u64::from(n),
             shift = const SLOT_SHIFT,
             end = const DATA_END,
+            fmask = const FRAME_BYTES - 1,
             k = const 1,
             step = const 8u64 << 16,
             slot = out(reg) _,
