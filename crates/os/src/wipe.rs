@@ -321,7 +321,11 @@ mod tests {
             let w = WipeOnFork::new(len, |i| Big([i as u8; 16384]));
             assert_eq!(w.as_ptr() as usize % 16384, 0, "{len} elements");
             assert_eq!(w.wipes_on_fork(), page.wipes_on_fork(), "{len} elements");
-            assert!(w.iter().enumerate().all(|(i, b)| b.0.iter().all(|&x| x == i as u8)));
+            assert!(
+                w.iter()
+                    .enumerate()
+                    .all(|(i, b)| b.0.iter().all(|&x| x == i as u8))
+            );
         }
     }
 }
