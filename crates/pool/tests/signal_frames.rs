@@ -12,11 +12,12 @@
 //! alternate stack for 16-byte pieces of every key the child derived (either half, or a key
 //! word repeated across four lanes). The instructions `n` are spread over the whole read.
 //!
-//! Covered: the node pools through a slot (4 KiB, and 200-byte reads across a refill), the
-//! node fallback, and Fortuna in both modes with both PRFs, with the handler on the thread's
-//! stack and with it on an alternate stack (`SA_ONSTACK`). `SCALRAND_SIGNAL_TRIALS` sets the
-//! signals per scenario and stack (32; 8 in a sampled campaign). rseq off (see `scalrand_testkit::trace`): every section ends as one that
-//! a signal interrupted. Optimised builds.
+//! Covered: the node pools through a slot (4 KiB, 200-byte reads across a refill and from the
+//! middle of a batch), the node fallback, and Fortuna in both modes with both PRFs, with the
+//! handler on the thread's stack and with it on an alternate stack (`SA_ONSTACK`).
+//! `SCALRAND_SIGNAL_TRIALS` sets the signals per scenario and stack (32; 8 in a sampled
+//! campaign). rseq off (see `scalrand_testkit::trace`): every section ends as one that a
+//! signal interrupted. Optimised builds.
 
 #![cfg(all(
     feature = "fortuna",
@@ -31,7 +32,7 @@
 
 use scalrand_pool::chacha::{__observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
-use scalrand_pool::numa::{NodePools, Topology};
+use scalrand_pool::numa::{BATCH_LEN, NodePools, Topology};
 use scalrand_testkit::campaign;
 use scalrand_testkit::trace::{HandlerStack, Marks, count_steps, keys_of, signal_at_step};
 
@@ -98,6 +99,26 @@ fn node_pools_4096_through_a_slot() {
 #[test]
 fn node_pools_200_across_a_refill() {
     run("NodePools slot 12 × 200 B", &|m: &Marks| {
+        let p = pools();
+        let mut buf = vec![0u8; 200];
+        // All but about 1 KiB of the first batch, so that the traced reads cross a refill.
+        for _ in 0..(BATCH_LEN - 32 - 1000) / 200 {
+            p.fill_bytes(&mut buf);
+        }
+        m.start();
+        for _ in 0..12 {
+            p.fill_bytes(&mut buf);
+        }
+        m.stop();
+    });
+}
+
+/// Reads from the middle of a batch, no refill: what runs outside every section on each read
+/// of a locked slot (the lock, the staleness checks, the copy out of the batch), a stretch
+/// short enough for the trials to land on most of its instructions' neighbourhoods.
+#[test]
+fn node_pools_200_from_the_batch() {
+    run("NodePools slot 12 × 200 B, no refill", &|m: &Marks| {
         let p = pools();
         let mut buf = vec![0u8; 200];
         p.fill_bytes(&mut buf);

@@ -105,7 +105,7 @@ impl SlotState {
         let current = generation.load(Ordering::Acquire);
         // An all-zero key is what wiped memory holds: never used, whatever generation a read
         // that a fork interrupted wrote back beside it (four compares).
-        let wiped = self.key == [0; KEY_LEN];
+        let wiped = key_is_zero(&self.key);
         if wiped || is_stale(self.src_gen, self.src_node as usize, node, current) {
             let generation = match fresh_key(&mut self.key) {
                 Ok(g) => g,
@@ -170,6 +170,50 @@ impl SlotState {
             }
             off += n;
         }
+    }
+}
+
+/// Whether `key` is all zero, without loading it into a register on x86_64: four compares of
+/// memory with zero, so that a signal delivered at any of them saves no key word in its frame.
+/// This check runs outside every section (on every read of a locked slot), where nothing
+/// wipes a signal frame afterwards; a plain `==` compiled to 16-byte vector loads, which put
+/// half of the slot key in an `xmm` register (`tests/signal_frames.rs` found it there). Other
+/// architectures have no compare with a memory operand: there each byte passes through a
+/// general-purpose register on its own.
+#[inline(always)]
+fn key_is_zero(key: &[u8; KEY_LEN]) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        let zero: u32;
+        // SAFETY: reads the 32 bytes of `key` (a live reference); writes only `zero` and the
+        // flags; no stack use.
+        unsafe {
+            core::arch::asm!(
+                "xor {z:e}, {z:e}",
+                "cmp qword ptr [{k}], 0",
+                "jne 2f",
+                "cmp qword ptr [{k} + 8], 0",
+                "jne 2f",
+                "cmp qword ptr [{k} + 16], 0",
+                "jne 2f",
+                "cmp qword ptr [{k} + 24], 0",
+                "jne 2f",
+                "inc {z:e}",
+                "2:",
+                k = in(reg) key.as_ptr(),
+                z = out(reg) zero,
+                options(readonly, nostack),
+            );
+        }
+        zero != 0
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        // Volatile byte loads: never merged into vector loads.
+        key.iter()
+            // SAFETY: a byte of a live reference.
+            .fold(0u8, |acc, b| acc | unsafe { core::ptr::read_volatile(b) })
+            == 0
     }
 }
 
