@@ -201,7 +201,7 @@ impl<T: ZeroValid> Levels<T> {
         let mem = if self.heap {
             WipeOnFork::on_heap(len, |_| zeroed::<T>())
         } else {
-            WipeOnFork::new(len, |_| zeroed::<T>())
+            WipeOnFork::zeroed(len)
         };
         // SAFETY: the EMPTY -> MAPPING exchange above made this caller the only writer of
         // `mem`, and no reader looks at it before READY.

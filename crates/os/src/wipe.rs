@@ -77,7 +77,21 @@ impl<T: ZeroValid> WipeOnFork<T> {
     /// where `mmap` fails, they are on the heap.
     pub fn new(len: usize, init: impl FnMut(usize) -> T) -> Self {
         let mut init = init;
-        if let Some(m) = mapped::new(len, &mut init) {
+        if let Some(m) = mapped::new(len, &mut init, false) {
+            return m;
+        }
+        Self::on_heap(len, init)
+    }
+
+    /// `len` all-zero elements (valid: `T` is [`ZeroValid`]). Where they are mapped (see
+    /// [`new`](Self::new)), nothing is written: a fresh anonymous mapping reads zero, so a
+    /// page takes memory only once something writes it. Elsewhere they are zeroed on the heap.
+    pub fn zeroed(len: usize) -> Self {
+        let mut init = |_| {
+            // SAFETY: `ZeroValid` promises that the all-zero bytes are a valid `T`.
+            unsafe { core::mem::zeroed::<T>() }
+        };
+        if let Some(m) = mapped::new(len, &mut init, true) {
             return m;
         }
         Self::on_heap(len, init)
@@ -138,9 +152,12 @@ cfg_wipe_on_fork! {
             }
         }
 
+        /// `len` elements from `init` in a mapping of their own; with `fresh_zero`, `init`
+        /// is not called: the elements are the mapping's fresh zero bytes (`T: ZeroValid`).
         pub(super) fn new<T: ZeroValid>(
             len: usize,
             init: &mut impl FnMut(usize) -> T,
+            fresh_zero: bool,
         ) -> Option<WipeOnFork<T>> {
             let page = crate::fork::page_size();
             let size = core::mem::size_of::<T>().checked_mul(len)?;
@@ -188,7 +205,11 @@ cfg_wipe_on_fork! {
             let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
             // Drops what was written and unmaps if `init` unwinds half-way.
             let mut guard = Guard { ptr, len: 0, bytes };
-            for i in 0..len {
+            if fresh_zero {
+                // A fresh private anonymous mapping reads zero, a valid `T` (`ZeroValid`).
+                guard.len = len;
+            }
+            for i in guard.len..len {
                 // SAFETY: `i < len` elements fit in the mapping; it is aligned for `T` (the page,
                 // or `T`'s alignment when larger, above), and slot `i` is not yet initialised.
                 unsafe { ptr.as_ptr().add(i).write(init(i)) };
@@ -224,6 +245,7 @@ cfg_wipe_on_fork! {
             pub(super) fn new<T: ZeroValid>(
                 _len: usize,
                 _init: &mut impl FnMut(usize) -> T,
+                _fresh_zero: bool,
             ) -> Option<WipeOnFork<T>> {
                 None
             }
@@ -306,6 +328,42 @@ mod tests {
         assert_eq!(DROPS.load(Ordering::Relaxed), 1000);
         let empty = WipeOnFork::<u64>::new(0, |_| 0);
         assert!(empty.is_empty());
+    }
+
+    /// `zeroed` writes nothing where it maps: the pages take no memory until touched (the
+    /// pool's rseq frames, 16 KiB per CPU, are mapped this way).
+    #[cfg(all(target_os = "linux", not(miri)))]
+    #[test]
+    fn zeroed_mappings_take_no_memory_until_written() {
+        fn rss_kib(addr: usize) -> Option<usize> {
+            let maps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+            let mut inside = false;
+            for line in maps.lines() {
+                if let Some((range, _)) = line.split_once(' ')
+                    && let Some((lo, hi)) = range.split_once('-')
+                    && let (Ok(lo), Ok(hi)) =
+                        (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = (lo..hi).contains(&addr);
+                } else if inside && let Some(v) = line.strip_prefix("Rss:") {
+                    return v.trim().trim_end_matches(" kB").trim().parse().ok();
+                }
+            }
+            None
+        }
+        let lazy = WipeOnFork::<[u8; 4096]>::zeroed(64);
+        if !OWN_MAPPINGS || lazy.mapped_bytes == 0 {
+            return;
+        }
+        // Each measured alone: the kernel may merge the two mappings into one area.
+        let l = rss_kib(lazy.as_ptr() as usize).unwrap();
+        assert!(l < 64, "Rss {l} kB of 256 kB zeroed");
+        drop(lazy);
+        let written = WipeOnFork::<[u8; 4096]>::new(64, |_| [0; 4096]);
+        let w = rss_kib(written.as_ptr() as usize).unwrap();
+        assert!(w >= 256, "Rss {w} kB of 256 kB written");
+        let lazy = WipeOnFork::<[u8; 4096]>::zeroed(64);
+        assert!(lazy.iter().all(|p| p.iter().all(|&b| b == 0)));
     }
 
     /// Elements aligned above the page (the pool's 8 KiB batch frames) get memory of the same
