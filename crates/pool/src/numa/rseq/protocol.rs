@@ -23,15 +23,15 @@
 //! - One [`RseqSlot`] per CPU number, 128 bytes: the **control word**, the **key cell** (a
 //!   32-byte key and its state word: the node generation the key was taken under, 0 when the
 //!   cell is empty), and counters.
-//! - [`BatchFrame`]s, 4096-byte pages from a pool shared by all CPUs (`frames.rs`): an owner
-//!   word, the node generation word and generation the batch descends from, a work key, and
-//!   [`BATCH_LEN`] bytes of batch. A refiller owns the frame it writes; once published the
-//!   frame belongs to the slot, until the refill that replaces it zeroes it and keeps it as
-//!   its CPU's spare (**stash**, taken by that CPU's next refill with **unstash**) or gives it
-//!   back to the pool.
+//! - [`BatchFrame`]s of 8 KiB (two pages, aligned to their size) from a pool shared by all
+//!   CPUs (`frames.rs`): an owner word, the node generation word and generation the batch
+//!   descends from, a work key, and [`BATCH_LEN`] bytes of batch. A refiller owns the frame
+//!   it writes; once published the frame belongs to the slot, until the refill that replaces
+//!   it zeroes it and keeps it as its CPU's spare (**stash**, taken by that CPU's next refill
+//!   with **unstash**) or gives it back to the pool.
 //!
 //! The control word is `[next:48 | reads:16]`: `next` is the address of the active batch's
-//! next unread byte (its frame is `next & !4095`, its offset in the frame `next & 4095`), 0
+//! next unread byte (its frame is `next & !8191`, its offset in the frame `next & 8191`), 0
 //! when the slot has no batch (the zero state a fork child finds in wipe-on-fork memory).
 //!
 //! # Sections
@@ -178,7 +178,7 @@ impl Drop for RseqSlot {
 /// The claim word of a frame kept as a slot's spare: even, so never a claim token.
 pub(crate) const SPARE_OWNER: u64 = 2;
 
-/// One batch frame (see the module docs): a page from the frame pool.
+/// One batch frame (see the module docs): [`FRAME_BYTES`] from the frame pool.
 #[repr(C, align(8192))]
 pub(crate) struct BatchFrame {
     /// 0: free; [`SPARE_OWNER`]: kept as a slot's spare; otherwise the claim token of its
