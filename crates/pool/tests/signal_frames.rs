@@ -96,13 +96,12 @@ fn node_pools_4096_through_a_slot() {
     });
 }
 
-#[test]
-fn node_pools_200_across_a_refill() {
-    run("NodePools slot 12 × 200 B", &|m: &Marks| {
+/// Twelve traced 200-byte reads through a slot, after `before` untraced ones.
+fn twelve_reads_of_200(name: &str, before: usize) {
+    run(name, &|m: &Marks| {
         let p = pools();
         let mut buf = vec![0u8; 200];
-        // All but about 1 KiB of the first batch, so that the traced reads cross a refill.
-        for _ in 0..(BATCH_LEN - 32 - 1000) / 200 {
+        for _ in 0..before {
             p.fill_bytes(&mut buf);
         }
         m.start();
@@ -113,21 +112,18 @@ fn node_pools_200_across_a_refill() {
     });
 }
 
+#[test]
+fn node_pools_200_across_a_refill() {
+    // All but about 1 KiB of the first batch, so that the traced reads cross a refill.
+    twelve_reads_of_200("NodePools slot 12 × 200 B", (BATCH_LEN - 32 - 1000) / 200);
+}
+
 /// Reads from the middle of a batch, no refill: what runs outside every section on each read
 /// of a locked slot (the lock, the staleness checks, the copy out of the batch), a stretch
 /// short enough for the trials to land on most of its instructions' neighbourhoods.
 #[test]
 fn node_pools_200_from_the_batch() {
-    run("NodePools slot 12 × 200 B, no refill", &|m: &Marks| {
-        let p = pools();
-        let mut buf = vec![0u8; 200];
-        p.fill_bytes(&mut buf);
-        m.start();
-        for _ in 0..12 {
-            p.fill_bytes(&mut buf);
-        }
-        m.stop();
-    });
+    twelve_reads_of_200("NodePools slot 12 × 200 B, no refill", 1);
 }
 
 #[test]
