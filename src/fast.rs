@@ -41,23 +41,32 @@
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
 //! - Where the OS hands a fork child memory zeroed (Linux 4.14 and later, Android, FreeBSD
-//!   12 and later, OpenBSD), each thread's state has a mark in
-//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory) that carries the thread's
-//!   tag once the state is seeded in this process image; a draw compares it with the
-//!   thread's own. In a child the mark reads zero, or, if a thread the child started has
-//!   taken it since, that thread's tag: either way the forking thread seeds its state afresh
-//!   with 8 bytes from the OS (on another mark in the second case) before it draws. No
-//!   allocation and no lock on any draw (a new level of marks is an `mmap`, and the mark's
-//!   release at thread exit is a pthread key's value): safe in a signal handler and in the
-//!   child of a raw `SYS_fork` of a multi-threaded program. Elsewhere the
-//!   state records the [fork generation](crate::os::fork::generation) it was seeded in and
-//!   every draw compares it. A [`seed`]ed stream is not continued in a child either.
-//! - A signal handler that forks in the middle of a draw leaves that draw to finish in the
-//!   child with the parent's state: that one word is the parent's too (as it would be with
-//!   any fork that lands after a word is computed). Where the compiler checks the mark once
-//!   for a loop of inlined draws, a loop that such a handler interrupts may finish on the
-//!   state it keeps in a register, its remaining words the parent's too; the next draw after
-//!   the loop reseeds.
+//!   12 and later, OpenBSD), each thread has a mark: a byte of a `static` in
+//!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory)
+//!   ([`StaticWipe`](crate::os::wipe::StaticWipe)), set once the thread's state is seeded in
+//!   this process image. A draw checks it; in a fork child it reads zero, and the forking
+//!   thread seeds its state afresh with 8 bytes from the OS before it draws. Which thread
+//!   owns which mark is kept in ordinary memory, which a child inherits, so no thread the
+//!   child starts takes the forking thread's mark. No allocation and no lock on any draw (the
+//!   mark's release at thread exit is a pthread key's value): safe in a signal handler and in
+//!   the child of a raw `SYS_fork` of a multi-threaded program. Up to 8,192 threads hold a
+//!   mark at once; a fork child also keeps the marks of its parent's other threads, which do
+//!   not exist there. Where no mark is left, and where the OS cannot wipe memory (Apple's
+//!   systems, older kernels, qemu-user emulation), the thread's state records the
+//!   [fork generation](crate::os::fork::generation) it was seeded in and every draw compares
+//!   it, in a call of its own. A [`seed`]ed stream is not continued in a child either. On
+//!   targets without `fork` (Windows, WebAssembly) every thread takes a mark, and gives it
+//!   back when its thread-locals are destroyed.
+//! - The mark is plain memory, so in a run of inlined draws (a loop in the caller) the
+//!   compiler checks it once and keeps the state in a register, as it keeps fastrand's. A
+//!   fork that lands inside such a run can only come from a signal handler (any call the
+//!   loop makes ends the run); the child then finishes the run on the state in the register,
+//!   its remaining words the parent's too, and the next draw after it reseeds. Likewise a
+//!   signal handler that draws in the middle of such a run starts from the state the run
+//!   last stored (the run's words are repeated there), as a handler that uses fastrand does.
+//!   A signal handler that forks in the middle of a single draw leaves that draw to finish in
+//!   the child with the parent's state: that one word is the parent's too (as it would be
+//!   with any fork that lands after a word is computed).
 //! - The [`global`] [`PerCpuWyRand`] (which [`with`] and [`fill_u64`] use) is a per-process [`os::global::Global`](crate::os::global::Global): it records the fork
 //!   generation it was built in, and a child sees a different one and builds its own, from the
 //!   OS. A `&'static` handle from [`global`] taken *before* the fork keeps pointing at the
@@ -76,11 +85,11 @@
 //! cryptographic root functions) keep every word distinct there too (`tests/memory_sharing_children.rs`).
 //!
 //! # Cost
-//! A one-liner is a thread-local load and store, the mark's check (a load through a
-//! thread-local pointer, compared with the thread's tag) and wyrand's multiply: fastrand's
-//! work, with the check added. In a run of inlined draws the compiler keeps the state in a
-//! register from draw to draw; where the OS cannot wipe memory in a fork child, each draw
-//! instead compares the fork generation in a call of its own. The per-CPU [`global`] generator costs
+//! A one-liner is fastrand's work plus the mark's check: a thread-local load, a load of the
+//! mark and a compare, made once for a run of inlined draws, in which the state stays in a
+//! register from draw to draw (a range draw, its redraws included, and `shuffle` run on a
+//! copy of the stream in one visit). Where a thread has no mark, each draw instead compares
+//! the fork generation in a call of its own. The per-CPU [`global`] generator costs
 //! a restartable sequence per word (Linux x86_64 with glibc ≥ 2.35; one uncontended
 //! compare-exchange elsewhere) and shares one state per CPU among any number of threads;
 //! [`with`] and [`fill_u64`] take its current CPU's slot once for many numbers.

@@ -16,17 +16,22 @@ macro_rules! below {
         /// (callers map the full range to a raw word instead).
         #[inline]
         pub(crate) fn $name(s: $w, mut next: impl FnMut() -> $w) -> $w {
-            let mut x = next();
+            // Both halves of each product, taken together (as fastrand does): the compiler
+            // then makes them one widening multiply, instead of a second multiply after the
+            // test on the low half.
+            let x = next();
             let mut low = x.wrapping_mul(s);
+            let mut high = $mul_high(x, s);
             if low < s {
                 // 2^BITS mod s, computed in BITS-bit arithmetic.
                 let t = s.wrapping_neg() % s;
                 while low < t {
-                    x = next();
+                    let x = next();
                     low = x.wrapping_mul(s);
+                    high = $mul_high(x, s);
                 }
             }
-            $mul_high(x, s)
+            high
         }
     };
 }

@@ -18,6 +18,8 @@ use scalrand_fastprng::WyRand;
 
 use crate::uniform::{below_u32, below_u64, below_u128};
 
+use super::source::with_thread;
+
 /// A source of wyrand output words, and fastrand's methods on it.
 pub(crate) trait Draw {
     /// The next 64-bit output (fastrand's `gen_u64`).
@@ -242,14 +244,25 @@ pub(crate) fn range<T: Ranged, D: Draw + ?Sized>(d: &mut D, range: impl RangeBou
     }
 }
 
-/// [`range`], `None` where it panics.
+/// [`range`] on the calling thread's stream: the range's bounds are read first (they may be
+/// a caller's type, running the caller's code), then the value is drawn in one visit to the
+/// stream, its redraws included.
+///
+/// # Panics
+/// As fastrand, with its message, when `range` is empty.
 #[inline]
-pub(crate) fn try_range<T: Ranged, D: Draw + ?Sized>(
-    d: &mut D,
-    range: impl RangeBounds<T>,
-) -> Option<T> {
+pub(crate) fn thread_range<T: Ranged>(range: impl RangeBounds<T>) -> T {
+    match T::span(&range) {
+        Some((low, high)) => with_thread(|w| T::sample(w, low, high)),
+        None => empty_range(&range),
+    }
+}
+
+/// [`thread_range`], but `None` for an empty range instead of the panic.
+#[inline]
+pub(crate) fn try_thread_range<T: Ranged>(range: impl RangeBounds<T>) -> Option<T> {
     let (low, high) = T::span(&range)?;
-    Some(T::sample(d, low, high))
+    Some(with_thread(|w| T::sample(w, low, high)))
 }
 
 /// fastrand's panic for an empty range, with its message.

@@ -10,13 +10,13 @@ use super::source::{CallingThread, with_thread};
 /// A uniformly distributed `bool`. Not cryptographic.
 #[inline]
 pub fn bool() -> bool {
-    CallingThread.bool()
+    with_thread(|w| w.bool())
 }
 
 /// A letter, `A-Z` or `a-z`, each equally likely. Not cryptographic.
 #[inline]
 pub fn alphabetic() -> char {
-    CallingThread.alphabetic()
+    with_thread(|w| w.alphabetic())
 }
 
 /// A letter or digit, `A-Z`, `a-z` or `0-9`, each equally likely. Not cryptographic.
@@ -27,19 +27,19 @@ pub fn alphabetic() -> char {
 /// ```
 #[inline]
 pub fn alphanumeric() -> char {
-    CallingThread.alphanumeric()
+    with_thread(|w| w.alphanumeric())
 }
 
 /// A lowercase letter, `a-z`, each equally likely. Not cryptographic.
 #[inline]
 pub fn lowercase() -> char {
-    CallingThread.lowercase()
+    with_thread(|w| w.lowercase())
 }
 
 /// An uppercase letter, `A-Z`, each equally likely. Not cryptographic.
 #[inline]
 pub fn uppercase() -> char {
-    CallingThread.uppercase()
+    with_thread(|w| w.uppercase())
 }
 
 /// A digit of `base`, each equally likely: `0-9`, then `a-z` for bases above 10. Not
@@ -55,35 +55,35 @@ pub fn uppercase() -> char {
 /// than 36").
 #[inline]
 pub fn digit(base: u32) -> char {
-    CallingThread.digit(base)
+    with_thread(|w| w.digit(base))
 }
 
 /// A uniformly distributed `f32` in `[0, 1)` (63 random bits scaled, as fastrand 2.4 on). Not
 /// cryptographic.
 #[inline]
 pub fn f32() -> f32 {
-    CallingThread.f32()
+    with_thread(|w| w.f32())
 }
 
 /// A uniformly distributed `f32` in `[0, 1]`: [`f32()`] without its redraw of 1. Not
 /// cryptographic.
 #[inline]
 pub fn f32_inclusive() -> f32 {
-    CallingThread.f32_inclusive()
+    with_thread(|w| w.f32_inclusive())
 }
 
 /// A uniformly distributed `f64` in `[0, 1)` (63 random bits scaled, as fastrand 2.4 on). Not
 /// cryptographic.
 #[inline]
 pub fn f64() -> f64 {
-    CallingThread.f64()
+    with_thread(|w| w.f64())
 }
 
 /// A uniformly distributed `f64` in `[0, 1]`: [`f64()`] without its redraw of 1. Not
 /// cryptographic.
 #[inline]
 pub fn f64_inclusive() -> f64 {
-    CallingThread.f64_inclusive()
+    with_thread(|w| w.f64_inclusive())
 }
 
 /// One item of `iter`, each equally likely; `None` when it is empty. Not cryptographic.
@@ -158,7 +158,7 @@ macro_rules! ranges {
         #[doc = concat!("[`", stringify!($try_name), "`] returns `None` instead.")]
         #[inline]
         pub fn $name(range: impl RangeBounds<$t>) -> $t {
-            draw::range(&mut CallingThread, range)
+            draw::thread_range(range)
         }
 
         #[doc = concat!("[`", stringify!($name), "()`], but `None` for an empty range instead of the panic. Not")]
@@ -170,7 +170,7 @@ macro_rules! ranges {
         /// ```
         #[inline]
         pub fn $try_name(range: impl RangeBounds<$t>) -> Option<$t> {
-            draw::try_range(&mut CallingThread, range)
+            draw::try_thread_range(range)
         }
     )*};
 }
@@ -203,7 +203,7 @@ ranges! {
 /// [`try_char`] returns `None` instead.
 #[inline]
 pub fn char(range: impl RangeBounds<char>) -> char {
-    draw::range(&mut CallingThread, range)
+    draw::thread_range(range)
 }
 
 /// [`char()`], but `None` for a range that holds no `char` instead of the panic. Not
@@ -215,5 +215,5 @@ pub fn char(range: impl RangeBounds<char>) -> char {
 /// ```
 #[inline]
 pub fn try_char(range: impl RangeBounds<char>) -> Option<char> {
-    draw::try_range(&mut CallingThread, range)
+    draw::try_thread_range(range)
 }

@@ -1,6 +1,6 @@
 //! Where the words come from: the calling thread's wyrand state that the one-liners draw from
-//! (and [`seed`] and [`get_seed`] act on), seeded from the OS and checked against the fork
-//! generation on every word; and the lazily built per-CPU [`global`] generator, which [`with`]
+//! (and [`seed`] and [`get_seed`] act on), seeded from the OS and checked against the thread's
+//! mark in wipe-on-fork memory (or the fork generation) before it is used; and the lazily built per-CPU [`global`] generator, which [`with`]
 //! and [`fill_u64`] use.
 
 use core::cell::Cell;
@@ -9,8 +9,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use rand_core::SeedableRng;
 use scalrand_fastprng::{PerCpuWyRand, WyRand};
 use scalrand_os::global::Global;
-use scalrand_os::scratch::Levels;
-use scalrand_os::wipe::ZeroValid;
+use scalrand_os::wipe::StaticWipe;
 
 use super::draw::Draw;
 
@@ -63,40 +62,60 @@ fn weak_seed() -> u64 {
     t ^ (core::ptr::from_ref(&local) as u64).rotate_left(32) ^ u64::from(std::process::id())
 }
 
-/// One thread's mark "seeded in this process image", in wipe-on-fork memory (Linux, Android,
-/// FreeBSD, OpenBSD), which a fork child finds zero. The state itself is a thread-local, as
-/// fastrand's is; a draw compares the mark's tag with its thread's through a thread-local
-/// pointer, with loads that nothing in a run of inlined draws writes, so the compiler keeps
-/// the state in a register from draw to draw.
-#[repr(C, align(16))]
-struct Mark {
-    /// 1 while a thread owns the mark, 0 while free (and in a fork child).
-    owner: AtomicU64,
-    /// The owning thread's tag (the address of its [`Stream`], distinct for every live
-    /// thread) once its state is seeded in this process image; 0 otherwise. In a fork child
-    /// it reads 0, or another thread's tag if a thread the child started has taken the mark
-    /// since: either way not the forking thread's, which then seeds afresh on another mark.
-    tag: AtomicU64,
+/// Bytes of the threads' marks: a [`StaticWipe`], so a fork child finds them zero. 128 KiB
+/// of a `static` (address space only: a page takes memory once a mark on it is written), so
+/// that whole pages of up to 64 KiB fit inside; see [`MARKS_MAX`] for how many are used.
+const MARK_BYTES: usize = 128 * 1024;
+
+/// Threads that hold a mark at once, at most; the next ones take the fallback. Their owner
+/// bits are [`OWNED`].
+const MARKS_MAX: usize = 8192;
+
+/// The value of a thread's mark while its state is seeded in this process image.
+const ARMED: u8 = 1;
+
+/// One byte per thread, [`ARMED`] once the thread's state is seeded in this process image;
+/// the kernel zeroes them in a fork child. A `static` (not memory reached through a pointer),
+/// so the compiler knows that writing the thread-local state leaves them alone: in a run of
+/// inlined draws it keeps the state in a register and checks the mark once. Byte 0 is never
+/// written: a thread without a mark (before its first draw, and on the fallback) points
+/// there, and its check fails.
+static MARKS: StaticWipe<MARK_BYTES> = StaticWipe::new();
+
+/// Which marks are taken: bit `k` of word `k / 64` for the mark at [`mark_range`]`.start +
+/// k`. Ordinary memory, so a fork child inherits it: the forking thread still owns its mark
+/// there, and no thread the child starts takes it (the marks of the parent's other threads,
+/// which do not exist in the child, stay taken in the child).
+static OWNED: [AtomicU64; MARKS_MAX / 64] = [const { AtomicU64::new(0) }; MARKS_MAX / 64];
+
+/// The offsets of the usable marks (inside the wiped pages, never byte 0, at most
+/// [`MARKS_MAX`]); `None` where no fork child is known to find them zero (the pid path,
+/// Apple's atfork handlers): every thread then takes the fallback.
+fn mark_range() -> Option<core::ops::Range<usize>> {
+    let r = MARKS.wiped()?;
+    let start = r.start.max(1);
+    let end = r.end.min(start + MARKS_MAX);
+    (start < end).then_some(start..end)
 }
 
-// SAFETY: all zero is a free, unseeded mark (atomics).
-unsafe impl ZeroValid for Mark {}
-
-/// The threads' marks: levels of 64, 128, ..., each mapped (never allocated) when the ones
-/// before are taken. A fork child uses its parent's, which it finds zeroed.
-static MARKS: Levels<Mark> = Levels::new_unmapped(64, false);
-
-/// [`Stream::mark`] when the calling thread checks the fork generation on every draw instead:
-/// the OS cannot wipe memory in a fork child, every mark is taken, or the thread is ending.
-const FALLBACK: usize = 1;
+/// [`Stream::mode`]: the thread has not drawn yet.
+const FIRST_DRAW: u8 = 0;
+/// [`Stream::mode`]: the thread owns the mark at [`Stream::mark`].
+pub(super) const MARKED: u8 = 1;
+/// [`Stream::mode`]: the thread compares the fork generation on every draw instead: no
+/// mark is left, none can be wiped here, or the thread is ending.
+pub(super) const FALLBACK: u8 = 2;
 
 /// The calling thread's one-liner stream. `const`-initialised with no destructor, so it
 /// works during and after the thread's other thread-locals are destroyed.
 struct Stream {
     /// The wyrand state.
     state: Cell<u64>,
-    /// The thread's [`Mark`]: null until its first draw, [`FALLBACK`] where there is none.
-    mark: Cell<*const Mark>,
+    /// The offset of the thread's mark in [`MARKS`] (inside [`mark_range`], owned by this
+    /// thread) while `mode` is [`MARKED`]; 0 otherwise. Always below `MARK_BYTES`.
+    mark: Cell<usize>,
+    /// [`FIRST_DRAW`], [`MARKED`] or [`FALLBACK`].
+    mode: Cell<u8>,
     /// [`FALLBACK`] only: [`scalrand_os::fork::generation`] when `state` was seeded;
     /// `usize::MAX` (which the generation never reaches in practice) until then.
     generation: Cell<usize>,
@@ -107,14 +126,32 @@ struct Stream {
 /// first 32 keys lives in the thread's own descriptor, so setting it allocates nothing (a
 /// thread-local with a destructor would: the C library's thread-exit list). The C library
 /// runs key destructors after the thread-locals' own; a draw after that (none is expected)
-/// checks the fork generation.
+/// takes the fallback.
 #[cfg(not(unix))]
 mod release {
-    use super::Mark;
+    use core::cell::Cell;
 
-    /// No marks here (no fork): never called with one.
-    pub(super) fn at_exit(_: &'static Mark) -> bool {
-        false
+    use super::end_of_thread;
+
+    /// Gives its mark back when the thread's thread-locals are destroyed. No fork and no
+    /// asynchronous signal exist here, so a thread-local destructor (whose registration may
+    /// allocate) is safe to use.
+    struct Release(Cell<usize>);
+
+    impl Drop for Release {
+        fn drop(&mut self) {
+            end_of_thread(self.0.get());
+        }
+    }
+
+    std::thread_local! {
+        static RELEASE: Release = const { Release(Cell::new(0)) };
+    }
+
+    /// Gives the mark at offset `mark` back when the calling thread ends; `false` if that
+    /// cannot be arranged (the thread-locals are being destroyed already).
+    pub(super) fn at_exit(mark: usize) -> bool {
+        RELEASE.try_with(|r| r.0.set(mark)).is_ok()
     }
 }
 
@@ -122,7 +159,7 @@ mod release {
 mod release {
     use core::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::{FALLBACK, Mark, STREAM};
+    use super::end_of_thread;
 
     /// The key, plus 1 (0: not made yet).
     static KEY: AtomicUsize = AtomicUsize::new(0);
@@ -152,36 +189,47 @@ mod release {
         }
     }
 
-    /// Gives `mark` back when the calling thread ends; `false` if that cannot be arranged
-    /// (the caller then gives the mark back itself and takes the fallback).
-    pub(super) fn at_exit(mark: &'static Mark) -> bool {
+    /// Gives the mark at offset `mark` back when the calling thread ends; `false` if that
+    /// cannot be arranged (the caller then gives the mark back itself and takes the
+    /// fallback).
+    pub(super) fn at_exit(mark: usize) -> bool {
         key().is_some_and(|k| {
-            // SAFETY: a key this process made; the value is a mark of the static `MARKS`.
-            unsafe { libc::pthread_setspecific(k, core::ptr::from_ref(mark).cast()) == 0 }
+            // SAFETY: a key this process made; the value (never null: offset 0 is no mark)
+            // is only ever read back as an offset.
+            unsafe { libc::pthread_setspecific(k, mark as *const libc::c_void) == 0 }
         })
     }
 
-    /// The key's destructor: the thread's mark, zeroed and given back.
+    /// The key's destructor, on the ending thread: its mark, zeroed and given back.
     extern "C" fn give_back(p: *mut libc::c_void) {
-        if p.is_null() {
-            return;
-        }
-        // SAFETY: the only values set are marks of the static `MARKS` (never unmapped).
-        let m = unsafe { &*p.cast::<Mark>() };
-        let _ = STREAM.try_with(|s| {
-            s.generation.set(usize::MAX);
-            s.mark.set(FALLBACK as *const Mark);
-        });
-        m.tag.store(0, Ordering::Relaxed);
-        m.owner.store(0, Ordering::Release);
+        end_of_thread(p as usize);
     }
+}
+
+/// The ending thread's mark (its offset, 0 for none), zeroed and given back; the thread's
+/// later draws (other thread-locals' destructors may draw) take the fallback. Runs on the
+/// ending thread, which owns the mark until `give_back_mark` releases it.
+fn end_of_thread(mark: usize) {
+    if mark == 0 {
+        return;
+    }
+    let _ = STREAM.try_with(|s| {
+        s.generation.set(usize::MAX);
+        s.mark.set(0);
+        s.mode.set(FALLBACK);
+    });
+    // SAFETY: an offset below `MARK_BYTES` (the value `release::at_exit` was given) that the
+    // calling thread owns until the release below.
+    unsafe { MARKS.set(mark, 0) };
+    give_back_mark(mark);
 }
 
 std::thread_local! {
     static STREAM: Stream = const {
         Stream {
             state: Cell::new(0),
-            mark: Cell::new(core::ptr::null()),
+            mark: Cell::new(0),
+            mode: Cell::new(FIRST_DRAW),
             generation: Cell::new(usize::MAX),
         }
     };
@@ -198,87 +246,124 @@ pub(crate) fn next_word() -> u64 {
 /// Runs `f` on a copy of the calling thread's stream and keeps where it left off: a loop of
 /// draws at an owned generator's speed. `f` must not draw from the thread's stream itself
 /// (its draws would be overwritten and repeated); only this module's callers pass one.
+///
+/// The check is the thread's mark; when it is not [`ARMED`], [`prepare`] gives the state to
+/// draw from, and, for a thread with a mark, the mark, which is armed *here*, where the
+/// compiler sees it: later draws of the same inlined run then know the mark is armed and
+/// skip their checks, as fastrand's first access of its thread-local makes the later ones
+/// free.
 #[inline]
 pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
+    let Some(s) = stream() else {
+        return fallback(f);
+    };
+    // SAFETY: `mark` is 0 (never written) or this thread's own mark, below `MARK_BYTES`.
+    if unsafe { MARKS.get(s.mark.get()) } != ARMED {
+        match prepare() {
+            Ok((mark, state)) => {
+                // SAFETY: `prepare` hands the calling thread a mark it owns, in range.
+                unsafe { MARKS.set(mark, ARMED) };
+                s.mark.set(mark);
+                s.state.set(state);
+            }
+            Err(()) => return fallback(f),
+        }
+    }
+    let mut w = WyRand::from_state(opaque(s.state.get()));
+    let out = f(&mut w);
+    s.state.set(w.state());
+    out
+}
+
+/// `x`, through an empty `asm!` block the compiler cannot see into (no instruction, no
+/// memory): in a loop of inlined draws the state then is not an induction variable, which
+/// the loop vectorizer would otherwise spread over vector registers, moving each word out
+/// again for its scalar 128-bit multiply (measured at about 0.65× the scalar loop).
+#[inline(always)]
+fn opaque(x: u64) -> u64 {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        let mut x = x;
+        // SAFETY: an empty block: it reads and writes nothing but leaves `x`'s register as it
+        // was.
+        unsafe {
+            core::arch::asm!("/* {0} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        x
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    x
+}
+
+/// The calling thread's [`Stream`]. Through `LocalKey::try_with` with a function (not a
+/// closure of this crate): both inline wherever a draw is compiled, where `LocalKey::with`,
+/// which is not marked inline, may sit in another codegen unit of the caller's crate and keep
+/// the compiler from seeing the draw whole. `None` never happens (a `const` thread-local
+/// without a destructor is never destroyed); it is handled all the same.
+#[inline(always)]
+fn stream() -> Option<&'static Stream> {
+    let p = STREAM.try_with(core::ptr::from_ref::<Stream>).ok()?;
+    // SAFETY: the calling thread's stream lives as long as the thread (`const`, no
+    // destructor); the reference is only used by the draw that asked for it, on this
+    // thread, and never leaves this module.
+    Some(unsafe { &*p })
+}
+
+/// Everything but the common draw, in one place: the thread's first draw, a fork child's
+/// (its mark zeroed), and every draw of the fallback, which compares the fork generation.
+/// `Ok((mark, state))`: the thread's mark, for the caller to arm, and its freshly seeded
+/// state; `Err(state)`: the fallback's state to draw from (reseeded if the generation moved).
+/// No allocation and no lock: the mark's release at thread exit is a pthread key's value (see
+/// `release`), so a signal handler's draw, or one in the child of a raw `SYS_fork` of a
+/// multi-threaded program (whose allocator lock another thread may have held at the fork),
+/// is safe.
+#[cold]
+#[inline(never)]
+fn prepare() -> Result<(usize, u64), ()> {
+    let (mode, mark, tag) =
+        STREAM.with(|s| (s.mode.get(), s.mark.get(), core::ptr::from_ref(s) as u64));
+    let mark = match mode {
+        // A fork child (the kernel zeroed the mark): the thread still owns it (`OWNED` is
+        // copied), so it seeds afresh and arms it again.
+        MARKED => Some(mark),
+        FIRST_DRAW => claim_mark().filter(|&m| {
+            let kept = release::at_exit(m);
+            if !kept {
+                give_back_mark(m);
+            }
+            kept
+        }),
+        _ => None,
+    };
+    let Some(mark) = mark else {
+        return Err(());
+    };
+    let state = os_seed(tag);
     STREAM.with(|s| {
-        let mark = s.mark.get();
-        let tag = core::ptr::from_ref(s) as u64;
-        // SAFETY: a mark past `FALLBACK` is one of `MARKS` (a static, never unmapped).
-        if mark as usize <= FALLBACK || unsafe { &*mark }.tag.load(Ordering::Relaxed) != tag {
-            prepare();
+        s.mode.set(MARKED);
+        s.mark.set(mark);
+    });
+    Ok((mark, state))
+}
+
+/// A draw on the fallback: `f` on the thread's state, reseeded from the OS first where it was
+/// seeded in another fork generation (or never). Out of line, so that the inlined draw's
+/// fast path is all the caller's loop holds.
+#[cold]
+#[inline(never)]
+fn fallback<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
+    let generation = scalrand_os::fork::generation();
+    STREAM.with(|s| {
+        s.mode.set(FALLBACK);
+        if s.generation.get() != generation {
+            s.state.set(os_seed(stack_salt()));
+            s.generation.set(generation);
         }
         let mut w = WyRand::from_state(s.state.get());
         let out = f(&mut w);
         s.state.set(w.state());
         out
     })
-}
-
-/// Everything but the common draw, in one place (so that the compiler sees a single path
-/// around a draw, and keeps the state in a register from draw to draw): the thread's first
-/// draw, a fork child's (its mark zeroed), and every draw of the fallback, which compares the
-/// fork generation. No allocation and no lock: a new level of marks is an `mmap` and the
-/// mark's release at thread exit a pthread key's value (see `release`), so a signal handler's
-/// draw, or one in the child of a raw `SYS_fork` of a multi-threaded program (whose allocator
-/// lock another thread may have held at the fork), is safe.
-#[cold]
-#[inline(never)]
-fn prepare() {
-    let (mark, tag) = STREAM.with(|s| (s.mark.get(), core::ptr::from_ref(s) as u64));
-    if mark as usize == FALLBACK {
-        let generation = scalrand_os::fork::generation();
-        if STREAM.with(|s| s.generation.get()) != generation {
-            let state = os_seed(stack_salt());
-            STREAM.with(|s| {
-                s.state.set(state);
-                s.generation.set(generation);
-            });
-        }
-        return;
-    }
-    let mark = if mark.is_null() {
-        // The thread's first draw.
-        claim_mark().filter(|m| {
-            let kept = release::at_exit(m);
-            if !kept {
-                m.owner.store(0, Ordering::Release);
-            }
-            kept
-        })
-    } else {
-        // SAFETY: one of `MARKS`.
-        let m = unsafe { &*mark };
-        // Its tag is not this thread's: a fork child. Free there (zeroed), it is taken again;
-        // taken by a thread the child started, another one.
-        if m.owner
-            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            Some(m)
-        } else {
-            claim_mark().filter(|m| {
-                let kept = release::at_exit(m);
-                if !kept {
-                    m.owner.store(0, Ordering::Release);
-                }
-                kept
-            })
-        }
-    };
-    let state = os_seed(tag);
-    let generation = scalrand_os::fork::generation();
-    let mark = match mark {
-        Some(m) => {
-            m.tag.store(tag, Ordering::Relaxed);
-            core::ptr::from_ref(m)
-        }
-        None => FALLBACK as *const Mark,
-    };
-    STREAM.with(|s| {
-        s.mark.set(mark);
-        s.state.set(state);
-        s.generation.set(generation);
-    });
 }
 
 /// An address of the calling thread's stack, to salt a seed the OS refused.
@@ -288,32 +373,42 @@ fn stack_salt() -> u64 {
     core::hint::black_box(core::ptr::from_ref(&here)) as u64
 }
 
-/// A free mark for the calling thread, taken; `None` where the OS cannot wipe memory in a
-/// fork child (the fallback serves) or every mark is taken. Marks are taken from the levels
-/// already mapped first; a new level is an `mmap`.
-fn claim_mark() -> Option<&'static Mark> {
-    if scalrand_os::fork::detection() != scalrand_os::fork::Detection::WipeOnFork {
-        return None;
-    }
-    for i in MARKS.search_order() {
-        let Some(level) = MARKS.level(i) else {
-            continue;
-        };
-        // A level the OS did not wipe (a failed mapping fell back to the heap) is no use.
-        if !level.wipes_on_fork() {
-            continue;
-        }
-        for m in level.iter() {
-            if m.owner.load(Ordering::Relaxed) == 0
-                && m.owner
-                    .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                return Some(m);
+/// A free mark for the calling thread, taken (its offset in [`MARKS`]); `None` where no
+/// mark is wiped in a fork child here, or every mark is taken.
+fn claim_mark() -> Option<usize> {
+    let range = mark_range()?;
+    for (w, word) in OWNED.iter().enumerate() {
+        let mut bits = word.load(Ordering::Relaxed);
+        loop {
+            let k = (!bits).trailing_zeros() as usize;
+            let mark = range.start + w * 64 + k;
+            if k == 64 {
+                break;
+            }
+            if mark >= range.end {
+                return None;
+            }
+            match word.compare_exchange_weak(
+                bits,
+                bits | 1 << k,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(mark),
+                Err(now) => bits = now,
             }
         }
     }
     None
+}
+
+/// Releases the mark at offset `mark` (taken by [`claim_mark`]): the next thread to take it
+/// sees every write its last owner made.
+fn give_back_mark(mark: usize) {
+    if let Some(range) = mark_range() {
+        let k = mark - range.start;
+        OWNED[k / 64].fetch_and(!(1 << (k % 64)), Ordering::Release);
+    }
 }
 
 /// 8 bytes from the OS (from the time, `salt` and addresses if the OS refuses). No allocation
@@ -396,13 +491,31 @@ pub fn get_seed() -> u64 {
     with_thread(|w| w.state())
 }
 
-/// Marks taken now, over every mapped level (the tests' view of thread exits giving theirs
-/// back).
+/// Marks taken now (the tests' view of thread exits giving theirs back).
 #[cfg(test)]
 pub(super) fn marks_taken() -> usize {
-    (0..scalrand_os::scratch::LEVELS)
-        .filter_map(|i| MARKS.ready(i))
-        .flat_map(|l| l.iter())
-        .filter(|m| m.owner.load(Ordering::Relaxed) != 0)
-        .count()
+    OWNED
+        .iter()
+        .map(|w| w.load(Ordering::Relaxed).count_ones() as usize)
+        .sum()
+}
+
+/// The calling thread's [`Stream::mode`] (tests).
+#[cfg(test)]
+pub(super) fn thread_mode() -> u8 {
+    STREAM.with(|s| s.mode.get())
+}
+
+/// Takes every free mark and returns them (tests: what threads find when all are taken).
+#[cfg(test)]
+pub(super) fn take_every_mark() -> std::vec::Vec<usize> {
+    core::iter::from_fn(claim_mark).collect()
+}
+
+/// Gives back marks [`take_every_mark`] took.
+#[cfg(test)]
+pub(super) fn give_marks_back(marks: &[usize]) {
+    for &m in marks {
+        give_back_mark(m);
+    }
 }

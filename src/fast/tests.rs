@@ -199,9 +199,74 @@ fn choice_picks_every_item_and_none_from_nothing() {
 /// harness's), not 300.
 #[test]
 fn ended_threads_give_their_marks_back() {
+    let _marks = MARKS_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     for _ in 0..300 {
         std::thread::spawn(|| super::u64(..)).join().unwrap();
     }
     let taken = super::source::marks_taken();
     assert!(taken < 64, "{taken} marks taken after 300 threads ended");
+}
+
+/// The tests that count or take every mark run one at a time.
+static MARKS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Where the OS wipes memory in a fork child, a thread's draws check its mark (the fast path
+/// the compiler can keep to one check per run of inlined draws), not the fork generation on
+/// every draw.
+#[cfg(all(target_os = "linux", not(miri)))]
+#[test]
+fn a_thread_takes_a_mark_where_the_os_wipes() {
+    let _marks = MARKS_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mode = std::thread::spawn(|| {
+        let _ = super::u64(..);
+        super::source::thread_mode()
+    })
+    .join()
+    .unwrap();
+    let wipes = scalrand_os::fork::detection() == scalrand_os::fork::Detection::WipeOnFork;
+    assert_eq!(mode == super::source::MARKED, wipes, "mode {mode}");
+}
+
+/// A thread that finds every mark taken draws on the fallback, which compares the fork
+/// generation on every draw: a fork child does not continue its stream either (by libc's
+/// `fork()` or a raw `SYS_fork`), and two children do not share one.
+#[cfg(all(target_os = "linux", not(miri)))]
+#[test]
+fn a_thread_without_a_mark_is_not_continued_in_a_fork_child() {
+    use scalrand_testkit::fork::{ForkFn, in_child, libc_fork, raw_fork};
+    let _marks = MARKS_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let taken = super::source::take_every_mark();
+    let run = std::thread::spawn(|| {
+        fn words() -> [u8; 32] {
+            let mut b = [0u8; 32];
+            for c in b.chunks_mut(8) {
+                c.copy_from_slice(&super::u64(..).to_le_bytes());
+            }
+            b
+        }
+        let _ = super::u64(..);
+        let mode = super::source::thread_mode();
+        let mut out = Vec::new();
+        for how in [libc_fork as ForkFn, raw_fork] {
+            let (parent, a) = in_child(how, words, words);
+            let (_, b) = in_child(how, words, || ());
+            out.push((parent, a, b));
+        }
+        (mode, out)
+    })
+    .join();
+    super::source::give_marks_back(&taken);
+    let (mode, out) = run.unwrap();
+    assert_eq!(mode, super::source::FALLBACK, "every mark was taken");
+    for (parent, a, b) in out {
+        let (a, b) = (a.expect("the child died"), b.expect("the child died"));
+        assert_ne!(a, parent, "a child continued its parent's stream");
+        assert_ne!(a, b, "two children drew the same words");
+    }
 }

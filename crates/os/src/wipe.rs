@@ -1,5 +1,7 @@
 //! [`WipeOnFork`]: a heap slice that a fork child receives zeroed (Linux `MADV_WIPEONFORK`,
-//! FreeBSD `minherit(INHERIT_ZERO)`, OpenBSD `minherit(MAP_INHERIT_ZERO)`).
+//! FreeBSD `minherit(INHERIT_ZERO)`, OpenBSD `minherit(MAP_INHERIT_ZERO)`); and
+//! [`StaticWipe`], bytes of a `static` that a fork child receives zeroed, for checks the
+//! compiler can keep apart from a thread-local state.
 //!
 //! Generator keys and unread output that live here are gone in a child *before any code runs
 //! there*: no handler has to erase them, and a child that never touches the generator does not
@@ -297,6 +299,159 @@ impl<T: ZeroValid> fmt::Debug for WipeOnFork<T> {
     }
 }
 
+/// `N` bytes of a `static` that every fork child finds zero: [`WipeOnFork`]'s promise for
+/// memory whose address the compiler knows.
+///
+/// A value read through a pointer loaded from memory may, as far as the compiler knows, be
+/// any other variable: a generator that checks a [`WipeOnFork`] mark before each draw must
+/// store its state before the check and reload it after. These bytes are a `static`'s, a
+/// separate object from every thread-local and every other `static`, so a check of one of
+/// them keeps a thread-local state in a register; and a check whose byte nothing in a loop
+/// writes is the same in every round, so the compiler may check once per run of inlined
+/// draws (which is what a caller of such a check accepts: see [`get`](Self::get)).
+///
+/// [`wiped`](Self::wiped) advises the kernel once, on the whole pages inside the object
+/// (`madvise(MADV_WIPEONFORK)` on Linux ≥ 4.14 and Android, `minherit` on FreeBSD ≥ 12 and
+/// OpenBSD; the object is page-aligned, and its size should leave a whole page of the
+/// largest page size its targets use, 64 KiB on some aarch64 kernels). It names the bytes a
+/// fork child finds zero: those pages; every byte where no fork exists ([`Detection::None`]);
+/// none where forks are detected another way (the pid, or `pthread_atfork` handlers on Apple
+/// systems, which cannot zero memory before another handler or a signal handler reads it).
+///
+/// Its bytes are plain memory (no atomics: the compiler may keep what it read), so each byte
+/// belongs to one thread at a time, which alone reads and writes it; the caller's protocol
+/// decides who (see [`get`](Self::get)). The object must live as long as the process (a
+/// `static`, or leaked): [`wiped`](Self::wiped) takes `&'static self` so that its pages are
+/// never handed to anything else.
+///
+/// [`Detection::None`]: crate::fork::Detection::None
+#[repr(C, align(4096))]
+pub struct StaticWipe<const N: usize> {
+    bytes: [core::cell::UnsafeCell<u8>; N],
+    /// The advised range, `start << 32 | end`, plus 1; 0 before the first [`Self::wiped`],
+    /// `u64::MAX` when no byte is wiped. After `bytes`, so never on an advised page.
+    range: core::sync::atomic::AtomicU64,
+}
+
+// SAFETY: the bytes are shared as `UnsafeCell`s whose callers promise (`get`, `set`) that one
+// thread at a time uses each; `range` is atomic.
+unsafe impl<const N: usize> Sync for StaticWipe<N> {}
+
+impl<const N: usize> StaticWipe<N> {
+    /// Offsets fit the 32-bit halves of `range`.
+    const FITS: () = assert!(
+        N > 0 && N < u32::MAX as usize,
+        "StaticWipe holds 1 to 2^32 - 2 bytes"
+    );
+
+    /// `N` zero bytes, not yet advised.
+    #[must_use]
+    pub const fn new() -> Self {
+        let () = Self::FITS;
+        Self {
+            bytes: [const { core::cell::UnsafeCell::new(0) }; N],
+            range: core::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The offsets whose bytes a fork child of this process finds zero (see the type's docs),
+    /// or `None`; the advice is given on the first call and the answer kept. Never empty when
+    /// `Some`. A fork child keeps the advice (and its parent's answer): the kernel wipes them
+    /// again in its own children.
+    pub fn wiped(&'static self) -> Option<core::ops::Range<usize>> {
+        use core::sync::atomic::Ordering;
+        let r = match self.range.load(Ordering::Acquire) {
+            0 => {
+                let r = self
+                    .advise()
+                    .map_or(u64::MAX, |r| ((r.start as u64) << 32 | r.end as u64) + 1);
+                self.range.store(r, Ordering::Release);
+                r
+            }
+            r => r,
+        };
+        (r != u64::MAX).then(|| {
+            let r = r - 1;
+            (r >> 32) as usize..(r & u64::from(u32::MAX)) as usize
+        })
+    }
+
+    /// The advice itself: the whole pages inside `bytes`, where forks are detected by
+    /// wiped memory; every byte where there is no fork.
+    fn advise(&'static self) -> Option<core::ops::Range<usize>> {
+        use crate::fork::{Detection, detection};
+        match detection() {
+            Detection::None => Some(0..N),
+            Detection::WipeOnFork => self.advise_pages(),
+            _ => None,
+        }
+    }
+
+    cfg_wipe_on_fork! {
+        if {
+            fn advise_pages(&'static self) -> Option<core::ops::Range<usize>> {
+                let page = crate::fork::page_size();
+                let base = self.bytes.as_ptr() as usize;
+                let start = base.checked_add(page - 1)? / page * page - base;
+                let end = (base + N) / page * page;
+                let end = end.checked_sub(base).filter(|&e| e > start)?;
+            // SAFETY: `start..end` are whole pages of `bytes`, which nothing else lives
+                // on, in an object that is never freed (`&'static`): the advice changes only
+                // what a fork child of this process receives there.
+                let p = unsafe { self.bytes.as_ptr().cast::<u8>().add(start) }.cast_mut();
+                crate::fork::advise_wipe_on_fork(p.cast(), end - start).then_some(start..end)
+            }
+        } else {
+            /// No system call hands a fork child zeroed memory here.
+            #[allow(clippy::unused_self)]
+            fn advise_pages(&'static self) -> Option<core::ops::Range<usize>> {
+                None
+            }
+        }
+    }
+
+    /// Byte `i`: a plain load, which the compiler may merge with an earlier one of the same
+    /// byte where nothing it can see wrote the byte in between. So a caller that checks a
+    /// byte before each draw of an inlined loop may find the check made once for the loop:
+    /// a fork that lands inside the loop (only a signal handler can fork there) leaves the
+    /// loop's remaining rounds to run in the child on what they read before.
+    ///
+    /// # Safety
+    /// `i < N`, and no other thread writes byte `i` while this runs (a byte has one owner at
+    /// a time; the owner hands it over with a release store that the next owner acquires).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn get(&self, i: usize) -> u8 {
+        // SAFETY: in bounds and unraced, by the caller's contract.
+        unsafe { *self.bytes.get_unchecked(i).get() }
+    }
+
+    /// Writes `v` to byte `i`.
+    ///
+    /// # Safety
+    /// As for [`get`](Self::get): `i < N`, and no other thread reads or writes byte `i` while
+    /// this runs.
+    #[inline(always)]
+    pub unsafe fn set(&self, i: usize, v: u8) {
+        // SAFETY: in bounds and unraced, by the caller's contract.
+        unsafe { *self.bytes.get_unchecked(i).get() = v }
+    }
+}
+
+impl<const N: usize> Default for StaticWipe<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> fmt::Debug for StaticWipe<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StaticWipe")
+            .field("len", &N)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(all(test, feature = "std", not(scalrand_loom)))]
 mod tests {
     use super::*;
@@ -364,6 +519,78 @@ mod tests {
         assert!(w >= 256, "Rss {w} kB of 256 kB written");
         let lazy = WipeOnFork::<[u8; 4096]>::zeroed(64);
         assert!(lazy.iter().all(|p| p.iter().all(|&b| b == 0)));
+    }
+
+    /// A fork child, and its own child, find the advised bytes of a `static` zero; the parent
+    /// keeps what it wrote, and bytes outside the advised pages are copied as usual.
+    #[cfg(all(unix, not(miri)))]
+    #[test]
+    fn a_fork_child_finds_a_static_wipes_bytes_zero() {
+        const N: usize = 128 * 1024;
+        static W: StaticWipe<N> = StaticWipe::new();
+        let Some(r) = W.wiped() else {
+            // Forks are detected another way here (the pid, or atfork handlers).
+            assert_ne!(crate::fork::detection(), crate::fork::Detection::WipeOnFork);
+            return;
+        };
+        assert!(!r.is_empty() && r.end <= N);
+        assert_eq!(W.wiped(), Some(r.clone()), "the answer is kept");
+        #[cfg(target_os = "linux")]
+        if crate::fork::detection() == crate::fork::Detection::WipeOnFork {
+            assert_eq!((W.bytes.as_ptr() as usize + r.start) % 4096, 0);
+            assert!(r.len() >= 64 * 1024, "a whole 64 KiB page fits: {r:?}");
+        }
+        let (first, last) = (r.start, r.end - 1);
+        // SAFETY: offsets below `N`; only this test's thread touches `W`.
+        unsafe {
+            W.set(first, 7);
+            W.set(last, 9);
+        }
+        /// In the child: 0 when the bytes read zero, 1 when not; with `again`, the same
+        /// checked in a grandchild after the child wrote them.
+        fn child(first: usize, last: usize, again: bool) -> i32 {
+            // SAFETY: offsets below `N`; the child has this one thread.
+            let zero = unsafe { W.get(first) == 0 && W.get(last) == 0 };
+            if !zero {
+                return 1;
+            }
+            if again {
+                // SAFETY: as above.
+                unsafe {
+                    W.set(first, 5);
+                    W.set(last, 5);
+                }
+                return run(first, last, false);
+            }
+            0
+        }
+        /// Forks, runs `child` there, and returns its exit status (-1: it died).
+        fn run(first: usize, last: usize, again: bool) -> i32 {
+            // SAFETY: the child only reads and writes memory, forks, waits and `_exit`s:
+            // nothing that needs a lock another thread of this test binary may hold.
+            unsafe {
+                let pid = libc::fork();
+                assert!(pid >= 0);
+                if pid == 0 {
+                    libc::_exit(child(first, last, again));
+                }
+                let mut status = 0;
+                assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+                if libc::WIFEXITED(status) {
+                    libc::WEXITSTATUS(status)
+                } else {
+                    -1
+                }
+            }
+        }
+        assert_eq!(
+            run(first, last, true),
+            0,
+            "a child or grandchild saw the parent's bytes"
+        );
+        // SAFETY: as above.
+        let kept = unsafe { (W.get(first), W.get(last)) };
+        assert_eq!(kept, (7, 9), "the parent keeps its bytes");
     }
 
     /// Elements aligned above the page (the pool's 8 KiB batch frames) get memory of the same
