@@ -324,6 +324,24 @@ impl<T: ZeroValid> fmt::Debug for WipeOnFork<T> {
 /// `static`, or leaked): [`wiped`](Self::wiped) takes `&'static self` so that its pages are
 /// never handed to anything else.
 ///
+/// ```
+/// use scalrand_os::wipe::StaticWipe;
+///
+/// static MARKS: StaticWipe<{ 128 * 1024 }> = StaticWipe::new();
+/// if let Some(range) = MARKS.wiped() {
+///     // SAFETY: in range, and only this thread uses the byte.
+///     unsafe { MARKS.set(range.start, 1) };
+///     // A fork child reads 0 here; this process reads 1.
+///     assert_eq!(unsafe { MARKS.get(range.start) }, 1);
+/// }
+/// ```
+///
+/// An empty one does not build:
+///
+/// ```compile_fail
+/// static NONE: scalrand_os::wipe::StaticWipe<0> = scalrand_os::wipe::StaticWipe::new();
+/// ```
+///
 /// [`Detection::None`]: crate::fork::Detection::None
 #[repr(C, align(4096))]
 pub struct StaticWipe<const N: usize> {
