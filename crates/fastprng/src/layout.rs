@@ -34,7 +34,7 @@ use core::cell::UnsafeCell;
 use core::fmt;
 use core::sync::atomic::AtomicUsize;
 
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 
 /// Byte offset of a one-word engine's state.
 pub(crate) const STATE: usize = 0;

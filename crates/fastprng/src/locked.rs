@@ -5,7 +5,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 
 use crate::engine::Engine;
 use crate::{Error, MAX_CPUS};

@@ -10,7 +10,7 @@
 //!
 //! # Slots
 //! A `PerCpu` built for `n` CPUs holds `2n` states, each on its own cache line pair
-//! ([`CachePadded`](crossbeam_utils::CachePadded)):
+//! ([`CachePadded`](scalrand_os::pad::CachePadded)):
 //! - *rseq slots* `0..n`: slot `i` is the engine's `i + 1`-th slot state taken from the master
 //!   (xoroshiro128: the master jumped `i + 1` times; wyrand: the master's output `i + 1`),
 //!   used by the restartable-sequence fast path for CPU `i`;

@@ -6,7 +6,7 @@
 use alloc::boxed::Box;
 use core::fmt;
 
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 
 use crate::engine::Engine;
 use crate::layout::RseqSlot;
@@ -80,7 +80,7 @@ mod wiped {
     use core::ptr;
     use core::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
 
-    use crossbeam_utils::CachePadded;
+    use scalrand_os::pad::CachePadded;
     use scalrand_os::wipe::WipeOnFork;
 
     use crate::WyRand;

@@ -67,7 +67,7 @@ pub(crate) use crate::layout::{BUF_A, BUF_B, HOT, RESTARTS, STATE};
 // The sections index slots by `cpu << SHIFT` and need the layout's hot words inside a slot.
 const _: () = {
     use core::mem::{align_of, size_of};
-    use crossbeam_utils::CachePadded;
+    use scalrand_os::pad::CachePadded;
     type Slot = CachePadded<crate::layout::RseqSlot>;
     assert!(size_of::<Slot>() == 1 << SHIFT);
     assert!(align_of::<Slot>().is_multiple_of(32));

@@ -56,6 +56,7 @@ pub mod fork;
 #[cfg(all(feature = "alloc", not(scalrand_loom)))]
 pub mod global;
 pub mod lock;
+pub mod pad;
 pub mod primitive;
 mod rseq;
 #[cfg(feature = "alloc")]

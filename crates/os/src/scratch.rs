@@ -27,12 +27,12 @@
 //! from the heap.
 
 // Plain atomics, also under loom: frames are not part of what the loom models check.
+use crate::pad::CachePadded;
 use crate::wipe::{WipeOnFork, ZeroValid};
 use core::cell::UnsafeCell;
 use core::fmt;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use crossbeam_utils::CachePadded;
 
 /// Levels of frames at most; level `i` holds `base << i` frames.
 pub const LEVELS: usize = 8;

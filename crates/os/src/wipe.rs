@@ -45,7 +45,7 @@ unsafe impl ZeroValid for core::sync::atomic::AtomicUsize {}
 #[cfg(not(scalrand_loom))]
 unsafe impl ZeroValid for core::sync::atomic::AtomicBool {}
 // SAFETY: `CachePadded<T>` is `T` plus alignment padding; padding bytes may be anything.
-unsafe impl<T: ZeroValid> ZeroValid for crossbeam_utils::CachePadded<T> {}
+unsafe impl<T: ZeroValid> ZeroValid for crate::pad::CachePadded<T> {}
 // SAFETY: a `Lock` is a word (0 = free) and an `UnsafeCell<T>`, which has `T`'s layout.
 #[cfg(not(scalrand_loom))]
 unsafe impl<T: ZeroValid> ZeroValid for crate::Lock<T> {}
@@ -346,21 +346,21 @@ impl<T: ZeroValid> fmt::Debug for WipeOnFork<T> {
 #[repr(C, align(4096))]
 pub struct StaticWipe<const N: usize> {
     bytes: [core::cell::UnsafeCell<u8>; N],
-    /// The advised range, `start << 32 | end`, plus 1; 0 before the first [`Self::wiped`],
-    /// `u64::MAX` when no byte is wiped. After `bytes`, so never on an advised page.
-    range: core::sync::atomic::AtomicU64,
+    /// The advised range's start plus 1; 0 before the first [`Self::wiped`], `usize::MAX`
+    /// when no byte is wiped. Published after `end`. After `bytes`, so never on an advised
+    /// page (as `end`).
+    start: core::sync::atomic::AtomicUsize,
+    /// The advised range's end, once `start` says there is one.
+    end: core::sync::atomic::AtomicUsize,
 }
 
 // SAFETY: the bytes are shared as `UnsafeCell`s whose callers promise (`get`, `set`) that one
-// thread at a time uses each; `range` is atomic.
+// thread at a time uses each; `start` and `end` are atomic.
 unsafe impl<const N: usize> Sync for StaticWipe<N> {}
 
 impl<const N: usize> StaticWipe<N> {
-    /// Offsets fit the 32-bit halves of `range`.
-    const FITS: () = assert!(
-        N > 0 && N < u32::MAX as usize,
-        "StaticWipe holds 1 to 2^32 - 2 bytes"
-    );
+    /// At least one byte.
+    const FITS: () = assert!(N > 0, "a StaticWipe holds at least one byte");
 
     /// `N` zero bytes, not yet advised.
     #[must_use]
@@ -368,7 +368,8 @@ impl<const N: usize> StaticWipe<N> {
         let () = Self::FITS;
         Self {
             bytes: [const { core::cell::UnsafeCell::new(0) }; N],
-            range: core::sync::atomic::AtomicU64::new(0),
+            start: core::sync::atomic::AtomicUsize::new(0),
+            end: core::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -378,20 +379,21 @@ impl<const N: usize> StaticWipe<N> {
     /// again in its own children.
     pub fn wiped(&'static self) -> Option<core::ops::Range<usize>> {
         use core::sync::atomic::Ordering;
-        let r = match self.range.load(Ordering::Acquire) {
+        let start = match self.start.load(Ordering::Acquire) {
             0 => {
-                let r = self
-                    .advise()
-                    .map_or(u64::MAX, |r| ((r.start as u64) << 32 | r.end as u64) + 1);
-                self.range.store(r, Ordering::Release);
-                r
+                // Two threads that both get here give the same advice and store the same
+                // answer.
+                let answer = self.advise();
+                if let Some(r) = &answer {
+                    self.end.store(r.end, Ordering::Relaxed);
+                }
+                let start = answer.map_or(usize::MAX, |r| r.start + 1);
+                self.start.store(start, Ordering::Release);
+                start
             }
-            r => r,
+            start => start,
         };
-        (r != u64::MAX).then(|| {
-            let r = r - 1;
-            (r >> 32) as usize..(r & u64::from(u32::MAX)) as usize
-        })
+        (start != usize::MAX).then(|| start - 1..self.end.load(Ordering::Relaxed))
     }
 
     /// The advice itself: the whole pages inside `bytes`, where forks are detected by

@@ -9,9 +9,9 @@ use core::fmt;
 use core::ops::Range;
 use core::time::Duration;
 
-use crossbeam_utils::CachePadded;
 use scalrand_os::Lock;
 use scalrand_os::fork;
+use scalrand_os::pad::CachePadded;
 use scalrand_os::primitive::{AtomicBool, Ordering};
 use scalrand_os::scratch::Scratch;
 use scalrand_os::wipe::ZeroValid;

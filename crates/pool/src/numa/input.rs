@@ -14,7 +14,7 @@
 //! it cannot recompute the parent's node keys, which came from earlier, one-way extractions.
 
 use crate::sha256::Sha256;
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 use zeroize::Zeroize;
 
 use super::node::NodePool;

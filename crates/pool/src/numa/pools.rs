@@ -8,7 +8,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use scalrand_os::scratch::Scratch;
 use scalrand_os::{Clock, Lock, LockGuard};

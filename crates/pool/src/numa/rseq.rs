@@ -38,7 +38,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 use scalrand_os::wipe::WipeOnFork;
 use zeroize::Zeroize;
 

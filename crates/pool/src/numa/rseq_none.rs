@@ -2,7 +2,7 @@
 
 use alloc::boxed::Box;
 
-use crossbeam_utils::CachePadded;
+use scalrand_os::pad::CachePadded;
 
 use crate::chacha::{KEY_LEN, Rounds};
 use super::node::NodePool;

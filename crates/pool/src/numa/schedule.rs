@@ -51,7 +51,7 @@ impl ReseedPolicy {
 pub(crate) struct Schedule {
     pub(crate) policy: ReseedPolicy,
     clock: Box<dyn Clock + Send + Sync>,
-    bytes_since_reseed: crossbeam_utils::CachePadded<AtomicUsize>,
+    bytes_since_reseed: scalrand_os::pad::CachePadded<AtomicUsize>,
     last_reseed_secs: AtomicUsize,
 }
 
@@ -68,7 +68,7 @@ impl Schedule {
         let s = Self {
             policy,
             clock,
-            bytes_since_reseed: crossbeam_utils::CachePadded::new(AtomicUsize::new(0)),
+            bytes_since_reseed: scalrand_os::pad::CachePadded::new(AtomicUsize::new(0)),
             last_reseed_secs: AtomicUsize::new(0),
         };
         s.reseeded();
