@@ -40,23 +40,28 @@
 //! `fastrand`'s thread-local or a copied `SmallRng` do), however the child was forked:
 //! `fork()`, a raw `SYS_fork`, from inside another library's atfork handler.
 //!
-//! - Where the OS hands a fork child memory zeroed (Linux 4.14 and later, Android, FreeBSD
-//!   12 and later, OpenBSD), each thread has a mark: a byte of a `static` in
+//! - Where the OS hands a fork child memory zeroed (Linux 4.14 and later, Android), each
+//!   thread has a mark: a byte of a `static` in
 //!   [wipe-on-fork memory](crate::glossary#wipe-on-fork-memory)
-//!   ([`StaticWipe`](crate::os::wipe::StaticWipe)), set once the thread's state is seeded in
-//!   this process image. A draw checks it; in a fork child it reads zero, and the forking
-//!   thread seeds its state afresh with 8 bytes from the OS before it draws. Which thread
-//!   owns which mark is kept in ordinary memory, which a child inherits, so no thread the
-//!   child starts takes the forking thread's mark. No allocation and no lock on any draw (the
-//!   mark's release at thread exit is a pthread key's value): safe in a signal handler and in
-//!   the child of a raw `SYS_fork` of a multi-threaded program. Up to 8,192 threads hold a
-//!   mark at once; a fork child also keeps the marks of its parent's other threads, which do
-//!   not exist there. Where no mark is left, and where the OS cannot wipe memory (Apple's
-//!   systems, older kernels, qemu-user emulation), the thread's state records the
-//!   [fork generation](crate::os::fork::generation) it was seeded in and every draw compares
-//!   it, in a call of its own. A [`seed`]ed stream is not continued in a child either. On
-//!   targets without `fork` (Windows, WebAssembly) every thread takes a mark, and gives it
-//!   back when its thread-locals are destroyed.
+//!   ([`StaticWipe`](crate::os::wipe::StaticWipe)), armed before the thread's state is
+//!   seeded in this process image and checked again after, then before each draw. In a fork
+//!   child it reads zero, and the forking thread seeds its state afresh with 8 bytes from the
+//!   OS before it draws. Which thread owns which mark is kept in ordinary memory, which a
+//!   child inherits, so no thread the child starts takes the forking thread's mark. No
+//!   allocation and no lock on any draw (a thread's first draw claims its mark with signals
+//!   blocked, and arranges its release at thread exit with a pthread key's value, which glibc
+//!   keeps in the thread's descriptor for its first 32 keys and musl and bionic for all):
+//!   safe in a signal handler and in the child of a raw `SYS_fork` of a multi-threaded
+//!   program. Up to 8,192 threads hold a mark at once; a fork child also keeps the marks of
+//!   its parent's other threads, which do not exist there. Elsewhere the thread's state
+//!   records the [fork generation](crate::os::fork::generation) it was seeded in and every
+//!   draw compares it, in a call of its own: where the OS cannot wipe memory (Apple's
+//!   systems, older kernels, qemu-user emulation), where a key's value would allocate (the
+//!   BSDs' C libraries, a glibc key past the 32nd), and where no mark is left. A [`seed`]ed
+//!   stream is not continued in a child either. On targets without `fork` (Windows,
+//!   WebAssembly) every thread takes a mark, given back by a thread-local destructor. A
+//!   program that loads scalrand in a library it later unloads (`dlclose`) must not do so
+//!   while threads that drew from it live: their exit runs the key's destructor.
 //! - The mark is plain memory, so in a run of inlined draws (a loop in the caller) the
 //!   compiler checks it once and keeps the state in a register, as it keeps fastrand's. A
 //!   fork that lands inside such a run can only come from a signal handler (any call the

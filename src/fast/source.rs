@@ -82,7 +82,7 @@ const ARMED: u8 = 1;
 /// there, and its check fails.
 static MARKS: StaticWipe<MARK_BYTES> = StaticWipe::new();
 
-/// Which marks are taken: bit `k` of word `k / 64` for the mark at [`mark_range`]`.start +
+/// Which marks are taken: bit `k % 64` of word `k / 64` for the mark at [`mark_range`]`.start +
 /// k`. Ordinary memory, so a fork child inherits it: the forking thread still owns its mark
 /// there, and no thread the child starts takes it (the marks of the parent's other threads,
 /// which do not exist in the child, stay taken in the child).
@@ -121,12 +121,9 @@ struct Stream {
     generation: Cell<usize>,
 }
 
-/// Gives the calling thread's mark back when the thread ends: the destructor of a pthread key
-/// whose value, set on the thread's first draw, is the mark. A key's value for one of the
-/// first 32 keys lives in the thread's own descriptor, so setting it allocates nothing (a
-/// thread-local with a destructor would: the C library's thread-exit list). The C library
-/// runs key destructors after the thread-locals' own; a draw after that (none is expected)
-/// takes the fallback.
+/// Gives the calling thread's mark back when the thread ends, where no fork exists (not
+/// Unix): a thread-local destructor. Where thread-local destructors never run (WebAssembly
+/// without threads, which has one thread) the mark simply stays taken.
 #[cfg(not(unix))]
 mod release {
     use core::cell::Cell;
@@ -155,6 +152,15 @@ mod release {
     }
 }
 
+/// Gives the calling thread's mark back when the thread ends: the destructor of a pthread key
+/// whose value, set on the thread's first draw, is the mark. A thread-local with a destructor
+/// would allocate (the C library's thread-exit list); a key's value does not, in glibc for
+/// one of the first 32 keys (its value lives in the thread's own descriptor; a higher key's
+/// first value allocates a second-level block), and in musl and bionic for every key.
+/// Elsewhere, and for a higher glibc key, threads take the fallback instead. The C library runs key destructors after the thread-locals'
+/// own; a draw after that (none is expected) takes the fallback. A library holding this key
+/// must not be unloaded (`dlclose`) while threads that drew from it live: their exit would
+/// call its destructor.
 #[cfg(unix)]
 mod release {
     use core::sync::atomic::{AtomicUsize, Ordering};
@@ -193,11 +199,37 @@ mod release {
     /// cannot be arranged (the caller then gives the mark back itself and takes the
     /// fallback).
     pub(super) fn at_exit(mark: usize) -> bool {
-        key().is_some_and(|k| {
+        key().filter(|&k| fits_the_descriptor(k)).is_some_and(|k| {
             // SAFETY: a key this process made; the value (never null: offset 0 is no mark)
             // is only ever read back as an offset.
             unsafe { libc::pthread_setspecific(k, mark as *const libc::c_void) == 0 }
         })
+    }
+
+    /// Whether setting `key`'s value allocates nothing: glibc keeps the values of its first
+    /// 32 keys (`PTHREAD_KEY_2NDLEVEL_SIZE`) in the thread's descriptor and allocates a block
+    /// for the others on a thread's first use.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn fits_the_descriptor(key: libc::pthread_key_t) -> bool {
+        key < 32
+    }
+
+    /// Whether setting `key`'s value allocates nothing: musl and Android's bionic keep every
+    /// key's value in a fixed table of the thread.
+    #[cfg(any(all(target_os = "linux", target_env = "musl"), target_os = "android"))]
+    fn fits_the_descriptor(_: libc::pthread_key_t) -> bool {
+        true
+    }
+
+    /// Whether setting `key`'s value allocates nothing: not known to hold here (FreeBSD's and
+    /// OpenBSD's C libraries allocate a thread's table, or a key's entry, on first use), so
+    /// threads take the fallback, which allocates nothing.
+    #[cfg(not(any(
+        all(target_os = "linux", any(target_env = "gnu", target_env = "musl")),
+        target_os = "android"
+    )))]
+    fn fits_the_descriptor(_: libc::pthread_key_t) -> bool {
+        false
     }
 
     /// The key's destructor, on the ending thread: its mark, zeroed and given back.
@@ -259,14 +291,17 @@ pub(super) fn with_thread<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
     };
     // SAFETY: `mark` is 0 (never written) or this thread's own mark, below `MARK_BYTES`.
     if unsafe { MARKS.get(s.mark.get()) } != ARMED {
-        match prepare() {
-            Ok((mark, state)) => {
-                // SAFETY: `prepare` hands the calling thread a mark it owns, in range.
-                unsafe { MARKS.set(mark, ARMED) };
-                s.mark.set(mark);
-                s.state.set(state);
+        // Until the mark reads armed *after* the state was seeded: a fork (from a signal
+        // handler) between `prepare`'s arming and this check leaves the child's mark zero,
+        // and the child seeds again.
+        loop {
+            if s.mode.get() == FALLBACK || prepare().is_err() {
+                return fallback(f);
             }
-            Err(()) => return fallback(f),
+            // SAFETY: as above.
+            if unsafe { MARKS.get(s.mark.get()) } == ARMED {
+                break;
+            }
         }
     }
     let mut w = WyRand::from_state(opaque(s.state.get()));
@@ -298,8 +333,9 @@ fn opaque(x: u64) -> u64 {
 /// The calling thread's [`Stream`]. Through `LocalKey::try_with` with a function (not a
 /// closure of this crate): both inline wherever a draw is compiled, where `LocalKey::with`,
 /// which is not marked inline, may sit in another codegen unit of the caller's crate and keep
-/// the compiler from seeing the draw whole. `None` never happens (a `const` thread-local
-/// without a destructor is never destroyed); it is handled all the same.
+/// the compiler from seeing the draw whole. `None` only where thread-locals are not native
+/// and this one was freed at thread exit (a `const` thread-local without a destructor is
+/// never freed where they are): [`fallback`] then draws from a state of its own.
 #[inline(always)]
 fn stream() -> Option<&'static Stream> {
     let p = STREAM.try_with(core::ptr::from_ref::<Stream>).ok()?;
@@ -309,41 +345,55 @@ fn stream() -> Option<&'static Stream> {
     Some(unsafe { &*p })
 }
 
-/// Everything but the common draw, in one place: the thread's first draw, a fork child's
-/// (its mark zeroed), and every draw of the fallback, which compares the fork generation.
-/// `Ok((mark, state))`: the thread's mark, for the caller to arm, and its freshly seeded
-/// state; `Err(state)`: the fallback's state to draw from (reseeded if the generation moved).
-/// No allocation and no lock: the mark's release at thread exit is a pthread key's value (see
-/// `release`), so a signal handler's draw, or one in the child of a raw `SYS_fork` of a
-/// multi-threaded program (whose allocator lock another thread may have held at the fork),
-/// is safe.
+/// The thread's first draw and a fork child's (its mark zeroed): the mark is armed first,
+/// then the state seeded from the OS, so that a fork landing between the two (from a signal
+/// handler) leaves a child whose mark reads zero when the caller checks it again. `Err` when
+/// the thread takes the fallback (no mark left, none wiped here, or its release at thread
+/// exit cannot be arranged). A first draw claims its mark with signals blocked (once per
+/// thread), so that a signal handler that draws meanwhile cannot claim a second one. No
+/// allocation and no lock (see `release` for the one exception, which takes the fallback):
+/// a signal handler's draw, or one in the child of a raw `SYS_fork` of a multi-threaded
+/// program (whose allocator lock another thread may have held at the fork), is safe.
 #[cold]
 #[inline(never)]
-fn prepare() -> Result<(usize, u64), ()> {
+fn prepare() -> Result<(), ()> {
     let (mode, mark, tag) =
         STREAM.with(|s| (s.mode.get(), s.mark.get(), core::ptr::from_ref(s) as u64));
     let mark = match mode {
         // A fork child (the kernel zeroed the mark): the thread still owns it (`OWNED` is
         // copied), so it seeds afresh and arms it again.
-        MARKED => Some(mark),
-        FIRST_DRAW => claim_mark().filter(|&m| {
-            let kept = release::at_exit(m);
-            if !kept {
-                give_back_mark(m);
-            }
-            kept
-        }),
-        _ => None,
+        MARKED => mark,
+        FIRST_DRAW => scalrand_os::fork::signals_blocked(first_mark).ok_or(())?,
+        _ => return Err(()),
     };
-    let Some(mark) = mark else {
-        return Err(());
-    };
+    // SAFETY: the calling thread owns `mark`, an offset below `MARK_BYTES`.
+    unsafe { MARKS.set(mark, ARMED) };
     let state = os_seed(tag);
-    STREAM.with(|s| {
-        s.mode.set(MARKED);
-        s.mark.set(mark);
+    STREAM.with(|s| s.state.set(state));
+    #[cfg(test)]
+    test_hook::after_seed();
+    Ok(())
+}
+
+/// The calling thread's first mark (signals blocked): claimed, its release at thread exit
+/// arranged, and recorded in the thread's stream; `None` (the stream then on the fallback)
+/// where none can be had.
+fn first_mark() -> Option<usize> {
+    let mark = claim_mark().filter(|&m| {
+        let kept = release::at_exit(m);
+        if !kept {
+            give_back_mark(m);
+        }
+        kept
     });
-    Ok((mark, state))
+    STREAM.with(|s| match mark {
+        Some(m) => {
+            s.mark.set(m);
+            s.mode.set(MARKED);
+        }
+        None => s.mode.set(FALLBACK),
+    });
+    mark
 }
 
 /// A draw on the fallback: `f` on the thread's state, reseeded from the OS first where it was
@@ -353,17 +403,20 @@ fn prepare() -> Result<(usize, u64), ()> {
 #[inline(never)]
 fn fallback<T>(f: impl FnOnce(&mut WyRand) -> T) -> T {
     let generation = scalrand_os::fork::generation();
-    STREAM.with(|s| {
-        s.mode.set(FALLBACK);
-        if s.generation.get() != generation {
-            s.state.set(os_seed(stack_salt()));
-            s.generation.set(generation);
-        }
-        let mut w = WyRand::from_state(s.state.get());
-        let out = f(&mut w);
-        s.state.set(w.state());
-        out
-    })
+    let Some(s) = stream() else {
+        // No stream (a target whose thread-locals are freed at thread exit, after it):
+        // a state of its own for this draw.
+        return f(&mut WyRand::from_state(os_seed(stack_salt())));
+    };
+    s.mode.set(FALLBACK);
+    if s.generation.get() != generation {
+        s.state.set(os_seed(stack_salt()));
+        s.generation.set(generation);
+    }
+    let mut w = WyRand::from_state(s.state.get());
+    let out = f(&mut w);
+    s.state.set(w.state());
+    out
 }
 
 /// An address of the calling thread's stack, to salt a seed the OS refused.
@@ -518,4 +571,42 @@ pub(super) fn give_marks_back(marks: &[usize]) {
     for &m in marks {
         give_back_mark(m);
     }
+}
+
+/// A fork at the one instant a signal handler's fork is hardest on a first draw: after the
+/// state is seeded and the mark armed, before the caller checks the mark (tests).
+#[cfg(all(test, target_os = "linux"))]
+pub(super) mod test_hook {
+    use core::cell::Cell;
+
+    std::thread_local! {
+        /// Whether the calling thread's next seeding forks.
+        static ARMED: Cell<bool> = const { Cell::new(false) };
+        /// What that fork returned (0 in the child), or -1 before it.
+        static FORKED: Cell<libc::pid_t> = const { Cell::new(-1) };
+    }
+
+    /// Makes the calling thread's next seeding fork.
+    pub(in crate::fast) fn fork_after_the_next_seed() {
+        ARMED.with(|a| a.set(true));
+    }
+
+    /// What the fork returned: 0 in the child, the child's pid in the parent, -1 if none
+    /// happened.
+    pub(in crate::fast) fn forked() -> libc::pid_t {
+        FORKED.with(Cell::get)
+    }
+
+    pub(super) fn after_seed() {
+        if ARMED.with(|a| a.replace(false)) {
+            // SAFETY: the child only draws, writes to a pipe and `_exit`s (the test's code).
+            let pid = unsafe { libc::fork() };
+            FORKED.with(|f| f.set(pid));
+        }
+    }
+}
+
+#[cfg(all(test, not(target_os = "linux")))]
+mod test_hook {
+    pub(super) fn after_seed() {}
 }

@@ -270,3 +270,48 @@ fn a_thread_without_a_mark_is_not_continued_in_a_fork_child() {
         assert_ne!(a, b, "two children drew the same words");
     }
 }
+
+/// A fork that lands after a thread's first draw has seeded its state and armed its mark,
+/// before the draw checks the mark (where a signal handler's fork can land), leaves a child
+/// that seeds again: none of the child's first words is one of the parent's. (Had the draw
+/// armed the mark after that instant, the child would arm it too, after the fork, and
+/// continue the parent's stream for good.)
+#[cfg(all(target_os = "linux", not(miri)))]
+#[test]
+fn a_fork_between_seeding_and_the_check_leaves_a_child_that_seeds_again() {
+    use super::source::test_hook::{fork_after_the_next_seed, forked};
+    let (parent, child) = std::thread::spawn(|| {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` is a valid two-element array for pipe(2) to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        fork_after_the_next_seed();
+        let words: [u64; 4] = core::array::from_fn(|_| super::u64(..));
+        let pid = forked();
+        assert!(pid >= 0, "the first draw did not fork");
+        if pid == 0 {
+            // The child: its words to the parent, then out (async-signal-safe calls only).
+            // SAFETY: `words` is 32 readable bytes; `_exit` ends the child.
+            unsafe {
+                libc::write(fds[1], words.as_ptr().cast(), 32);
+                libc::_exit(0);
+            }
+        }
+        let mut theirs = [0u64; 4];
+        // SAFETY: `theirs` is 32 writable bytes; `pid` is our child.
+        unsafe {
+            libc::close(fds[1]);
+            assert_eq!(libc::read(fds[0], theirs.as_mut_ptr().cast(), 32), 32);
+            libc::close(fds[0]);
+            libc::waitpid(pid, core::ptr::null_mut(), 0);
+        }
+        (words, theirs)
+    })
+    .join()
+    .unwrap();
+    for (i, w) in child.iter().enumerate() {
+        assert!(
+            !parent.contains(w),
+            "child word {i} is one of the parent's: {child:x?} / {parent:x?}"
+        );
+    }
+}
