@@ -514,22 +514,7 @@ mod tests {
     #[cfg(all(target_os = "linux", not(miri)))]
     #[test]
     fn zeroed_mappings_take_no_memory_until_written() {
-        fn rss_kib(addr: usize) -> Option<usize> {
-            let maps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-            let mut inside = false;
-            for line in maps.lines() {
-                if let Some((range, _)) = line.split_once(' ')
-                    && let Some((lo, hi)) = range.split_once('-')
-                    && let (Ok(lo), Ok(hi)) =
-                        (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                {
-                    inside = (lo..hi).contains(&addr);
-                } else if inside && let Some(v) = line.strip_prefix("Rss:") {
-                    return v.trim().trim_end_matches(" kB").trim().parse().ok();
-                }
-            }
-            None
-        }
+        use scalrand_testkit::maps::rss_kib;
         let lazy = WipeOnFork::<[u8; 4096]>::zeroed(64);
         if !OWN_MAPPINGS || lazy.mapped_bytes == 0 {
             return;

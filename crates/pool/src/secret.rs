@@ -30,3 +30,26 @@ pub(crate) fn secret<T: scalrand_os::wipe::ZeroValid>(
 pub(crate) fn secret<T>(len: usize, _heap: bool, init: impl FnMut(usize) -> T) -> Secret<T> {
     (0..len).map(init).collect()
 }
+
+/// `len` values whose every byte is zero, in wipe-on-fork memory where they are mapped: not
+/// written there (a fresh mapping reads zero), so a page takes memory only once one of its
+/// values is used. `zero` makes the same value where they are built instead (`heap`, and
+/// the OS without such memory).
+#[cfg(not(scalrand_loom))]
+pub(crate) fn secret_zeroed<T: scalrand_os::wipe::ZeroValid>(
+    len: usize,
+    heap: bool,
+    zero: impl FnMut(usize) -> T,
+) -> Secret<T> {
+    if heap {
+        scalrand_os::wipe::WipeOnFork::on_heap(len, zero)
+    } else {
+        scalrand_os::wipe::WipeOnFork::zeroed(len)
+    }
+}
+
+/// `len` values made by `zero` (loom builds).
+#[cfg(scalrand_loom)]
+pub(crate) fn secret_zeroed<T>(len: usize, _heap: bool, zero: impl FnMut(usize) -> T) -> Secret<T> {
+    (0..len).map(zero).collect()
+}

@@ -101,3 +101,22 @@ pub fn readable(text: &mut [u8], out: &mut [Mapping]) -> usize {
     }
     n
 }
+
+/// The resident memory (`Rss`, in kB) of the mapping that holds `addr`, from
+/// `/proc/self/smaps`; `None` if no mapping holds it or the file cannot be read. Allocates:
+/// for a test's own process, not a fork child.
+pub fn rss_kib(addr: usize) -> Option<usize> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut inside = false;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ')
+            && let Some((lo, hi)) = range.split_once('-')
+            && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+        {
+            inside = (lo..hi).contains(&addr);
+        } else if inside && let Some(v) = line.strip_prefix("Rss:") {
+            return v.trim().trim_end_matches(" kB").trim().parse().ok();
+        }
+    }
+    None
+}

@@ -24,7 +24,7 @@ use super::slot::{MAX_PROBES, SMALL_MAX, Slot, WIPED_SLOT_TAG};
 use super::topology::{NumaError, Topology};
 use crate::chacha::{KEY_LEN, OneReadKey, Rounds, fill_erasing};
 use crate::fork_seed::{FORK_SEED_LEN, fork_seed};
-use crate::secret::{Secret, secret};
+use crate::secret::{Secret, secret, secret_zeroed};
 
 /// Per-NUMA-node ChaCha20 pools fed from one input pool, with per-CPU keys refreshed by fast
 /// key erasure. See the [module docs](super) for the design, the key schedule and the
@@ -215,6 +215,15 @@ impl NodePools {
         Self::from_seed_in(topology, seed, false)
     }
 
+    /// Where the per-CPU slots lie: their first address and their bytes (tests).
+    #[cfg(test)]
+    pub(crate) fn slots_span(&self) -> (usize, usize) {
+        (
+            self.slots.as_ptr() as usize,
+            core::mem::size_of_val(&*self.slots),
+        )
+    }
+
     fn from_seed_in(topology: Topology, seed: &[u8; 32], heap: bool) -> Result<Self, NumaError> {
         let mut u = Self::unseeded(topology)?;
         u.add_entropy(seed, 256);
@@ -234,7 +243,10 @@ impl NodePools {
             return Err((topology, input));
         };
         let map_slots = map.node_of_slot.len();
-        let slots = secret(map_slots, heap, |_| CachePadded::new(Slot::new()));
+        // All zero is a fresh slot (`Slot`'s `ZeroValid`: stale, its batch empty, its lock
+        // free), so the slots are mapped without being written: a CPU's 7 KiB slot takes
+        // memory once a read uses it (without rseq, or when a read falls back to it).
+        let slots = secret_zeroed(map_slots, heap, |_| CachePadded::new(Slot::new()));
         let nodes = secret(topology.node_count(), heap, |_| {
             CachePadded::new(NodePool::new())
         });

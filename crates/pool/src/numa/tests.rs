@@ -173,3 +173,21 @@ fn busy_slots_send_the_read_to_a_slot_of_the_same_node() {
         }
     }
 }
+
+/// The per-CPU slots are mapped, not written: 256 CPUs' slots (7 KiB each) take memory only
+/// for the slots reads used (where the pools map their own memory).
+#[cfg(all(target_os = "linux", not(miri)))]
+#[test]
+fn slots_take_memory_only_once_used() {
+    if !scalrand_os::wipe::OWN_MAPPINGS {
+        return;
+    }
+    let p = NodePools::from_seed(Topology::single_node(256), &[3; 32]).unwrap();
+    let mut b = [0u8; 32];
+    p.fill_bytes(&mut b);
+    let (addr, bytes) = p.slots_span();
+    let rss = scalrand_testkit::maps::rss_kib(addr).expect("the slots' mapping") * 1024;
+    // Other wipe-on-fork mappings the kernel merged with this one count too: a quarter of
+    // the slots' bytes is far above what one read touches, far below them all.
+    assert!(rss < bytes / 4, "Rss {rss} of {bytes} bytes of slots");
+}
