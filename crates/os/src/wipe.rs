@@ -441,8 +441,8 @@ impl<const N: usize> StaticWipe<N> {
     /// loop's remaining rounds to run in the child on what they read before.
     ///
     /// # Safety
-    /// `i < N`, and no other thread writes byte `i` while this runs (a byte has one owner at
-    /// a time; the owner hands it over with a release store that the next owner acquires).
+    /// `i < N`, and no other thread writes byte `i` while this runs (one thread uses a byte at
+    /// a time, and passes it on with a release store that the next thread acquires).
     #[inline(always)]
     #[must_use]
     pub unsafe fn get(&self, i: usize) -> u8 {
