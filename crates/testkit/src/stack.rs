@@ -145,9 +145,10 @@ pub fn aes256_round_keys(key: &[u8; 32]) -> [[u8; 16]; 15] {
 /// backends hold it), every later round key of the key's AES-256 schedule
 /// ([`aes256_round_keys`]; rounds 0 and 1 are the halves), and two consecutive bit planes of
 /// every round key ([`aes_planes`]: as the bitsliced AES holds them). Pieces with many equal
-/// bytes would match unrelated memory and are dropped (a random key has one with
-/// probability below 10^-20; plane bytes take four values, and a plane pair that lacks
-/// 0x55 or 0xaa, about 2% of them, is dropped).
+/// bytes would match unrelated memory and are dropped: a half or round key with eight or more
+/// repeated bytes (probability below 10^-20), a key word of four equal bytes (probability
+/// 2^-24 a word; such a word's piece is one byte repeated, as zeroed memory is), and a plane
+/// pair that lacks 0x55 or 0xaa (plane bytes take four values; about 2% of pairs).
 pub fn key_pieces(keys: &[[u8; 32]]) -> Vec<Piece> {
     key_pieces_of(keys, Forms::All)
 }
@@ -192,10 +193,14 @@ pub fn key_pieces_of(keys: &[[u8; 32]], forms: Forms) -> Vec<Piece> {
             named.push((p, i, PieceName::Word(w as u8)));
         }
     }
+    // A piece of one repeated byte (a key word of four equal bytes, zero above all) matches
+    // every zeroed or 0xff-filled stretch of memory: dropped.
     named.retain(|(p, _, _)| {
         let mut s = *p;
         s.sort_unstable();
-        s.windows(2).filter(|w| w[0] == w[1]).count() < 8 || p.chunks(4).all(|c| c == &p[..4])
+        s[0] != s[15]
+            && (s.windows(2).filter(|w| w[0] == w[1]).count() < 8
+                || p.chunks(4).all(|c| c == &p[..4]))
     });
     named.extend(planes);
     named
@@ -275,5 +280,22 @@ mod tests {
             ]
         );
         assert_eq!(rk[0], key[..16]);
+    }
+
+    /// A key one of whose words is zero (one key in 2^29 has one; a storm derives 10^5 keys)
+    /// is not "found" in zeroed memory, while its other pieces still are.
+    #[test]
+    fn a_zero_key_word_does_not_match_zeroed_memory() {
+        let mut key: [u8; 32] = core::array::from_fn(|i| 0x11u8.wrapping_mul(i as u8 + 7));
+        key[28..].fill(0);
+        let mut mem = vec![0u8; 1024];
+        assert_eq!(find_pieces(&mem, &[key]), []);
+        mem[100..116].copy_from_slice(&key[..16]);
+        assert_eq!(find_pieces(&mem, &[key]), [(100, 0, "half 0".to_string())]);
+        let mut filled = vec![0xffu8; 1024];
+        key[28..].fill(0xff);
+        assert_eq!(find_pieces(&filled, &[key]), []);
+        filled[7..23].copy_from_slice(&key[16..]);
+        assert_eq!(find_pieces(&filled, &[key]), [(7, 0, "half 1".to_string())]);
     }
 }
