@@ -153,87 +153,33 @@ mod release {
 }
 
 /// Gives the calling thread's mark back when the thread ends: the destructor of a pthread key
-/// whose value, set on the thread's first draw, is the mark. A thread-local with a destructor
-/// would allocate (the C library's thread-exit list); a key's value does not, in glibc for
-/// one of the first 32 keys (its value lives in the thread's own descriptor; a higher key's
-/// first value allocates a second-level block), and in musl and bionic for every key.
-/// Elsewhere, and for a higher glibc key, threads take the fallback instead. The C library runs key destructors after the thread-locals'
-/// own; a draw after that (none is expected) takes the fallback. A library holding this key
-/// must not be unloaded (`dlclose`) while threads that drew from it live: their exit would
-/// call its destructor.
+/// whose value, set on the thread's first draw, is the mark ([`ExitKey`], which allocates
+/// nothing, or refuses; a thread-local with a destructor would allocate). Where it refuses
+/// (FreeBSD, OpenBSD, a glibc key past the 32nd), threads take the fallback instead. The C
+/// library runs key destructors after the thread-locals' own; a draw after that (none is
+/// expected) takes the fallback. A library holding this key must not be unloaded (`dlclose`)
+/// while threads that drew from it live: their exit would call its destructor.
+///
+/// [`ExitKey`]: scalrand_os::exit::ExitKey
 #[cfg(unix)]
 mod release {
-    use core::sync::atomic::{AtomicUsize, Ordering};
+    use core::num::NonZeroUsize;
+
+    use scalrand_os::exit::ExitKey;
 
     use super::end_of_thread;
 
-    /// The key, plus 1 (0: not made yet).
-    static KEY: AtomicUsize = AtomicUsize::new(0);
-
-    /// The key, made on first use (no allocation in the C library: a compare-and-swap over
-    /// its table of keys); `None` if the C library has no key left.
-    fn key() -> Option<libc::pthread_key_t> {
-        let k = KEY.load(Ordering::Acquire);
-        if k != 0 {
-            return libc::pthread_key_t::try_from(k - 1).ok();
-        }
-        let mut key: libc::pthread_key_t = 0;
-        // SAFETY: `key` is a valid place for the new key; `give_back` is an `extern "C"` fn
-        // that takes the value set below.
-        if unsafe { libc::pthread_key_create(&raw mut key, Some(give_back)) } != 0 {
-            return None;
-        }
-        let mine = usize::try_from(key).ok()?.wrapping_add(1);
-        match KEY.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => Some(key),
-            Err(other) => {
-                // Another thread made one first: this one goes.
-                // SAFETY: the key just made, never set.
-                unsafe { libc::pthread_key_delete(key) };
-                libc::pthread_key_t::try_from(other - 1).ok()
-            }
-        }
-    }
+    static KEY: ExitKey = ExitKey::new(give_back);
 
     /// Gives the mark at offset `mark` back when the calling thread ends; `false` if that
     /// cannot be arranged (the caller then gives the mark back itself and takes the
     /// fallback).
     pub(super) fn at_exit(mark: usize) -> bool {
-        key().filter(|&k| fits_the_descriptor(k)).is_some_and(|k| {
-            // SAFETY: a key this process made; the value (never null: offset 0 is no mark)
-            // is only ever read back as an offset.
-            unsafe { libc::pthread_setspecific(k, mark as *const libc::c_void) == 0 }
-        })
-    }
-
-    /// Whether setting `key`'s value allocates nothing: glibc keeps the values of its first
-    /// 32 keys (`PTHREAD_KEY_2NDLEVEL_SIZE`) in the thread's descriptor and allocates a block
-    /// for the others on a thread's first use.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn fits_the_descriptor(key: libc::pthread_key_t) -> bool {
-        key < 32
-    }
-
-    /// Whether setting `key`'s value allocates nothing: musl and Android's bionic keep every
-    /// key's value in a fixed table of the thread.
-    #[cfg(any(all(target_os = "linux", target_env = "musl"), target_os = "android"))]
-    fn fits_the_descriptor(_: libc::pthread_key_t) -> bool {
-        true
-    }
-
-    /// Whether setting `key`'s value allocates nothing: not known to hold here (FreeBSD's and
-    /// OpenBSD's C libraries allocate a thread's table, or a key's entry, on first use), so
-    /// threads take the fallback, which allocates nothing.
-    #[cfg(not(any(
-        all(target_os = "linux", any(target_env = "gnu", target_env = "musl")),
-        target_os = "android"
-    )))]
-    fn fits_the_descriptor(_: libc::pthread_key_t) -> bool {
-        false
+        NonZeroUsize::new(mark).is_some_and(|m| KEY.set(m))
     }
 
     /// The key's destructor, on the ending thread: its mark, zeroed and given back.
-    extern "C" fn give_back(p: *mut libc::c_void) {
+    unsafe extern "C" fn give_back(p: *mut core::ffi::c_void) {
         end_of_thread(p as usize);
     }
 }

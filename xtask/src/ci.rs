@@ -13,7 +13,8 @@ use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
     CAMPAIGN_SAMPLE, CAMPAIGN_VAR, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER,
     EMULATED_TARGET, EMULATED_TESTS, FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS,
-    GETRANDOM_PROGRAM_MANIFEST, LIB_CRATES, OTHER_TARGETS, SCALING_HARNESS, UNPUBLISHED,
+    GETRANDOM_PROGRAM_MANIFEST, LIB_CRATES, MUSL_TEST_TARGET, OTHER_TARGETS, SCALING_HARNESS,
+    UNPUBLISHED,
 };
 use crate::step::Step;
 use crate::{doc_links, flags, fresh_crate, fuzz, getrandom_suites, loom, no_std, vm};
@@ -138,7 +139,21 @@ fn run_step(step: Step) -> Result {
                     .target_dir("other-targets")
                     .run()?;
             }
-            Ok(())
+            // x86_64 musl runs here (Rust links its own musl): the OS layer's own declarations
+            // of the C library held to the `libc` crate's musl values, and its tests.
+            cargo(
+                &format!("{name} {MUSL_TEST_TARGET} tests"),
+                [
+                    "test",
+                    "-p",
+                    "scalrand-os",
+                    "--lib",
+                    "--target",
+                    MUSL_TEST_TARGET,
+                ],
+            )
+            .target_dir("other-targets")
+            .run()
         }
         Step::Aarch64Qemu => {
             let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");

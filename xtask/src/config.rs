@@ -264,12 +264,20 @@ pub const OTHER_TARGETS: &[(&str, &str)] = &[
     ("wasm32-unknown-unknown", "wasm_js"),
     ("wasm32-wasip1", ""),
     ("x86_64-unknown-netbsd", ""),
+    // Linux with musl: the os crate's own declarations of the C library (its `sys` module),
+    // whose musl values the `libc` crate's agree with (their tests run on glibc).
+    ("x86_64-unknown-linux-musl", ""),
+    ("aarch64-unknown-linux-musl", ""),
     // The direct OS calls of the `getrandom-backend` feature: getentropy(2), ProcessPrng.
     ("aarch64-apple-darwin", "getrandom-backend"),
     ("x86_64-pc-windows-gnu", "getrandom-backend"),
     ("x86_64-unknown-freebsd", "getrandom-backend"),
     ("x86_64-unknown-netbsd", "getrandom-backend"),
 ];
+
+/// The musl target whose OS-layer tests `other-targets` runs natively (Rust's own musl; no
+/// emulator).
+pub const MUSL_TEST_TARGET: &str = "x86_64-unknown-linux-musl";
 
 /// The flags of the facade's `getrandom_backend` test: getrandom (0.3 and 0.4) built for its
 /// custom backend, which the `getrandom-backend` feature defines.

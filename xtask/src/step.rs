@@ -48,8 +48,9 @@ pub enum Step {
     /// every library crate's and the facade's tests on x86_64 Windows (gnu) under wine, debug
     /// builds, in a wine prefix of the step's own that gets a `ProcessPrng` shim
     WindowsWine,
-    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD, NetBSD and wasm32
-    /// (browser and WASI)
+    /// clippy -D warnings for macOS (x86_64, aarch64), Windows, FreeBSD, NetBSD, wasm32
+    /// (browser and WASI) and Linux with musl (x86_64, aarch64), then the OS layer's library
+    /// tests on x86_64 musl (run natively)
     OtherTargets,
     /// the library crates without std on the host: clippy and tests
     NoDefaultFeatures,

@@ -133,14 +133,14 @@ impl fmt::Debug for ManualClock {
 pub fn monotonic_now() -> Duration {
     #[cfg(unix)]
     {
-        let mut ts = libc::timespec {
+        let mut ts = crate::sys::timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
         // SAFETY: `ts` is a valid, writable timespec, and every Unix that libc supports has
         // CLOCK_MONOTONIC. On failure `ts` stays zero, which a `Clock` user tolerates (no time
         // passes, so time-based triggers wait for the next good reading).
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        unsafe { crate::sys::clock_gettime(crate::sys::CLOCK_MONOTONIC, &mut ts) };
         let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
         let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
         Duration::new(secs, 0).saturating_add(Duration::from_nanos(u64::from(nanos)))

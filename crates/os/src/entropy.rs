@@ -1,13 +1,17 @@
 //! Entropy from the operating system: the one place in scalrand that asks the OS for seeds.
 //!
-//! By default the request goes through the `getrandom` crate. With the `direct-entropy`
-//! feature it goes to the OS's own call instead, the one getrandom's default backend makes
-//! (`getrandom(2)` on Linux and Android, `getentropy(2)` on macOS and the BSDs and illumos,
-//! `ProcessPrng` on Windows): then scalrand can itself be getrandom's custom backend
-//! (`--cfg getrandom_backend="custom"`, the facade's `getrandom-backend` feature) without
-//! seeding from its own output. On a target with no direct call the feature falls back to
-//! getrandom, and refuses to build when getrandom's backend is the custom one (that would be
-//! a loop).
+//! On Linux (x86_64 and aarch64, glibc or musl) the request is the kernel's `getrandom(2)`,
+//! made here, with the `getrandom` crate's fallback for kernels before 3.17 and for sandboxes
+//! that refuse the call: when it fails with `ENOSYS` or `EPERM`, the bytes come from
+//! `/dev/urandom`, once `/dev/random` reports the kernel's pool initialised (`poll`). No
+//! getrandom crate is built there. Elsewhere the request goes through the `getrandom` crate by
+//! default; with the `direct-entropy` feature it goes to the OS's own call instead, the one
+//! getrandom's default backend makes (`getrandom(2)` on Android, `getentropy(2)` on macOS
+//! and the BSDs and illumos, `ProcessPrng` on Windows). Either way scalrand can itself be
+//! getrandom's custom backend (`--cfg getrandom_backend="custom"`, the facade's
+//! `getrandom-backend` feature) without seeding from its own output. On a target with no
+//! direct call the feature falls back to getrandom, and refuses to build when getrandom's
+//! backend is the custom one (that would be a loop).
 //!
 //! Without `std` there is no OS: a `no_std` host seeds the generators with bytes from its own
 //! entropy source (a TRNG peripheral, a boot-loader seed, ...).
@@ -21,20 +25,30 @@ macro_rules! entropy_path {
     ($which:ident { $($item:item)* }) => {
         entropy_path! {
             @split $which
-            (all(
-                feature = "direct-entropy",
-                any(
+            (any(
+                all(
+                    feature = "direct-entropy",
+                    any(
+                        target_os = "linux",
+                        target_os = "android",
+                        target_os = "macos",
+                        target_os = "freebsd",
+                        target_os = "dragonfly",
+                        target_os = "openbsd",
+                        target_os = "netbsd",
+                        target_os = "illumos",
+                        target_os = "solaris",
+                        all(windows, not(target_vendor = "win7")),
+                    )
+                ),
+                // Where the crate declares the C library itself (`cfg_own_c_decls!`), with
+                // no getrandom crate in its tree: the direct call always.
+                all(
+                    feature = "std",
                     target_os = "linux",
-                    target_os = "android",
-                    target_os = "macos",
-                    target_os = "freebsd",
-                    target_os = "dragonfly",
-                    target_os = "openbsd",
-                    target_os = "netbsd",
-                    target_os = "illumos",
-                    target_os = "solaris",
-                    all(windows, not(target_vendor = "win7")),
-                )
+                    any(target_arch = "x86_64", target_arch = "aarch64"),
+                    any(target_env = "gnu", target_env = "musl")
+                ),
             ))
             $($item)*
         }
@@ -73,13 +87,31 @@ pub struct EntropyError {
     inner: Cause,
 }
 
+cfg_getrandom! {
+    /// getrandom's error, where requests go through it.
+    type GetrandomError = getrandom::Error;
+}
+
+cfg_direct! {
+    /// No getrandom error where every request takes the direct call (getrandom may not be in
+    /// the tree at all).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum GetrandomError {}
+
+    impl fmt::Display for GetrandomError {
+        fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match *self {}
+        }
+    }
+}
+
 /// What failed.
 #[cfg(feature = "std")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cause {
     /// getrandom's error.
     #[allow(dead_code)] // unused where every request takes the direct call
-    Getrandom(getrandom::Error),
+    Getrandom(GetrandomError),
     /// The direct call's `errno` (Windows: none, 0), or 0 for a result outside its contract.
     #[allow(dead_code)] // unused where every request goes through getrandom
     Os(i32),
@@ -147,9 +179,8 @@ cfg_direct! {
         })
     }
 
-    /// The OS calls behind [`fill`] with `direct-entropy`, as getrandom's default backends
-    /// make them (its `linux_android_with_fallback` without the `/dev/urandom` fallback for
-    /// kernels before 3.17, `getentropy`, `windows`).
+    /// The OS calls behind [`fill`] where it makes them itself, as getrandom's default
+    /// backends make them (its `linux_android_with_fallback`, `getentropy`, `windows`).
     mod direct {
         /// The calling thread's `errno`.
         #[cfg(unix)]
@@ -158,18 +189,62 @@ cfg_direct! {
         }
 
         /// `getrandom(2)` with no flags (blocks only until the kernel's pool is first
-        /// initialised), repeated after a short read or `EINTR`.
+        /// initialised), repeated after a short read or `EINTR`; where the kernel has no such
+        /// call (`ENOSYS`, before 3.17) or a sandbox refuses it (`EPERM`, seccomp filters),
+        /// [`urandom`].
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        pub(super) fn fill(mut dest: &mut [u8]) -> Result<(), i32> {
+        pub(super) fn fill(dest: &mut [u8]) -> Result<(), i32> {
+            match getrandom(dest) {
+                Err(e) if e == crate::sys::ENOSYS || e == crate::sys::EPERM => urandom(dest),
+                r => r,
+            }
+        }
+
+        /// `/dev/urandom`, read once `/dev/random` polls readable: on kernels before 5.6
+        /// `/dev/urandom` answers before the pool is initialised, and `/dev/random` turns
+        /// readable only after (getrandom's `use_file` backend waits the same way). The
+        /// error is the failing call's `errno`.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        fn urandom(dest: &mut [u8]) -> Result<(), i32> {
+            use std::io::Read;
+            use std::os::fd::AsRawFd;
+            let os = |e: std::io::Error| e.raw_os_error().unwrap_or(0);
+            let random = std::fs::File::open("/dev/random").map_err(os)?;
+            let mut fd = crate::sys::pollfd {
+                fd: random.as_raw_fd(),
+                events: crate::sys::POLLIN,
+                revents: 0,
+            };
+            loop {
+                // SAFETY: one valid `pollfd` for an open descriptor; no timeout.
+                let r = unsafe { crate::sys::poll(&raw mut fd, 1, -1) };
+                if r == 1 {
+                    break;
+                }
+                let e = errno();
+                if r != -1 || e != crate::sys::EINTR {
+                    return Err(if r == -1 { e } else { 0 });
+                }
+            }
+            drop(random);
+            std::fs::File::open("/dev/urandom")
+                .and_then(|mut f| f.read_exact(dest))
+                .map_err(os)
+        }
+
+        /// `getrandom(2)` alone: the first `errno` other than `EINTR`, or 0 for an answer
+        /// outside its contract.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        fn getrandom(mut dest: &mut [u8]) -> Result<(), i32> {
             while !dest.is_empty() {
                 // SAFETY: the pointer and length describe `dest`, which is writable for its
                 // whole length; flags 0. The system call writes at most `len` bytes.
                 let n = unsafe {
-                    libc::syscall(
-                        libc::SYS_getrandom,
-                        dest.as_mut_ptr().cast::<libc::c_void>(),
+                    crate::sys::syscall(
+                        crate::sys::SYS_getrandom,
+                        dest.as_mut_ptr().cast::<core::ffi::c_void>(),
                         dest.len(),
-                        0 as libc::c_uint,
+                        0 as core::ffi::c_uint,
                     )
                 };
                 if n > 0 {
@@ -177,7 +252,7 @@ cfg_direct! {
                     dest = dest.get_mut(n..).ok_or(0)?;
                 } else if n == -1 {
                     let e = errno();
-                    if e != libc::EINTR {
+                    if e != crate::sys::EINTR {
                         return Err(e);
                     }
                 } else {
@@ -193,7 +268,7 @@ cfg_direct! {
             for chunk in dest.chunks_mut(256) {
                 // SAFETY: the pointer and length describe `chunk`, writable for its whole
                 // length, and at most 256 bytes as getentropy requires.
-                let r = unsafe { libc::getentropy(chunk.as_mut_ptr().cast(), chunk.len()) };
+                let r = unsafe { crate::sys::getentropy(chunk.as_mut_ptr().cast(), chunk.len()) };
                 match r {
                     0 => {}
                     -1 => return Err(errno()),
@@ -261,6 +336,55 @@ mod tests {
         for chunk in buf.chunks(256) {
             assert_ne!(chunk, &[0u8; 256][..chunk.len()]);
         }
+    }
+
+    /// A sandbox that refuses `getrandom(2)` but not files (as container profiles older than
+    /// the call do): the bytes come from `/dev/urandom`.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    #[test]
+    fn a_refused_getrandom_falls_back_to_urandom() {
+        use scalrand_testkit::fork::{in_child, libc_fork};
+        let (_, out) = in_child(
+            libc_fork,
+            || {
+                scalrand_testkit::seccomp::deny_getrandom();
+                let mut b = [0u8; 64];
+                let ok = fill(&mut b).is_ok();
+                let mut out = [0u8; 65];
+                out[0] = u8::from(ok);
+                out[1..].copy_from_slice(&b);
+                out
+            },
+            || (),
+        );
+        let out = out.expect("the child reported");
+        assert_eq!(
+            out[0], 1,
+            "fill failed with getrandom(2) refused and files open"
+        );
+        assert_ne!(out[1..], [0u8; 64]);
+    }
+
+    /// A sandbox that refuses `getrandom(2)` and every file: an error (with the refusal's
+    /// `errno`, `EPERM`), never bytes.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    #[test]
+    fn entropy_refused_everywhere_is_an_error() {
+        use scalrand_testkit::fork::{in_child, libc_fork};
+        let (_, out) = in_child(
+            libc_fork,
+            || {
+                scalrand_testkit::seccomp::deny_entropy();
+                let mut b = [0u8; 64];
+                match fill(&mut b) {
+                    Ok(()) => [0u8],
+                    Err(e) if e.inner == Cause::Os(libc::EPERM) => [1],
+                    Err(_) => [2],
+                }
+            },
+            || (),
+        );
+        assert_eq!(out.expect("the child reported"), [1]);
     }
 
     #[test]

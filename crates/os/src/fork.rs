@@ -111,7 +111,7 @@ mod sys {
 
     pub(super) fn getpid() -> usize {
         // SAFETY: getpid has no preconditions.
-        unsafe { libc::getpid() as usize }
+        unsafe { crate::sys::getpid() as usize }
     }
 
     /// The pid path: a pid other than the one `GENERATION` belongs to is a new process image,
@@ -130,12 +130,14 @@ mod sys {
     }
 
     pub(super) fn signals_blocked<T>(f: impl FnOnce() -> T) -> T {
-        struct Restore(Option<libc::sigset_t>);
+        struct Restore(Option<crate::sys::sigset_t>);
         impl Drop for Restore {
             fn drop(&mut self) {
                 if let Some(old) = &self.0 {
                     // SAFETY: `old` is the mask `pthread_sigmask` returned below.
-                    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut()) };
+                    unsafe {
+                        crate::sys::pthread_sigmask(crate::sys::SIG_SETMASK, old, ptr::null_mut())
+                    };
                 }
             }
         }
@@ -143,10 +145,13 @@ mod sys {
         // and `pthread_sigmask` writes the old mask into `old` before it is read (only when it
         // returned 0).
         let _restore = unsafe {
-            let mut all: libc::sigset_t = core::mem::zeroed();
-            let mut old: libc::sigset_t = core::mem::zeroed();
-            libc::sigfillset(&mut all);
-            Restore((libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0).then_some(old))
+            let mut all: crate::sys::sigset_t = core::mem::zeroed();
+            let mut old: crate::sys::sigset_t = core::mem::zeroed();
+            crate::sys::sigfillset(&mut all);
+            Restore(
+                (crate::sys::pthread_sigmask(crate::sys::SIG_BLOCK, &all, &mut old) == 0)
+                    .then_some(old),
+            )
         };
         f()
     }
@@ -154,7 +159,7 @@ mod sys {
     #[cfg(not(target_vendor = "apple"))]
     pub(crate) fn page_size() -> usize {
         // SAFETY: sysconf has no preconditions.
-        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let n = unsafe { crate::sys::sysconf(crate::sys::_SC_PAGESIZE) };
         usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
     }
 
@@ -165,36 +170,36 @@ mod sys {
             /// FreeBSD ≥ 12, `minherit(MAP_INHERIT_ZERO)` on OpenBSD ≥ 5.6. False where the
             /// kernel lacks it and where the call cannot be trusted (see
             /// [`super::advice_is_truthful`]).
-            pub(crate) fn advise_wipe_on_fork(p: *mut libc::c_void, len: usize) -> bool {
+            pub(crate) fn advise_wipe_on_fork(p: *mut crate::sys::c_void, len: usize) -> bool {
                 #[cfg(any(target_os = "linux", target_os = "android"))]
                 let (call, zero) = (
-                    |advice: libc::c_int| {
+                    |advice: crate::sys::c_int| {
                         // SAFETY: the caller passes a mapping it owns; madvise only changes
                         // its fork behaviour, and an advice the kernel does not know changes
                         // nothing (EINVAL).
-                        unsafe { libc::madvise(p, len, advice) }
+                        unsafe { crate::sys::madvise(p, len, advice) }
                     },
-                    libc::MADV_WIPEONFORK,
+                    crate::sys::MADV_WIPEONFORK,
                 );
                 #[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
                 let (call, zero) = (
-                    |inherit: libc::c_int| {
+                    |inherit: crate::sys::c_int| {
                         // SAFETY: the caller passes a mapping it owns; minherit only changes
                         // what a fork child receives, and a value the kernel does not know is
                         // EINVAL.
-                        unsafe { libc::minherit(p, len, inherit) }
+                        unsafe { crate::sys::minherit(p, len, inherit) }
                     },
                     #[cfg(target_os = "freebsd")]
-                    libc::INHERIT_ZERO,
+                    crate::sys::INHERIT_ZERO,
                     #[cfg(target_os = "openbsd")]
-                    libc::MAP_INHERIT_ZERO,
+                    crate::sys::MAP_INHERIT_ZERO,
                 );
                 super::advice_is_truthful(call) && call(zero) == 0
             }
         } else {
             /// No system call hands a fork child zeroed memory here.
             #[cfg(not(target_vendor = "apple"))]
-            pub(crate) fn advise_wipe_on_fork(_p: *mut libc::c_void, _len: usize) -> bool {
+            pub(crate) fn advise_wipe_on_fork(_p: *mut crate::sys::c_void, _len: usize) -> bool {
                 false
             }
         }
@@ -276,22 +281,22 @@ mod imp {
         let page = page_size();
         // SAFETY: an anonymous private mapping with no address hint has no preconditions.
         let p = unsafe {
-            libc::mmap(
+            crate::sys::mmap(
                 ptr::null_mut(),
                 page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                crate::sys::PROT_READ | crate::sys::PROT_WRITE,
+                crate::sys::MAP_PRIVATE | crate::sys::MAP_ANONYMOUS,
                 -1,
                 0,
             )
         };
-        if p == libc::MAP_FAILED {
+        if p == crate::sys::MAP_FAILED {
             MODE.store(PID_MODE, Ordering::Release);
             return ptr::null_mut();
         }
         if !advise_wipe_on_fork(p, page) {
             // SAFETY: `p` is the `page`-byte mapping made above, used by nobody else.
-            unsafe { libc::munmap(p, page) };
+            unsafe { crate::sys::munmap(p, page) };
             MODE.store(PID_MODE, Ordering::Release);
             return ptr::null_mut();
         }
@@ -306,7 +311,7 @@ mod imp {
             }
             Err(winner) => {
                 // SAFETY: our page was never published.
-                unsafe { libc::munmap(p, page) };
+                unsafe { crate::sys::munmap(p, page) };
                 winner
             }
         }
@@ -378,7 +383,8 @@ mod imp {
             let g = by_pid();
             // SAFETY: three `extern "C" fn()` handlers that only touch atomics and getpid
             // (async-signal-safe), valid for the life of the process.
-            let rc = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+            let rc =
+                unsafe { crate::sys::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
             if rc == 0 {
                 STATE.ready.store(READY, Ordering::Release);
             }
@@ -416,7 +422,7 @@ cfg_wipe_on_fork! {
         /// accepted and never wipe: fork detection must then take the pid path. Probed once per
         /// process with `call` (which runs `madvise` or `minherit` with the value it is given on a
         /// mapping the caller owns), then cached.
-        pub(crate) fn advice_is_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+        pub(crate) fn advice_is_truthful(call: impl FnOnce(crate::sys::c_int) -> crate::sys::c_int) -> bool {
             use core::sync::atomic::{AtomicU8, Ordering};
             static TRUTHFUL: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
             match TRUTHFUL.load(Ordering::Relaxed) {
@@ -433,10 +439,10 @@ cfg_wipe_on_fork! {
         /// The probe itself: a value no kernel defines (Linux checks the advice before it looks at
         /// the range and answers `EINVAL`; the BSDs check the inheritance value likewise) must not
         /// succeed.
-        fn probe_says_truthful(call: impl FnOnce(libc::c_int) -> libc::c_int) -> bool {
+        fn probe_says_truthful(call: impl FnOnce(crate::sys::c_int) -> crate::sys::c_int) -> bool {
             /// Far above every `MADV_*` value Linux has defined (the largest is in the 100s) and
             /// every BSD inheritance value (0 to 4).
-            const NO_SUCH_ADVICE: libc::c_int = 0x7ead_beef;
+            const NO_SUCH_ADVICE: crate::sys::c_int = 0x7ead_beef;
             call(NO_SUCH_ADVICE) != 0
         }
 

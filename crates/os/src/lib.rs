@@ -47,11 +47,43 @@ macro_rules! cfg_wipe_on_fork {
     };
 }
 
+/// Keeps the items of its first block where this crate declares the C library's functions
+/// itself ([`sys`](crate::sys)'s module docs: Linux on x86_64 and aarch64, glibc or musl,
+/// with `std`), and those of its `else` block everywhere else: the one place in the code that
+/// says where that is (`Cargo.toml` names the same targets for its `libc` and `getrandom`
+/// dependencies).
+macro_rules! cfg_own_c_decls {
+    (if { $($yes:item)* } else { $($no:item)* }) => {
+        $crate::__cfg_split! {
+            (all(
+                feature = "std",
+                target_os = "linux",
+                any(target_arch = "x86_64", target_arch = "aarch64"),
+                any(target_env = "gnu", target_env = "musl")
+            ))
+            [$($yes)*]
+            [$($no)*]
+        }
+    };
+}
+
+cfg_own_c_decls! {
+    if {
+        mod sys;
+    } else {
+        #[cfg(all(feature = "std", unix))]
+        use libc as sys;
+    }
+}
+
 pub mod clock;
 #[doc(hidden)]
 pub mod compat;
 pub mod cpu;
 pub mod entropy;
+#[cfg(all(feature = "std", unix))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "std", unix))))]
+pub mod exit;
 pub mod fork;
 #[cfg(all(feature = "alloc", not(scalrand_loom)))]
 pub mod global;

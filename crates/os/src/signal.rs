@@ -72,10 +72,10 @@ pub fn frame_bytes() -> usize {
 ))]
 fn kernel_frame_bytes() -> Option<usize> {
     /// `AT_MINSIGSTKSZ` (include/uapi/linux/auxvec.h).
-    const AT_MINSIGSTKSZ: libc::c_ulong = 51;
+    const AT_MINSIGSTKSZ: crate::sys::c_ulong = 51;
     // SAFETY: getauxval(3) reads the process's auxiliary vector; it has no preconditions and
     // returns 0 for an entry the kernel did not pass.
-    let v = unsafe { libc::getauxval(AT_MINSIGSTKSZ) };
+    let v = unsafe { crate::sys::getauxval(AT_MINSIGSTKSZ) };
     usize::try_from(v).ok().filter(|&v| v != 0)
 }
 
@@ -246,10 +246,10 @@ cfg_sigaltstack! {
         pub fn wipe_alternate_stack() {
             // SAFETY: an all-zero `stack_t` is valid; sigaltstack(2) with a null new stack
             // only reports the current one into it.
-            let mut ss: libc::stack_t = unsafe { core::mem::zeroed() };
+            let mut ss: crate::sys::stack_t = unsafe { core::mem::zeroed() };
             // SAFETY: as above.
-            if unsafe { libc::sigaltstack(core::ptr::null(), &raw mut ss) } != 0
-                || ss.ss_flags & (libc::SS_DISABLE | libc::SS_ONSTACK) != 0
+            if unsafe { crate::sys::sigaltstack(core::ptr::null(), &raw mut ss) } != 0
+                || ss.ss_flags & (crate::sys::SS_DISABLE | crate::sys::SS_ONSTACK) != 0
                 || ss.ss_sp.is_null()
             {
                 return;

@@ -149,7 +149,7 @@ cfg_wipe_on_fork! {
                         self.ptr.as_ptr(),
                         self.len,
                     ));
-                    libc::munmap(self.ptr.as_ptr().cast(), self.bytes);
+                    crate::sys::munmap(self.ptr.as_ptr().cast(), self.bytes);
                 }
             }
         }
@@ -174,31 +174,31 @@ cfg_wipe_on_fork! {
             let total = bytes.checked_add(slack)?;
             // SAFETY: an anonymous private mapping with no address hint has no preconditions.
             let raw = unsafe {
-                libc::mmap(
+                crate::sys::mmap(
                     core::ptr::null_mut(),
                     total,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    crate::sys::PROT_READ | crate::sys::PROT_WRITE,
+                    crate::sys::MAP_PRIVATE | crate::sys::MAP_ANONYMOUS,
                     -1,
                     0,
                 )
             };
-            if raw == libc::MAP_FAILED {
+            if raw == crate::sys::MAP_FAILED {
                 return None;
             }
             let head = (raw as usize).wrapping_neg() & (align - 1);
             // SAFETY: `head <= slack` (the mapping is page-aligned, `align` a multiple of
             // the page), so `raw + head .. raw + head + bytes` lies inside the mapping.
-            let p = unsafe { raw.cast::<u8>().add(head) }.cast::<libc::c_void>();
+            let p = unsafe { raw.cast::<u8>().add(head) }.cast::<crate::sys::c_void>();
             // SAFETY: the head and the tail are page-aligned parts of the mapping just made,
             // outside `p .. p + bytes`; nothing refers to them. A failed unmap only leaves
             // them mapped.
             unsafe {
                 if head != 0 {
-                    libc::munmap(raw, head);
+                    crate::sys::munmap(raw, head);
                 }
                 if slack > head {
-                    libc::munmap(p.cast::<u8>().add(bytes).cast(), slack - head);
+                    crate::sys::munmap(p.cast::<u8>().add(bytes).cast(), slack - head);
                 }
             }
             // Refused (or untrusted) advice leaves an ordinary private mapping: still no

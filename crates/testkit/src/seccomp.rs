@@ -5,6 +5,20 @@
 /// it in a child process made for the purpose: it cannot be undone.
 #[cfg(target_arch = "x86_64")]
 pub fn deny_entropy() {
+    deny(&[libc::SYS_getrandom, libc::SYS_openat, libc::SYS_open]);
+}
+
+/// Makes `getrandom(2)` alone fail with `EPERM` in this process from now on, as a container's
+/// seccomp profile that predates the call does: files (`/dev/urandom`) stay open to it. Call
+/// it in a child process made for the purpose: it cannot be undone.
+#[cfg(target_arch = "x86_64")]
+pub fn deny_getrandom() {
+    deny(&[libc::SYS_getrandom]);
+}
+
+/// Makes the system calls `nrs` (at most 8) fail with `EPERM` from now on.
+#[cfg(target_arch = "x86_64")]
+fn deny(nrs: &[libc::c_long]) {
     #[repr(C)]
     struct SockFilter {
         code: u16,
@@ -22,17 +36,27 @@ pub fn deny_entropy() {
     const RET_K: u16 = 0x06;
     const RET_ALLOW: u32 = 0x7fff_0000;
     const RET_ERRNO: u32 = 0x0005_0000;
+    assert!(nrs.len() <= 8);
     let op = |code, jt, k| SockFilter { code, jt, jf: 0, k };
-    let prog = [
-        op(LD_W_ABS, 0, 0), // seccomp_data.nr
-        op(JEQ_K, 3, libc::SYS_getrandom as u32),
-        op(JEQ_K, 2, libc::SYS_openat as u32),
-        op(JEQ_K, 1, libc::SYS_open as u32),
-        op(RET_K, 0, RET_ALLOW),
-        op(RET_K, 0, RET_ERRNO | libc::EPERM as u32),
-    ];
+    // Load the call's number (seccomp_data.nr), jump to the refusal on each listed one, else
+    // allow.
+    // (A fixed array: the caller is a forked child, which must not allocate.)
+    let mut prog = [const {
+        SockFilter {
+            code: 0,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        }
+    }; 11];
+    prog[0] = op(LD_W_ABS, 0, 0);
+    for (i, &nr) in nrs.iter().enumerate() {
+        prog[1 + i] = op(JEQ_K, (nrs.len() - i) as u8, nr as u32);
+    }
+    prog[1 + nrs.len()] = op(RET_K, 0, RET_ALLOW);
+    prog[2 + nrs.len()] = op(RET_K, 0, RET_ERRNO | libc::EPERM as u32);
     let fprog = SockFprog {
-        len: prog.len() as u16,
+        len: (3 + nrs.len()) as u16,
         filter: prog.as_ptr(),
     };
     // SAFETY: prctl with the documented arguments; `fprog` and `prog` outlive the call (the

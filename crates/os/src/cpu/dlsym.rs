@@ -26,7 +26,7 @@ fn func() -> *mut c_void {
         return f;
     }
     // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name has no preconditions.
-    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, NAME.as_ptr()) };
+    let f = unsafe { crate::sys::dlsym(crate::sys::RTLD_DEFAULT, NAME.as_ptr()) };
     let f = if f.is_null() { MISSING } else { f };
     FUNC.store(f, Ordering::Relaxed);
     f
@@ -42,8 +42,9 @@ fn ask() -> Option<usize> {
         // SAFETY: `f` is libSystem's `int pthread_cpu_number_np(size_t *cpu_number_out)`,
         // found by name above; it writes the CPU number through a valid pointer.
         unsafe {
-            let f: unsafe extern "C" fn(*mut libc::size_t) -> libc::c_int = core::mem::transmute(f);
-            let mut n: libc::size_t = 0;
+            let f: unsafe extern "C" fn(*mut crate::sys::size_t) -> crate::sys::c_int =
+                core::mem::transmute(f);
+            let mut n: crate::sys::size_t = 0;
             (f(&mut n) == 0).then_some(n)
         }
     }
@@ -51,7 +52,7 @@ fn ask() -> Option<usize> {
     {
         // SAFETY: `f` is libc's `int sched_getcpu(void)`, found by name above.
         let c = unsafe {
-            let f: unsafe extern "C" fn() -> libc::c_int = core::mem::transmute(f);
+            let f: unsafe extern "C" fn() -> crate::sys::c_int = core::mem::transmute(f);
             f()
         };
         usize::try_from(c).ok()

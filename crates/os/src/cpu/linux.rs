@@ -5,7 +5,7 @@ use super::Source;
 
 fn sched_getcpu() -> Option<usize> {
     // SAFETY: sched_getcpu has no preconditions.
-    usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+    usize::try_from(unsafe { crate::sys::sched_getcpu() }).ok()
 }
 
 #[inline]

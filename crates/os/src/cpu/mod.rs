@@ -154,7 +154,7 @@ pub fn possible() -> usize {
     #[cfg(unix)]
     {
         // SAFETY: sysconf has no preconditions.
-        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        let n = unsafe { crate::sys::sysconf(crate::sys::_SC_NPROCESSORS_CONF) };
         if let Ok(n) = usize::try_from(n)
             && n > 0
         {

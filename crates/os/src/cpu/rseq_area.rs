@@ -137,8 +137,8 @@ pub fn rseq_offset() -> Option<isize> {
         // SAFETY: dlsym with RTLD_DEFAULT and NUL-terminated names has no preconditions.
         let (off, size) = unsafe {
             (
-                libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr()),
-                libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_size".as_ptr()),
+                crate::sys::dlsym(crate::sys::RTLD_DEFAULT, c"__rseq_offset".as_ptr()),
+                crate::sys::dlsym(crate::sys::RTLD_DEFAULT, c"__rseq_size".as_ptr()),
             )
         };
         if off.is_null() || size.is_null() {
