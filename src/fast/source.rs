@@ -158,7 +158,11 @@ mod release {
 /// (FreeBSD, OpenBSD, a glibc key past the 32nd), threads take the fallback instead. The C
 /// library runs key destructors after the thread-locals' own; a draw after that (none is
 /// expected) takes the fallback. A library holding this key must not be unloaded (`dlclose`)
-/// while threads that drew from it live: their exit would call its destructor.
+/// while threads that drew from it live: their exit would call its destructor. The first
+/// thread to draw makes the key (with signals blocked, like the rest of its first draw); with
+/// musl that takes musl's key lock, so the one case left that can wait is a raw `SYS_fork`
+/// child of a musl program whose first draw comes while, in the parent, another thread was
+/// making the key.
 ///
 /// [`ExitKey`]: scalrand_os::exit::ExitKey
 #[cfg(unix)]
@@ -179,7 +183,7 @@ mod release {
     }
 
     /// The key's destructor, on the ending thread: its mark, zeroed and given back.
-    unsafe extern "C" fn give_back(p: *mut core::ffi::c_void) {
+    extern "C" fn give_back(p: *mut core::ffi::c_void) {
         end_of_thread(p as usize);
     }
 }

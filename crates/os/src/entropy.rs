@@ -1,6 +1,6 @@
 //! Entropy from the operating system: the one place in scalrand that asks the OS for seeds.
 //!
-//! On Linux (x86_64 and aarch64, glibc or musl) the request is the kernel's `getrandom(2)`,
+//! On 64-bit Linux (x86_64 and aarch64, glibc or musl) the request is the kernel's `getrandom(2)`,
 //! made here, with the `getrandom` crate's fallback for kernels before 3.17 and for sandboxes
 //! that refuse the call: when it fails with `ENOSYS` or `EPERM`, the bytes come from
 //! `/dev/urandom`, once `/dev/random` reports the kernel's pool initialised (`poll`). No
@@ -47,6 +47,7 @@ macro_rules! entropy_path {
                     feature = "std",
                     target_os = "linux",
                     any(target_arch = "x86_64", target_arch = "aarch64"),
+                    target_pointer_width = "64",
                     any(target_env = "gnu", target_env = "musl")
                 ),
             ))
@@ -339,35 +340,44 @@ mod tests {
     }
 
     /// A sandbox that refuses `getrandom(2)` but not files (as container profiles older than
-    /// the call do): the bytes come from `/dev/urandom`.
+    /// the call do, `EPERM`), and a kernel without the call (`ENOSYS`, before 3.17), each
+    /// answered by a seccomp filter: the bytes come from `/dev/urandom`.
     #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
     #[test]
     fn a_refused_getrandom_falls_back_to_urandom() {
         use scalrand_testkit::fork::{in_child, libc_fork};
-        let (_, out) = in_child(
-            libc_fork,
-            || {
-                scalrand_testkit::seccomp::deny_getrandom();
-                let mut b = [0u8; 64];
-                let ok = fill(&mut b).is_ok();
-                let mut out = [0u8; 65];
-                out[0] = u8::from(ok);
-                out[1..].copy_from_slice(&b);
-                out
-            },
-            || (),
-        );
-        let out = out.expect("the child reported");
-        assert_eq!(
-            out[0], 1,
-            "fill failed with getrandom(2) refused and files open"
-        );
-        assert_ne!(out[1..], [0u8; 64]);
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            let (_, out) = in_child(
+                libc_fork,
+                || {
+                    scalrand_testkit::seccomp::deny_getrandom_with(errno);
+                    let mut b = [0u8; 64];
+                    let ok = fill(&mut b).is_ok();
+                    let mut out = [0u8; 65];
+                    out[0] = u8::from(ok);
+                    out[1..].copy_from_slice(&b);
+                    out
+                },
+                || (),
+            );
+            let out = out.expect("the child reported");
+            assert_eq!(
+                out[0], 1,
+                "fill failed with getrandom(2) answering errno {errno}"
+            );
+            assert_ne!(out[1..], [0u8; 64]);
+        }
     }
 
     /// A sandbox that refuses `getrandom(2)` and every file: an error (with the refusal's
-    /// `errno`, `EPERM`), never bytes.
-    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    /// `errno`, `EPERM`, where the crate makes the call itself), never bytes.
+    #[cfg(all(
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_pointer_width = "64",
+        any(target_env = "gnu", target_env = "musl"),
+        not(miri)
+    ))]
     #[test]
     fn entropy_refused_everywhere_is_an_error() {
         use scalrand_testkit::fork::{in_child, libc_fork};

@@ -22,7 +22,7 @@ use crate::sys;
 pub struct ExitKey {
     /// The key, plus 1 (0: not made yet).
     key: AtomicUsize,
-    dtor: unsafe extern "C" fn(*mut c_void),
+    dtor: extern "C" fn(*mut c_void),
 }
 
 impl core::fmt::Debug for ExitKey {
@@ -36,9 +36,10 @@ impl core::fmt::Debug for ExitKey {
 impl ExitKey {
     /// A key whose destructor is `dtor`: when a thread that set a value ends, the C library
     /// calls `dtor` with that value (as a pointer), after the thread's Rust thread-locals were
-    /// destroyed.
+    /// destroyed. `dtor` is a safe function: it gets whatever value [`set`](Self::set) was
+    /// given, and must not assume more of it.
     #[must_use]
-    pub const fn new(dtor: unsafe extern "C" fn(*mut c_void)) -> Self {
+    pub const fn new(dtor: extern "C" fn(*mut c_void)) -> Self {
         Self {
             key: AtomicUsize::new(0),
             dtor,
@@ -53,8 +54,8 @@ impl ExitKey {
             return sys::pthread_key_t::try_from(k - 1).ok();
         }
         let mut key: sys::pthread_key_t = 0;
-        // SAFETY: `key` is a valid place for the new key; `dtor` is an `extern "C"` fn that
-        // takes a value set through `set`.
+        // SAFETY: `key` is a valid place for the new key; `dtor` is a safe `extern "C"` fn
+        // of one pointer argument, as the C library calls it.
         if unsafe { sys::pthread_key_create(&raw mut key, Some(self.dtor)) } != 0 {
             return None;
         }
@@ -75,9 +76,16 @@ impl ExitKey {
 
     /// Makes `value` the calling thread's, handed to the destructor when the thread ends;
     /// `false` if that cannot be arranged without allocating (a C library that allocates for
-    /// it, no key left), and then nothing was arranged. Allocates nothing and takes no lock
-    /// where it returns `true`, so a signal handler and a raw fork child may call it.
+    /// it, no key left), and then nothing was arranged. Allocates nothing. The first call in
+    /// the process makes the key: glibc does that with a compare-and-swap, musl under its
+    /// key lock, so with musl a signal handler must not make the first call on a thread
+    /// that may be making it too, nor a raw fork child while another thread of its parent
+    /// was; every later call takes no lock. Where no C library value fits without
+    /// allocating, no key is made.
     pub fn set(&self, value: NonZeroUsize) -> bool {
+        if !VALUES_CAN_FIT {
+            return false;
+        }
         self.key()
             .filter(|&k| fits_the_descriptor(k))
             .is_some_and(|k| {
@@ -112,7 +120,21 @@ fn fits_the_descriptor(_: sys::pthread_key_t) -> bool {
     false
 }
 
-#[cfg(all(test, target_os = "linux", not(miri)))]
+/// Whether any key's value can be set without allocating here (see `fits_the_descriptor`).
+const VALUES_CAN_FIT: bool = cfg!(any(
+    all(
+        target_os = "linux",
+        any(target_env = "gnu", target_env = "musl")
+    ),
+    target_os = "android"
+));
+
+#[cfg(all(
+    test,
+    target_os = "linux",
+    any(target_env = "gnu", target_env = "musl"),
+    not(miri)
+))]
 mod tests {
     use super::ExitKey;
     use core::ffi::c_void;
@@ -121,14 +143,15 @@ mod tests {
 
     static SEEN: AtomicUsize = AtomicUsize::new(0);
 
-    unsafe extern "C" fn record(p: *mut c_void) {
+    extern "C" fn record(p: *mut c_void) {
         SEEN.fetch_add(p as usize, Ordering::SeqCst);
     }
 
     static KEY: ExitKey = ExitKey::new(record);
 
     /// Each ending thread hands its own value to the destructor, once; a thread that set
-    /// nothing hands nothing.
+    /// nothing hands nothing. (With glibc the test's key must be among the process's first
+    /// 32: the test harness makes none.)
     #[test]
     fn each_thread_hands_its_value_over_when_it_ends() {
         let threads: std::vec::Vec<_> = (1..=4usize)

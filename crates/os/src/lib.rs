@@ -48,8 +48,8 @@ macro_rules! cfg_wipe_on_fork {
 }
 
 /// Keeps the items of its first block where this crate declares the C library's functions
-/// itself ([`sys`](crate::sys)'s module docs: Linux on x86_64 and aarch64, glibc or musl,
-/// with `std`), and those of its `else` block everywhere else: the one place in the code that
+/// itself ([`sys`](crate::sys)'s module docs: Linux on 64-bit x86_64 and aarch64 (not x32
+/// or ILP32), glibc or musl, with `std`), and those of its `else` block everywhere else: the one place in the code that
 /// says where that is (`Cargo.toml` names the same targets for its `libc` and `getrandom`
 /// dependencies).
 macro_rules! cfg_own_c_decls {
@@ -59,6 +59,7 @@ macro_rules! cfg_own_c_decls {
                 feature = "std",
                 target_os = "linux",
                 any(target_arch = "x86_64", target_arch = "aarch64"),
+                target_pointer_width = "64",
                 any(target_env = "gnu", target_env = "musl")
             ))
             [$($yes)*]

@@ -1,5 +1,6 @@
 //! The C library's functions, types and constants this crate calls, declared here for Linux
-//! on x86_64 and aarch64 with glibc or musl, so that the default build there compiles no
+//! on x86_64 and aarch64 with 64-bit pointers (not x32 or aarch64's ILP32, whose `long` and
+//! `sigset_t` differ) and glibc or musl, so that the default build there compiles no
 //! `libc` crate (nor `getrandom`, whose Linux backend needs it): the `libc` crate is the
 //! longest step of a fresh build of the facade, ahead of every crate of scalrand. Every other
 //! target takes these names from `libc` (`lib.rs`).

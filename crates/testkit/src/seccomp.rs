@@ -5,7 +5,10 @@
 /// it in a child process made for the purpose: it cannot be undone.
 #[cfg(target_arch = "x86_64")]
 pub fn deny_entropy() {
-    deny(&[libc::SYS_getrandom, libc::SYS_openat, libc::SYS_open]);
+    deny(
+        &[libc::SYS_getrandom, libc::SYS_openat, libc::SYS_open],
+        libc::EPERM,
+    );
 }
 
 /// Makes `getrandom(2)` alone fail with `EPERM` in this process from now on, as a container's
@@ -13,12 +16,20 @@ pub fn deny_entropy() {
 /// it in a child process made for the purpose: it cannot be undone.
 #[cfg(target_arch = "x86_64")]
 pub fn deny_getrandom() {
-    deny(&[libc::SYS_getrandom]);
+    deny(&[libc::SYS_getrandom], libc::EPERM);
 }
 
-/// Makes the system calls `nrs` (at most 8) fail with `EPERM` from now on.
+/// Makes `getrandom(2)` alone fail with `errno` in this process from now on: `ENOSYS` is what
+/// a kernel before 3.17, which has no such call, answers. Call it in a child process made for
+/// the purpose: it cannot be undone.
 #[cfg(target_arch = "x86_64")]
-fn deny(nrs: &[libc::c_long]) {
+pub fn deny_getrandom_with(errno: libc::c_int) {
+    deny(&[libc::SYS_getrandom], errno);
+}
+
+/// Makes the system calls `nrs` (at most 8) fail with `errno` from now on.
+#[cfg(target_arch = "x86_64")]
+fn deny(nrs: &[libc::c_long], errno: libc::c_int) {
     #[repr(C)]
     struct SockFilter {
         code: u16,
@@ -54,7 +65,7 @@ fn deny(nrs: &[libc::c_long]) {
         prog[1 + i] = op(JEQ_K, (nrs.len() - i) as u8, nr as u32);
     }
     prog[1 + nrs.len()] = op(RET_K, 0, RET_ALLOW);
-    prog[2 + nrs.len()] = op(RET_K, 0, RET_ERRNO | libc::EPERM as u32);
+    prog[2 + nrs.len()] = op(RET_K, 0, RET_ERRNO | (errno as u32 & 0xffff));
     let fprog = SockFprog {
         len: (3 + nrs.len()) as u16,
         filter: prog.as_ptr(),
