@@ -49,9 +49,9 @@ macro_rules! cfg_wipe_on_fork {
 
 /// Keeps the items of its first block where this crate declares the C library's functions
 /// itself ([`sys`](crate::sys)'s module docs: Linux on 64-bit x86_64 and aarch64 (not x32
-/// or ILP32), glibc or musl, with `std`), and those of its `else` block everywhere else: the one place in the code that
-/// says where that is (`Cargo.toml` names the same targets for its `libc` and `getrandom`
-/// dependencies).
+/// or ILP32), glibc or musl, with `std`), and those of its `else` block everywhere else: the
+/// one place in the code that says where that is (`Cargo.toml` names the same targets for its
+/// `libc` and `getrandom` dependencies, and `entropy.rs` for its direct path).
 macro_rules! cfg_own_c_decls {
     (if { $($yes:item)* } else { $($no:item)* }) => {
         $crate::__cfg_split! {
