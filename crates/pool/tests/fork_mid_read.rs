@@ -195,3 +195,30 @@ fn fortuna_concurrent_reads_aes() {
 fn fortuna_concurrent_reads_chacha() {
     fortuna::<ChaCha20Prf>(&LENS, Cipher::ChaCha(20), fortuna_block_at::<64, 1>);
 }
+
+/// The check of the check: a read that keeps its key in a stack local while it generates (what
+/// the pools' reads must not do) is found by the child's scan.
+#[test]
+fn a_key_in_a_reader_stack_frame_is_found() {
+    use chacha20::ChaCha20;
+    use chacha20::cipher::{KeyIvInit, StreamCipher};
+    let read = |d: &mut [u8]| {
+        let mut key = [0u8; 32];
+        scalrand_os::entropy::fill(&mut key).unwrap();
+        // The key stays in this frame (and in the cipher's state) for the whole read.
+        let key = std::hint::black_box(key);
+        d.fill(0);
+        let mut c = ChaCha20::new(&key.into(), &[0u8; 12].into());
+        for piece in d.chunks_mut(4096) {
+            c.apply_keystream(piece);
+            std::hint::black_box(&key);
+        }
+    };
+    let out = run("stack", 64 << 10, &read, Cipher::ChaCha(20), node_block_at);
+    assert!(
+        out.landed > 0 && out.exposed > 0,
+        "no fork child found the reads' keys: {} forks, {} landed",
+        out.forks,
+        out.landed
+    );
+}

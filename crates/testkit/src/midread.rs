@@ -347,21 +347,26 @@ fn child(
         let mine = unsafe { core::slice::from_raw_parts(ptr as *const u8, len) };
         let theirs = &recv[at..at + len];
         at += len;
-        let mut first_later = None;
-        for (i, (m, t)) in mine.iter().zip(theirs).enumerate() {
-            if *m == 0 && *t != 0 {
-                report.later_bytes += 1;
-                first_later.get_or_insert(i);
-            }
-        }
+        // Written after the fork: zero in the child's copy, nonzero in the parent's. Counted
+        // without a branch per byte (the buffers are tens of MiB of random bytes).
+        let later = |(m, t): (&u8, &u8)| *m == 0 && *t != 0;
+        report.later_bytes += mine.iter().zip(theirs).filter(|&p| later(p)).count() as u64;
+        let first_later = mine.iter().zip(theirs).position(later);
         // 8-byte words of the child's copy, all bytes nonzero, that the read replaced later (a
         // read may write public values first, as AES counter mode writes its counter blocks,
         // which are mostly zero bytes, but nothing random-looking other than its output).
-        for p in (0..len.saturating_sub(7)).step_by(8) {
-            if mine[p..p + 8].iter().all(|&b| b != 0) && mine[p..p + 8] != theirs[p..p + 8] {
-                report.rewritten += 1;
-            }
-        }
+        let word = |b: &[u8]| u64::from_ne_bytes(b.try_into().unwrap());
+        report.rewritten += mine
+            .chunks_exact(8)
+            .zip(theirs.chunks_exact(8))
+            .filter(|(m, t)| {
+                let m = word(m);
+                // No zero byte in `m` (the classic test: a zero byte borrows into its top bit).
+                let no_zero =
+                    m.wrapping_sub(0x0101_0101_0101_0101) & !m & 0x8080_8080_8080_8080 == 0;
+                no_zero && m != word(t)
+            })
+            .count() as u64;
         let Some(p0) = first_later else { continue };
         // The read that was in flight, and the first block it wrote wholly after the fork.
         let start = p0 / r.len * r.len;
@@ -423,37 +428,86 @@ fn child(
                 .min(m.end);
             // SAFETY: `[a, stop)` lies inside a readable mapping of this single-threaded child.
             let mem = unsafe { core::slice::from_raw_parts(a as *const u8, stop - a) };
-            for off in 0..mem.len().saturating_sub(31) {
-                let w: &[u8; 32] = mem[off..off + 32].try_into().unwrap();
-                let mut keys = [None; 4];
-                if looks_random(w) {
-                    keys[0] = Some(*w);
-                }
-                // A key spilled word by word: eight adjacent vectors, each one key word in
-                // every lane (a SIMD backend's broadcast key rows), at an aligned address.
-                if (a + off) % 16 == 0 {
-                    for (k, stride) in keys[1..].iter_mut().zip([16, 32, 64]) {
-                        *k = broadcast_run(mem, off, stride);
+            keys_in(mem, a, |off, key| {
+                report.candidates += 1;
+                if targets
+                    .iter()
+                    .any(|&(ctr, want)| r.cipher.prefix(key, ctr) == want)
+                {
+                    if report.hits == 0 {
+                        report.hit_offset = (a + off - m.start) as u64;
+                        report.hit_name = m.name;
                     }
+                    report.hits += 1;
                 }
-                for key in keys.iter().flatten() {
-                    report.candidates += 1;
-                    if targets
-                        .iter()
-                        .any(|&(ctr, want)| r.cipher.prefix(key, ctr) == want)
-                    {
-                        if report.hits == 0 {
-                            report.hit_offset = (a + off - m.start) as u64;
-                            report.hit_name = m.name;
-                        }
-                        report.hits += 1;
-                    }
-                }
-            }
+            });
             a = stop.max(a + 1);
         }
     }
     report
+}
+
+/// How far past its start a broadcast key reaches: eight vectors 64 bytes apart, the last
+/// one 16 bytes long.
+const BROADCAST_REACH: usize = 7 * 64 + 16;
+
+/// Calls `f(offset, key)` for every key candidate in `mem`, which starts at address `addr`:
+/// each 32-byte window that [`looks_random`], and at each 16-byte aligned address each
+/// [`broadcast_run`] key, in order of offset.
+///
+/// The scan visits every byte offset; to keep it fast it keeps the window's counts as it
+/// slides ([`Counts`]) and jumps over the inside of zero runs, where neither kind of key can
+/// start: a window there is all zeros, and so is a broadcast key that ends inside the run.
+fn keys_in(mem: &[u8], addr: usize, mut f: impl FnMut(usize, &[u8; 32])) {
+    let windows = mem.len().saturating_sub(31);
+    let mut off = 0;
+    let mut counts = Counts::at(mem, 0);
+    // The end of the zero run the window is in, once found.
+    let mut run_end = 0;
+    while off < windows {
+        if counts.zeros == 32 {
+            if run_end <= off {
+                run_end = zero_run_end(mem, off);
+            }
+            let past = run_end.saturating_sub(BROADCAST_REACH);
+            if past > off {
+                off = past;
+                if off >= windows {
+                    break;
+                }
+                counts = Counts::at(mem, off);
+            }
+        }
+        if counts.random() {
+            f(off, mem[off..off + 32].try_into().unwrap());
+        }
+        // A key spilled word by word: eight adjacent vectors, each one key word in every lane
+        // (a SIMD backend's broadcast key rows), at an aligned address.
+        if (addr + off).is_multiple_of(16) {
+            for stride in [16, 32, 64] {
+                if let Some(key) = broadcast_run(mem, off, stride) {
+                    f(off, &key);
+                }
+            }
+        }
+        off += 1;
+        if off < windows {
+            counts.slide(mem, off);
+        }
+    }
+}
+
+/// The offset of the first nonzero byte of `mem` at or after `from` (`mem.len()` if none),
+/// eight bytes at a time.
+fn zero_run_end(mem: &[u8], from: usize) -> usize {
+    let rest = &mem[from..];
+    let words = rest.chunks_exact(8).position(|w| w != [0u8; 8]);
+    let start = words.map_or(rest.len() / 8 * 8, |w| w * 8);
+    from + start
+        + rest[start..]
+            .iter()
+            .position(|&b| b != 0)
+            .unwrap_or(rest.len() - start)
 }
 
 /// The key read from eight vectors `stride` bytes apart from `off`, each a 32-bit word
@@ -473,6 +527,47 @@ fn broadcast_run(mem: &[u8], off: usize, stride: usize) -> Option<[u8; 32]> {
         key[4 * i..4 * i + 4].copy_from_slice(&v[..4]);
     }
     looks_random(&key).then_some(key)
+}
+
+/// [`looks_random`]'s two counts for the 32-byte window at some offset of a slice, moved one
+/// byte at a time: the whole-process scan looks at every byte offset, and counting each
+/// window afresh made it the campaign's longest step.
+struct Counts {
+    zeros: usize,
+    repeats: usize,
+}
+
+impl Counts {
+    /// The counts of the window at `off` (zero where `mem` has no whole window there).
+    fn at(mem: &[u8], off: usize) -> Self {
+        match mem.get(off..off + 32) {
+            Some(w) => Counts {
+                zeros: w.iter().filter(|&&b| b == 0).count(),
+                repeats: w.windows(2).filter(|p| p[0] == p[1]).count(),
+            },
+            None => Counts {
+                zeros: 0,
+                repeats: 0,
+            },
+        }
+    }
+
+    /// From the window at `off - 1` to the one at `off` (`off + 31 < mem.len()`): the byte
+    /// at `off - 1` and its pair with the next leave, the byte at `off + 31` and its pair
+    /// with the one before come in.
+    #[inline]
+    fn slide(&mut self, mem: &[u8], off: usize) {
+        let (gone, new) = (mem[off - 1], mem[off + 31]);
+        self.zeros = self.zeros + usize::from(new == 0) - usize::from(gone == 0);
+        self.repeats =
+            self.repeats + usize::from(new == mem[off + 30]) - usize::from(gone == mem[off]);
+    }
+
+    /// [`looks_random`] of the window.
+    #[inline]
+    fn random(&self) -> bool {
+        self.zeros <= 8 && self.repeats <= 8
+    }
 }
 
 /// At most 8 zero bytes and at most 8 bytes equal to the one before.
@@ -511,4 +606,115 @@ fn chacha_prefix(rounds: u32, key: &[u8; 32], counter: u128) -> u64 {
         _ => run!(chacha20::ChaCha20),
     }
     u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Counts, broadcast_run, keys_in, looks_random};
+
+    /// Bytes from xorshift64 (Marsaglia 2003).
+    fn bytes(seed: u64, n: usize) -> Vec<u8> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect()
+    }
+
+    /// Every window and every broadcast key, offset by offset, each window's counts taken
+    /// afresh: what [`keys_in`] must find.
+    fn naive(mem: &[u8], addr: usize) -> Vec<(usize, [u8; 32])> {
+        let mut out = Vec::new();
+        for off in 0..mem.len().saturating_sub(31) {
+            let w: [u8; 32] = mem[off..off + 32].try_into().unwrap();
+            if looks_random(&w) {
+                out.push((off, w));
+            }
+            if (addr + off).is_multiple_of(16) {
+                for stride in [16, 32, 64] {
+                    if let Some(k) = broadcast_run(mem, off, stride) {
+                        out.push((off, k));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_scan_finds_what_a_naive_scan_finds() {
+        // Random bytes, zero runs shorter and longer than a broadcast key's reach, and
+        // broadcast keys (each word in all four lanes, 16, 32 and 64 bytes apart) at the end
+        // of zero runs, where the scan's jump lands.
+        let mut mem = bytes(0x9e37_79b9_7f4a_7c15, 1 << 14);
+        // Its first two words zero (8 zero bytes, as many as a key may have): the zero run goes
+        // on two vectors past the key's start, which is what the jump's margin is for.
+        let mut key = bytes(7, 32);
+        key[..8].fill(0);
+        for (i, (start, zeros)) in [(100, 40), (1000, 400), (3000, 2000), (8000, 5000)]
+            .into_iter()
+            .enumerate()
+        {
+            mem[start..start + zeros].fill(0);
+            let stride = [16, 32, 64, 16][i];
+            let at = (start + zeros - 7 * stride - 16 - 16 * i) / 16 * 16;
+            for (w, word) in key.chunks_exact(4).enumerate() {
+                for lane in 0..4 {
+                    let p = at + w * stride + 4 * lane;
+                    mem[p..p + 4].copy_from_slice(word);
+                }
+            }
+        }
+        // All zero at the end, and a short tail.
+        mem[15000..].fill(0);
+        for addr in [0, 3, 8] {
+            for len in [mem.len(), 40, 31, 0] {
+                let mut found = Vec::new();
+                keys_in(&mem[..len], addr, |off, k| found.push((off, *k)));
+                let want = naive(&mem[..len], addr);
+                assert_eq!(found, want, "address {addr}, {len} bytes");
+            }
+        }
+        let mut found = Vec::new();
+        keys_in(&mem, 0, |off, k| found.push((off, *k)));
+        let broadcast = found.iter().filter(|(_, k)| k[..] == key[..]).count();
+        assert_eq!(broadcast, 4, "the four broadcast keys");
+    }
+
+    #[test]
+    fn sliding_counts_match_each_window_counted_afresh() {
+        // Bytes with runs of zeros and of repeats, so windows on both sides of each limit.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mem: Vec<u8> = (0..4096)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match (i / 64) % 4 {
+                    0 => x as u8,
+                    1 if x.is_multiple_of(3) => 0,
+                    2 if x.is_multiple_of(2) => 0x5a,
+                    _ => (x >> 8) as u8 & 3,
+                }
+            })
+            .collect();
+        let mut counts = Counts::at(&mem, 0);
+        let (mut yes, mut no) = (0, 0);
+        for off in 0..mem.len() - 31 {
+            if off > 0 {
+                counts.slide(&mem, off);
+            }
+            let w: &[u8; 32] = mem[off..off + 32].try_into().unwrap();
+            assert_eq!(counts.random(), looks_random(w), "window at {off}");
+            if looks_random(w) { yes += 1 } else { no += 1 }
+        }
+        assert!(
+            yes > 100 && no > 100,
+            "{yes} random-looking windows, {no} others"
+        );
+    }
 }
