@@ -11,10 +11,12 @@
 //!   changed, for a 16-byte piece of any key the work derives: either half of it, or one of its
 //!   32-bit words repeated four times (a word broadcast across a vector register's lanes, as the
 //!   wide ChaCha backends hold the key). A hit is a moment at which a fork child would find it.
-//! * [`signal_at_step`]: runs the work to instruction `n`, delivers a signal there (the child's
-//!   handler runs on the thread's stack, or on an alternate stack), lets the work finish, and
-//!   scans the same memory, and the alternate stack, once at the end: what a signal frame left
-//!   behind after the work's own wipes.
+//! * [`signals_at_steps`]: runs the work to instruction `n`, delivers a signal there (the
+//!   child's handler runs on the thread's stack, or on an alternate stack), lets the work
+//!   finish, and scans the same memory, and the alternate stack, once at the end: what a signal
+//!   frame left behind after the work's own wipes. One single-stepped run ([`record_steps`])
+//!   says where each instruction begins; each signal's run then gets to its instruction at full
+//!   speed, stopping at a breakpoint there.
 //!
 //! The keys are learnt in a first, untraced child that runs the same work with the key
 //! observer installed; the work must therefore be deterministic (a seeded generator, built
@@ -59,8 +61,9 @@ pub struct Traced {
     pub half_hits: u64,
     /// The first of those (at most 8).
     pub halves: Vec<Hit>,
-    /// [`signal_at_step`]: where the signal was delivered (instruction pointer as in
-    /// [`Hit::rip`]) and the stack pointer's distance below where the traced stretch started.
+    /// [`signals_at_steps`]: where the signal was delivered (instruction pointer as in
+    /// [`Hit::rip`]) and the stack pointer's distance below where the traced stretch started
+    /// (0 where it is above that).
     pub signal_at: Option<(u64, u64)>,
 }
 
@@ -256,7 +259,11 @@ fn rep_string_len(pid: libc::pid_t, rip: u64) -> Option<u64> {
 /// Runs one instruction of the stopped tracee (a whole `rep` string instruction as one, up to
 /// a breakpoint after it) and returns the stop status.
 fn step(pid: libc::pid_t) -> libc::c_int {
-    let rip = regs(pid).rip;
+    step_from(pid, regs(pid).rip)
+}
+
+/// [`step`] for a tracee stopped at `rip`.
+fn step_from(pid: libc::pid_t, rip: u64) -> libc::c_int {
     let Some(len) = rep_string_len(pid, rip) else {
         ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
         return wait(pid);
@@ -296,16 +303,7 @@ fn step(pid: libc::pid_t) -> libc::c_int {
         let mut r = regs(pid);
         if r.rip == at + 1 {
             r.rip = at;
-            // SAFETY: our stopped tracee, a valid register set.
-            let rc = unsafe {
-                libc::ptrace(
-                    libc::PTRACE_SETREGS,
-                    pid,
-                    core::ptr::null_mut::<libc::c_void>(),
-                    &raw const r,
-                )
-            };
-            assert_eq!(rc, 0, "PTRACE_SETREGS: {}", std::io::Error::last_os_error());
+            set_regs(pid, &r);
         }
     }
     st
@@ -458,7 +456,7 @@ pub fn scan_every_step(install: Install, work: &(dyn Fn(&Marks) + Sync)) -> Trac
     out
 }
 
-/// Where a signal handler runs in [`signal_at_step`].
+/// Where a signal handler runs in [`signals_at_steps`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandlerStack {
     /// The interrupted thread's own stack.
@@ -501,84 +499,182 @@ fn install_alternate() {
     install_handler(HandlerStack::Alternate);
 }
 
-/// The number of instructions in `work`'s traced stretch.
-pub fn count_steps(work: &(dyn Fn(&Marks) + Sync)) -> u64 {
+/// Where each instruction of a traced run of a work's stretch began, in order ([`record_steps`]).
+#[derive(Clone, Debug)]
+pub struct Steps {
+    rips: Vec<u64>,
+}
+
+impl Steps {
+    /// The number of instructions in the stretch.
+    pub fn count(&self) -> u64 {
+        self.rips.len() as u64
+    }
+}
+
+/// Single-steps `work`'s traced stretch once and records where each instruction began.
+pub fn record_steps(work: &(dyn Fn(&Marks) + Sync)) -> Steps {
     let pid = traced_child(|| {}, work);
-    let mut n = 0;
+    let mut rips = Vec::new();
     loop {
-        let st = step(pid);
+        let rip = regs(pid).rip;
+        let st = step_from(pid, rip);
         assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
         if libc::WSTOPSIG(st) == libc::SIGSTOP {
             break;
         }
-        n += 1;
+        rips.push(rip);
     }
     finish(pid);
-    n
+    Steps { rips }
 }
 
-/// Runs `work`'s traced stretch to instruction `n`, delivers `SIGUSR1` there (a handler that
-/// does nothing, on `stack`), runs on to the stop mark and scans the thread's stack (and the
-/// alternate stack) once for pieces of `keys` (see the module docs).
-pub fn signal_at_step(
+/// For each instruction count `n` of `ns` (one result each, in `ns`'s order): runs `work`'s
+/// traced stretch to instruction `n`, delivers `SIGUSR1` there (a handler that does nothing,
+/// on `stack`), runs on to the stop mark and scans the thread's stack (and the alternate
+/// stack) once for pieces of `keys` (see the module docs).
+///
+/// The tracee gets to instruction `n` at full speed, not one step at a time: `steps` (the
+/// same work's [`record_steps`]) says at which address instruction `n` begins and how many
+/// times the run was there before, and a breakpoint there counts the arrivals. The work is
+/// deterministic, so that arrival is instruction `n`.
+pub fn signals_at_steps(
     keys: &[[u8; 32]],
     work: &(dyn Fn(&Marks) + Sync),
-    n: u64,
+    steps: &Steps,
+    ns: &[u64],
     stack: HandlerStack,
-) -> Traced {
+) -> Vec<Traced> {
     let (set, named) = pieces(keys, Forms::All);
-    let mut out = Traced {
-        keys: keys.len(),
-        ..Traced::default()
-    };
     let prepare = match stack {
         HandlerStack::Thread => install_thread as fn(),
         HandlerStack::Alternate => install_alternate as fn(),
     };
-    let pid = traced_child(prepare, work);
-    let r0 = regs(pid);
-    let base = r0.rsp - BELOW as u64;
-    for _ in 0..n {
-        let st = step(pid);
-        assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
-        if libc::WSTOPSIG(st) == libc::SIGSTOP {
-            // Shorter than `n`: nothing to interrupt.
+    ns.iter()
+        .map(|&n| {
+            let mut out = Traced {
+                keys: keys.len(),
+                ..Traced::default()
+            };
+            let pid = traced_child(prepare, work);
+            let r0 = regs(pid);
+            let base = r0.rsp - BELOW as u64;
+            if !run_to(pid, steps, n) {
+                // Shorter than `n`: nothing to interrupt.
+                finish(pid);
+                return out;
+            }
+            out.steps = n;
+            let at = regs(pid);
+            out.signal_at = Some((at.rip - exe_base(at.rip), r0.rsp.saturating_sub(at.rsp)));
+            // Deliver the signal as the tracee resumes, then run to the stop mark (the
+            // handler's own stops, if any, are passed through).
+            ptrace(libc::PTRACE_CONT, pid, libc::SIGUSR1 as usize);
+            loop {
+                let st = wait(pid);
+                assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
+                if libc::WSTOPSIG(st) == libc::SIGSTOP {
+                    break;
+                }
+                ptrace(libc::PTRACE_CONT, pid, libc::WSTOPSIG(st) as usize);
+            }
+            let r = regs(pid);
+            let mut mem = vec![0u8; BELOW + ABOVE];
+            read_mem(pid, base, &mut mem);
+            search(&mem, base, None, &set, &named, 0, &r, &mut out);
+            if stack == HandlerStack::Alternate {
+                let mut alt = vec![0u8; ALT_LEN];
+                read_mem(pid, (&raw const ALT) as u64, &mut alt);
+                search(
+                    &alt,
+                    (&raw const ALT) as u64,
+                    None,
+                    &set,
+                    &named,
+                    0,
+                    &r,
+                    &mut out,
+                );
+            }
             finish(pid);
-            return out;
-        }
-        out.steps += 1;
+            out
+        })
+        .collect()
+}
+
+/// Runs the tracee, stopped at its start mark, to the start of instruction `n` of `steps`
+/// (counting from 0): a breakpoint at that instruction's address, passed over (one step) on
+/// every arrival before the one that is instruction `n`. False where the run reached its
+/// stop mark first, or has fewer instructions.
+fn run_to(pid: libc::pid_t, steps: &Steps, n: u64) -> bool {
+    let Some(&target) = usize::try_from(n).ok().and_then(|n| steps.rips.get(n)) else {
+        return false;
+    };
+    let earlier = steps.rips[..n as usize]
+        .iter()
+        .filter(|&&r| r == target)
+        .count();
+    if n == 0 {
+        return true;
     }
-    let at = regs(pid);
-    out.signal_at = Some((at.rip - exe_base(at.rip), r0.rsp - at.rsp));
-    // Deliver the signal as the tracee resumes, then run to the stop mark (the handler's own
-    // stops, if any, are passed through).
-    ptrace(libc::PTRACE_CONT, pid, libc::SIGUSR1 as usize);
+    // SAFETY: PEEKTEXT on the stopped tracee's own code, one word (restored below).
+    let word = unsafe {
+        libc::ptrace(
+            libc::PTRACE_PEEKTEXT,
+            pid,
+            target as *mut libc::c_void,
+            core::ptr::null_mut::<libc::c_void>(),
+        )
+    };
+    let poke = |w: libc::c_long| {
+        // SAFETY: POKETEXT of one word of the stopped tracee's code: the breakpoint, or the
+        // original word back.
+        unsafe {
+            libc::ptrace(
+                libc::PTRACE_POKETEXT,
+                pid,
+                target as *mut libc::c_void,
+                w as *mut libc::c_void,
+            )
+        };
+    };
+    let mut arrivals = 0;
     loop {
+        poke((word & !0xff) | 0xcc);
+        ptrace(libc::PTRACE_CONT, pid, 0);
         let st = wait(pid);
+        poke(word);
         assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
-        if libc::WSTOPSIG(st) == libc::SIGSTOP {
-            break;
+        match libc::WSTOPSIG(st) {
+            libc::SIGSTOP => return false,
+            libc::SIGTRAP => {}
+            sig => panic!("unexpected stop signal {sig}"),
         }
-        ptrace(libc::PTRACE_CONT, pid, libc::WSTOPSIG(st) as usize);
-    }
-    let r = regs(pid);
-    let mut mem = vec![0u8; BELOW + ABOVE];
-    read_mem(pid, base, &mut mem);
-    search(&mem, base, None, &set, &named, 0, &r, &mut out);
-    if stack == HandlerStack::Alternate {
-        let mut alt = vec![0u8; ALT_LEN];
-        read_mem(pid, (&raw const ALT) as u64, &mut alt);
-        search(
-            &alt,
-            (&raw const ALT) as u64,
-            None,
-            &set,
-            &named,
-            0,
-            &r,
-            &mut out,
+        let mut r = regs(pid);
+        assert_eq!(r.rip, target + 1, "a trap away from the breakpoint");
+        r.rip = target;
+        set_regs(pid, &r);
+        if arrivals == earlier {
+            return true;
+        }
+        arrivals += 1;
+        let st = step_from(pid, target);
+        assert!(
+            libc::WIFSTOPPED(st) && libc::WSTOPSIG(st) == libc::SIGTRAP,
+            "the traced child did not stop after one instruction: {st:#x}"
         );
     }
-    finish(pid);
-    out
+}
+
+fn set_regs(pid: libc::pid_t, r: &libc::user_regs_struct) {
+    // SAFETY: our stopped tracee, a valid register set.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_SETREGS,
+            pid,
+            core::ptr::null_mut::<libc::c_void>(),
+            r as *const libc::user_regs_struct,
+        )
+    };
+    assert_eq!(rc, 0, "PTRACE_SETREGS: {}", std::io::Error::last_os_error());
 }
