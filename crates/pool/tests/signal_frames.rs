@@ -6,11 +6,12 @@
 //! the handler's own frames go below that; nothing wipes that memory when the handler
 //! returns. A read that held a key in a register at that instruction would leave it there,
 //! where a child forked later (from any thread), a core dump or any later read of the stack
-//! finds it. `scalrand_testkit::trace::signals_at_steps` runs each read in a forked child under
-//! `ptrace` to instruction `n` (found in one single-stepped run of the read), delivers
-//! `SIGUSR1` (a handler that does nothing) there, lets the read finish and searches the thread's stack (64 KiB below where the read started) and the
-//! alternate stack for 16-byte pieces of every key the child derived (either half, or a key
-//! word repeated across four lanes). The instructions `n` are spread over the whole read.
+//! finds it. `scalrand_testkit::trace::signals_at_steps` runs each read in a forked child
+//! under `ptrace` to instruction `n` (found in one single-stepped run of the read), delivers
+//! `SIGUSR1` (a handler that does nothing) there, lets the read finish and searches the
+//! thread's stack (64 KiB below where the read started) and the alternate stack for 16-byte
+//! pieces of every key the child derived (either half, or a key word repeated across four
+//! lanes). The instructions `n` are spread over the whole read.
 //!
 //! Covered: the node pools through a slot (4 KiB, 200-byte reads across a refill and from the
 //! middle of a batch), the node fallback, and Fortuna in both modes with both PRFs, with the
@@ -82,7 +83,8 @@ fn run(name: &str, work: &(dyn Fn(&Marks) + Sync)) {
             ));
         }
         // A signal is not delivered where the read ran out before its instruction: a run that
-        // strayed from the recorded one (a clock read's retry) before that point.
+        // strayed from the recorded one before that point (a clock read's retry, a copy whose
+        // buffer sits at another alignment), so that it passed the address fewer times.
         if delivered < trials - trials / 8 {
             failures.push(format!(
                 "{stack:?}: only {delivered} of {trials} signals reached their instruction"

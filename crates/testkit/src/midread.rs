@@ -455,9 +455,10 @@ const BROADCAST_REACH: usize = 7 * 64 + 16;
 /// each 32-byte window that [`looks_random`], and at each 16-byte aligned address each
 /// [`broadcast_run`] key, in order of offset.
 ///
-/// The scan visits every byte offset; to keep it fast it keeps the window's counts as it
+/// Every byte offset is a candidate. To keep the scan fast it keeps the window's counts as it
 /// slides ([`Counts`]) and jumps over the inside of zero runs, where neither kind of key can
-/// start: a window there is all zeros, and so is a broadcast key that ends inside the run.
+/// start: a window there is all zeros, and so is a broadcast key that starts at least
+/// [`BROADCAST_REACH`] bytes before the run's end.
 fn keys_in(mem: &[u8], addr: usize, mut f: impl FnMut(usize, &[u8; 32])) {
     let windows = mem.len().saturating_sub(31);
     let mut off = 0;

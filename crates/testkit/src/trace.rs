@@ -51,7 +51,7 @@ pub struct Hit {
 pub struct Traced {
     /// Keys the work derived (from the untraced child).
     pub keys: usize,
-    /// Instructions stepped.
+    /// Instructions stepped ([`signals_at_steps`]: the instruction aimed at).
     pub steps: u64,
     /// Where key pieces were found (at most 16 kept).
     pub hits: Vec<Hit>,
@@ -510,6 +510,11 @@ impl Steps {
     pub fn count(&self) -> u64 {
         self.rips.len() as u64
     }
+
+    /// The address where each instruction began, in order.
+    pub fn addresses(&self) -> &[u64] {
+        &self.rips
+    }
 }
 
 /// Single-steps `work`'s traced stretch once and records where each instruction began.
@@ -536,8 +541,13 @@ pub fn record_steps(work: &(dyn Fn(&Marks) + Sync)) -> Steps {
 ///
 /// The tracee gets to instruction `n` at full speed, not one step at a time: `steps` (the
 /// same work's [`record_steps`]) says at which address instruction `n` begins and how many
-/// times the run was there before, and a breakpoint there counts the arrivals. The work is
-/// deterministic, so that arrival is instruction `n`.
+/// times the run was there before, and a breakpoint there counts the arrivals. Where the run
+/// follows the recorded one (the work is deterministic, on one CPU), that arrival is
+/// instruction `n`. A run may stray from it: the recorded run is single-stepped, a thousand
+/// times slower (a time-dependent branch, a clock read's retry), and its heap and stack may lie
+/// at other alignments (a copy's instruction count). The signal then still lands on the same
+/// instruction of the read, at another pass; where the run passes it fewer times, it reaches
+/// the stop mark first and the result has no [`Traced::signal_at`].
 pub fn signals_at_steps(
     keys: &[[u8; 32]],
     work: &(dyn Fn(&Marks) + Sync),
@@ -617,19 +627,27 @@ fn run_to(pid: libc::pid_t, steps: &Steps, n: u64) -> bool {
     if n == 0 {
         return true;
     }
-    // SAFETY: PEEKTEXT on the stopped tracee's own code, one word (restored below).
+    // SAFETY: PEEKTEXT of one word of the stopped tracee's code (a word that is -1 is told
+    // from a failure by `errno`, cleared first).
     let word = unsafe {
-        libc::ptrace(
+        *libc::__errno_location() = 0;
+        let w = libc::ptrace(
             libc::PTRACE_PEEKTEXT,
             pid,
             target as *mut libc::c_void,
             core::ptr::null_mut::<libc::c_void>(),
-        )
+        );
+        assert!(
+            w != -1 || *libc::__errno_location() == 0,
+            "PTRACE_PEEKTEXT at {target:#x}: {}",
+            std::io::Error::last_os_error()
+        );
+        w
     };
     let poke = |w: libc::c_long| {
         // SAFETY: POKETEXT of one word of the stopped tracee's code: the breakpoint, or the
         // original word back.
-        unsafe {
+        let rc = unsafe {
             libc::ptrace(
                 libc::PTRACE_POKETEXT,
                 pid,
@@ -637,6 +655,12 @@ fn run_to(pid: libc::pid_t, steps: &Steps, n: u64) -> bool {
                 w as *mut libc::c_void,
             )
         };
+        assert_eq!(
+            rc,
+            0,
+            "PTRACE_POKETEXT at {target:#x}: {}",
+            std::io::Error::last_os_error()
+        );
     };
     let mut arrivals = 0;
     loop {
