@@ -30,13 +30,18 @@ use crate::cmd::Result;
 use crate::cmd::{cargo, cargo_nightly};
 use crate::config::DOCS_RS_URL;
 
+/// The step's target directory, under the workspace's.
+const TARGET_DIR: &str = "doc-links";
+
 /// Documents each publishable crate of the workspace alone and checks its pages.
 pub fn run() -> Result {
     let meta = metadata()?;
-    let target = meta["target_directory"]
-        .as_str()
-        .ok_or("cargo metadata: no target_directory")?;
-    let doc = Path::new(target).join("doc");
+    // A target directory of the step's own (as `Cmd::target_dir` names it): it runs in CI's
+    // second lane, beside the first lane's builds (and its `doc` step's pages).
+    let doc = crate::cmd::project_root()
+        .join("target")
+        .join(TARGET_DIR)
+        .join("doc");
     let mut problems = readme_links(&meta)?;
     for pkg in publishable(&meta) {
         let pkg = pkg.as_str();
@@ -57,6 +62,7 @@ pub fn run() -> Result {
             let label = format!("doc-links {pkg} ({shown})");
             cargo_nightly(&label, ["doc", "--lib", "--no-deps", "-p", pkg])
                 .args(&features)
+                .target_dir(TARGET_DIR)
                 .env(
                     "CARGO_ENCODED_RUSTDOCFLAGS",
                     krate.rustdoc_flags().join("\x1f"),

@@ -97,14 +97,15 @@ impl Step {
     /// Whether the step runs in the second lane: steps that build into target directories
     /// of their own (so no build lock is shared with the first lane) and keep about one core
     /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
-    /// that on a 2-core machine the two lanes together fill both cores; and the two builds
-    /// of their own (the newest dependencies, the other targets' lints) that balance the
-    /// lanes' lengths.
+    /// that on a 2-core machine the two lanes together fill both cores; and the builds of
+    /// their own (the newest dependencies, the other targets' lints, the pages documented as
+    /// docs.rs builds them) that balance the lanes' lengths.
     pub fn second_lane(self) -> bool {
         matches!(
             self,
             Step::BackendPortable
                 | Step::LatestDeps
+                | Step::DocLinks
                 | Step::Aarch64Qemu
                 | Step::WindowsWine
                 | Step::OtherTargets

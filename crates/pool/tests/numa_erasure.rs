@@ -31,6 +31,7 @@ use scalrand_pool::chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys, b
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
 use scalrand_testkit::maps::{self, Mapping};
+use scalrand_testkit::stack::sorted_hits;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
@@ -151,17 +152,12 @@ fn scan(
                 if got < 16 {
                     break;
                 }
-                let mut i = 0;
-                while i + 16 <= got {
-                    let w = u128::from_le_bytes(buf[i..i + 16].try_into().unwrap()) ^ mask;
-                    if let Ok(ix) = needles.binary_search(&w) {
-                        hits.push(Hit {
-                            addr: at + i,
-                            mapping: name.clone(),
-                            owner: owners[ix],
-                        });
-                    }
-                    i += 4;
+                for (i, ix) in sorted_hits(&buf[..got], needles, mask, 4) {
+                    hits.push(Hit {
+                        addr: at + i,
+                        mapping: name.clone(),
+                        owner: owners[ix],
+                    });
                 }
                 // Overlap by 12 bytes so that no window is missed at a piece boundary.
                 at += if got == n && at + got < b {

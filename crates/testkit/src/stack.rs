@@ -225,6 +225,25 @@ pub fn find_pieces(mem: &[u8], keys: &[[u8; 32]]) -> Vec<(usize, usize, String)>
     found
 }
 
+/// The offsets `i` of `buf`, every `stride` bytes from 0 (with `i + 16 <= buf.len()`), whose
+/// 16 bytes, read as a little-endian `u128` and xored with `mask`, are in `sorted` (ascending),
+/// each with the index found there. Not generic, so that it runs as this crate is built (the
+/// workspace optimises it in debug builds too): a scan of a whole process from a debug-built
+/// test spends its time here.
+pub fn sorted_hits(buf: &[u8], sorted: &[u128], mask: u128, stride: usize) -> Vec<(usize, usize)> {
+    let stride = stride.max(1);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 16 <= buf.len() {
+        let w = u128::from_le_bytes(buf[i..i + 16].try_into().unwrap()) ^ mask;
+        if let Ok(ix) = sorted.binary_search(&w) {
+            out.push((i, ix));
+        }
+        i += stride;
+    }
+    out
+}
+
 /// Zeroes `N` bytes of stack below the caller's frame.
 #[inline(never)]
 pub fn zero_below<const N: usize>() {
@@ -253,6 +272,25 @@ pub fn copy_below(out: &mut [u8], end: isize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sorted_hits_finds_each_needle_at_its_stride() {
+        let buf: Vec<u8> = (0..200u32).map(|i| (i * 37 % 251) as u8).collect();
+        let mask = 0x0123_4567_89ab_cdef_0011_2233_4455_6677u128;
+        let at = |i: usize| u128::from_le_bytes(buf[i..i + 16].try_into().unwrap()) ^ mask;
+        // Needles at offsets 8 and 100 (on the stride of 4) and 33 (off it), and one absent.
+        let mut sorted = vec![at(8), at(100), at(33), 7];
+        sorted.sort_unstable();
+        let ix = |v: u128| sorted.iter().position(|&x| x == v).unwrap();
+        assert_eq!(
+            sorted_hits(&buf, &sorted, mask, 4),
+            [(8, ix(at(8))), (100, ix(at(100)))]
+        );
+        assert_eq!(sorted_hits(&buf, &sorted, mask, 1).len(), 3);
+        assert!(sorted_hits(&buf[..15], &sorted, mask, 1).is_empty());
+        assert_eq!(sorted_hits(&buf[..116], &sorted, mask, 4).len(), 2);
+        assert_eq!(sorted_hits(&buf[..115], &sorted, mask, 4).len(), 1);
+    }
 
     /// FIPS-197 appendix A.3: the expansion of key 603deb10..0914dff4 ends with
     /// fe4890d1 e6188d0b 046df344 706c631e, and its round key 2 is 9ba35411 8e6925af a51a8b5f
