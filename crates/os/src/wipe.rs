@@ -161,9 +161,38 @@ cfg_wipe_on_fork! {
             init: &mut impl FnMut(usize) -> T,
             fresh_zero: bool,
         ) -> Option<WipeOnFork<T>> {
-            let page = crate::fork::page_size();
             let size = core::mem::size_of::<T>().checked_mul(len)?;
-            let align = core::mem::align_of::<T>();
+            let (p, bytes, wipes) = map(size, core::mem::align_of::<T>())?;
+            let ptr = p.cast::<T>();
+            // Drops what was written and unmaps if `init` unwinds half-way.
+            let mut guard = Guard { ptr, len: 0, bytes };
+            if fresh_zero {
+                // A fresh private anonymous mapping reads zero, a valid `T` (`ZeroValid`).
+                guard.len = len;
+            }
+            for i in guard.len..len {
+                // SAFETY: `i < len` elements fit in the mapping (`map` gave at least `size`
+                // bytes); it is aligned for `T` (`map` aligns it to the page, or to `T`'s
+                // alignment when larger), and slot `i` is not yet initialised.
+                unsafe { ptr.as_ptr().add(i).write(init(i)) };
+                guard.len = i + 1;
+            }
+            core::mem::forget(guard);
+            Some(WipeOnFork {
+                ptr,
+                len,
+                mapped_bytes: bytes,
+                wipes,
+                _owns: core::marker::PhantomData,
+            })
+        }
+
+        /// A private anonymous mapping of at least `size` bytes (`size > 0`), aligned to
+        /// `align` (a power of two), advised to be wiped on fork: its start, its length in
+        /// bytes (whole pages) and whether the advice holds. Not generic: every element type
+        /// shares this one copy.
+        fn map(size: usize, align: usize) -> Option<(core::ptr::NonNull<u8>, usize, bool)> {
+            let page = crate::fork::page_size();
             if size == 0 {
                 return None;
             }
@@ -204,27 +233,7 @@ cfg_wipe_on_fork! {
             // Refused (or untrusted) advice leaves an ordinary private mapping: still no
             // allocator call, which keeps `new` async-signal-safe.
             let wipes = crate::fork::advise_wipe_on_fork(p, bytes);
-            let ptr = core::ptr::NonNull::new(p.cast::<T>())?;
-            // Drops what was written and unmaps if `init` unwinds half-way.
-            let mut guard = Guard { ptr, len: 0, bytes };
-            if fresh_zero {
-                // A fresh private anonymous mapping reads zero, a valid `T` (`ZeroValid`).
-                guard.len = len;
-            }
-            for i in guard.len..len {
-                // SAFETY: `i < len` elements fit in the mapping; it is aligned for `T` (the page,
-                // or `T`'s alignment when larger, above), and slot `i` is not yet initialised.
-                unsafe { ptr.as_ptr().add(i).write(init(i)) };
-                guard.len = i + 1;
-            }
-            core::mem::forget(guard);
-            Some(WipeOnFork {
-                ptr,
-                len,
-                mapped_bytes: bytes,
-                wipes,
-                _owns: core::marker::PhantomData,
-            })
+            Some((core::ptr::NonNull::new(p.cast::<u8>())?, bytes, wipes))
         }
 
         /// Drops the elements and unmaps.
