@@ -1,7 +1,9 @@
 //! How much of a long test campaign to run: every trial, or an even sample of them.
 //!
-//! The campaigns that single-step reads under `ptrace`, storm a reader with signals or fork
-//! from handlers at every read length take minutes per ChaCha backend. `SCALRAND_CAMPAIGN`
+//! The campaigns that signal reads at spread instructions under `ptrace`, storm a reader with
+//! signals, fork in the middle of reads or fork from handlers at every read length take most
+//! of a ChaCha backend's test time (a minute or more in unoptimised builds and on the
+//! portable backend, 2 vCPUs). `SCALRAND_CAMPAIGN`
 //! chooses: unset or `full`, every trial (what `cargo test` runs, and what `cargo xtask ci`
 //! runs when the variable is set to `full`); `sample`, an even spread of them, the same
 //! points every run (what `cargo xtask ci` runs by default on the forced backends and in
