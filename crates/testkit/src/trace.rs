@@ -268,37 +268,52 @@ fn step_from(pid: libc::pid_t, rip: u64) -> libc::c_int {
         ptrace(libc::PTRACE_SINGLESTEP, pid, 0);
         return wait(pid);
     };
-    let at = rip + len;
-    // SAFETY: PEEKTEXT/POKETEXT on the stopped tracee's own code, one word, restored below.
+    run_to_breakpoint(pid, rip + len)
+}
+
+/// Runs the stopped tracee on to a breakpoint at `at` (an `int3` in place of the byte there,
+/// the original word put back once it stops) and returns the stop status. A stop at the
+/// breakpoint leaves the tracee at `at`, as if no breakpoint had been there.
+fn run_to_breakpoint(pid: libc::pid_t, at: u64) -> libc::c_int {
+    // SAFETY: PEEKTEXT of one word of the stopped tracee's code (a word that is -1 is told
+    // from a failure by `errno`, cleared first).
     let word = unsafe {
-        libc::ptrace(
+        *libc::__errno_location() = 0;
+        let w = libc::ptrace(
             libc::PTRACE_PEEKTEXT,
             pid,
             at as *mut libc::c_void,
             core::ptr::null_mut::<libc::c_void>(),
-        )
+        );
+        assert!(
+            w != -1 || *libc::__errno_location() == 0,
+            "PTRACE_PEEKTEXT at {at:#x}: {}",
+            std::io::Error::last_os_error()
+        );
+        w
     };
-    let trap = (word & !0xff) | 0xcc;
-    // SAFETY: as above.
-    unsafe {
-        libc::ptrace(
-            libc::PTRACE_POKETEXT,
-            pid,
-            at as *mut libc::c_void,
-            trap as *mut libc::c_void,
-        )
+    let poke = |w: libc::c_long| {
+        // SAFETY: POKETEXT of one word of the stopped tracee's code: the breakpoint, or the
+        // original word back.
+        let rc = unsafe {
+            libc::ptrace(
+                libc::PTRACE_POKETEXT,
+                pid,
+                at as *mut libc::c_void,
+                w as *mut libc::c_void,
+            )
+        };
+        assert_eq!(
+            rc,
+            0,
+            "PTRACE_POKETEXT at {at:#x}: {}",
+            std::io::Error::last_os_error()
+        );
     };
+    poke((word & !0xff) | 0xcc);
     ptrace(libc::PTRACE_CONT, pid, 0);
     let st = wait(pid);
-    // SAFETY: as above: the original word back.
-    unsafe {
-        libc::ptrace(
-            libc::PTRACE_POKETEXT,
-            pid,
-            at as *mut libc::c_void,
-            word as *mut libc::c_void,
-        )
-    };
+    poke(word);
     if libc::WIFSTOPPED(st) && libc::WSTOPSIG(st) == libc::SIGTRAP {
         let mut r = regs(pid);
         if r.rip == at + 1 {
@@ -627,57 +642,16 @@ fn run_to(pid: libc::pid_t, steps: &Steps, n: u64) -> bool {
     if n == 0 {
         return true;
     }
-    // SAFETY: PEEKTEXT of one word of the stopped tracee's code (a word that is -1 is told
-    // from a failure by `errno`, cleared first).
-    let word = unsafe {
-        *libc::__errno_location() = 0;
-        let w = libc::ptrace(
-            libc::PTRACE_PEEKTEXT,
-            pid,
-            target as *mut libc::c_void,
-            core::ptr::null_mut::<libc::c_void>(),
-        );
-        assert!(
-            w != -1 || *libc::__errno_location() == 0,
-            "PTRACE_PEEKTEXT at {target:#x}: {}",
-            std::io::Error::last_os_error()
-        );
-        w
-    };
-    let poke = |w: libc::c_long| {
-        // SAFETY: POKETEXT of one word of the stopped tracee's code: the breakpoint, or the
-        // original word back.
-        let rc = unsafe {
-            libc::ptrace(
-                libc::PTRACE_POKETEXT,
-                pid,
-                target as *mut libc::c_void,
-                w as *mut libc::c_void,
-            )
-        };
-        assert_eq!(
-            rc,
-            0,
-            "PTRACE_POKETEXT at {target:#x}: {}",
-            std::io::Error::last_os_error()
-        );
-    };
     let mut arrivals = 0;
     loop {
-        poke((word & !0xff) | 0xcc);
-        ptrace(libc::PTRACE_CONT, pid, 0);
-        let st = wait(pid);
-        poke(word);
+        let st = run_to_breakpoint(pid, target);
         assert!(libc::WIFSTOPPED(st), "the traced child ended: {st:#x}");
         match libc::WSTOPSIG(st) {
             libc::SIGSTOP => return false,
             libc::SIGTRAP => {}
             sig => panic!("unexpected stop signal {sig}"),
         }
-        let mut r = regs(pid);
-        assert_eq!(r.rip, target + 1, "a trap away from the breakpoint");
-        r.rip = target;
-        set_regs(pid, &r);
+        assert_eq!(regs(pid).rip, target, "a trap away from the breakpoint");
         if arrivals == earlier {
             return true;
         }
