@@ -359,8 +359,7 @@ fn on_stack<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
 fn on_stack_frame<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
     let mut v = zeroed::<T>();
     let r = f(&mut v);
-    // SAFETY: `v` is a live local; all-zero is a valid `T`.
-    unsafe { core::ptr::write_volatile(&mut v, zeroed::<T>()) };
+    crate::wipe::zero(&mut v);
     r
 }
 

@@ -1,4 +1,5 @@
-//! [`WipeOnFork`]: a heap slice that a fork child receives zeroed (Linux `MADV_WIPEONFORK`,
+//! Memory that gets wiped. [`zero`]: zeroing the compiler keeps (the erasure of a key or of
+//! keystream). [`WipeOnFork`]: a heap slice that a fork child receives zeroed (Linux `MADV_WIPEONFORK`,
 //! FreeBSD `minherit(INHERIT_ZERO)`, OpenBSD `minherit(MAP_INHERIT_ZERO)`); and
 //! [`StaticWipe`], bytes of a `static` that a fork child receives zeroed, for checks the
 //! compiler can keep apart from a thread-local state.
@@ -27,9 +28,13 @@ pub unsafe trait ZeroValid {}
 // SAFETY: integers and arrays of them are valid at 0.
 unsafe impl ZeroValid for u8 {}
 // SAFETY: as above.
+unsafe impl ZeroValid for u16 {}
+// SAFETY: as above.
 unsafe impl ZeroValid for u32 {}
 // SAFETY: as above.
 unsafe impl ZeroValid for u64 {}
+// SAFETY: as above.
+unsafe impl ZeroValid for u128 {}
 // SAFETY: as above.
 unsafe impl ZeroValid for usize {}
 // SAFETY: every bit pattern, zero included, is a valid `MaybeUninit`; its users track
@@ -49,6 +54,67 @@ unsafe impl<T: ZeroValid> ZeroValid for crate::pad::CachePadded<T> {}
 // SAFETY: a `Lock` is a word (0 = free) and an `UnsafeCell<T>`, which has `T`'s layout.
 #[cfg(not(scalrand_loom))]
 unsafe impl<T: ZeroValid> ZeroValid for crate::Lock<T> {}
+// SAFETY: a slice of zero-valid values is zero-valid.
+unsafe impl<T: ZeroValid> ZeroValid for [T] {}
+
+/// Overwrites `v` with zeros that the compiler may not drop as dead stores: the erasure of a
+/// key, a seed or keystream about to go out of scope or be used no more.
+///
+/// On the architectures with stable `asm!` (x86, x86_64, arm, aarch64, riscv, loongarch64,
+/// s390x) the bytes are zeroed by an ordinary `write_bytes` (the compiler's `memset`: a few
+/// vector stores for a key) followed by an empty `asm!` block that receives the address and
+/// may read the memory, so the stores must happen before it. This is the method of the
+/// `zeroize` crate's bulk path (zeroize 1.9, `src/bulk.rs` and `src/barrier.rs`). Elsewhere
+/// (wasm, and under miri) each byte is written with a volatile store, followed by a compiler
+/// fence.
+///
+/// Like any zeroing in Rust, it reaches only `v` itself: copies the compiler made earlier
+/// (moves, spills) are the caller's to avoid.
+#[inline]
+pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
+    let len = core::mem::size_of_val(v);
+    let p = core::ptr::from_mut(v).cast::<u8>();
+    #[cfg(all(
+        not(miri),
+        any(
+            target_arch = "x86",
+            target_arch = "x86_64",
+            target_arch = "arm",
+            target_arch = "aarch64",
+            target_arch = "riscv32",
+            target_arch = "riscv64",
+            target_arch = "loongarch64",
+            target_arch = "s390x",
+        )
+    ))]
+    // SAFETY: `p` points at the `len` bytes of `v`, borrowed exclusively here; all-zero bytes
+    // are a valid `T` (`ZeroValid`). The `asm!` block executes nothing; it only takes `p`
+    // (`readonly`: it may read memory, writes none; no stack use; flags kept).
+    unsafe {
+        core::ptr::write_bytes(p, 0, len);
+        core::arch::asm!("/* {0} */", in(reg) p, options(readonly, nostack, preserves_flags));
+    }
+    #[cfg(not(all(
+        not(miri),
+        any(
+            target_arch = "x86",
+            target_arch = "x86_64",
+            target_arch = "arm",
+            target_arch = "aarch64",
+            target_arch = "riscv32",
+            target_arch = "riscv64",
+            target_arch = "loongarch64",
+            target_arch = "s390x",
+        )
+    )))]
+    {
+        for i in 0..len {
+            // SAFETY: byte `i < len` of `v`, borrowed exclusively; zero bytes are valid.
+            unsafe { core::ptr::write_volatile(p.add(i), 0) };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
 
 /// A fixed-length slice of `T` in wipe-on-fork memory where the OS offers it (see the module
 /// docs). Dereferences to `[T]` (a pointer and a length: no branch on the hot path); dropping
@@ -490,6 +556,23 @@ mod tests {
     use super::*;
     use core::sync::atomic::{AtomicUsize, Ordering};
     extern crate std;
+
+    #[test]
+    fn zero_clears_exactly_what_it_is_given() {
+        let mut a = [0xa5u8; 37];
+        zero(&mut a[3..30]);
+        assert!(a[..3].iter().all(|&b| b == 0xa5));
+        assert!(a[3..30].iter().all(|&b| b == 0));
+        assert!(a[30..].iter().all(|&b| b == 0xa5));
+        let mut w = [[u128::MAX; 2]; 3];
+        zero(&mut w);
+        assert_eq!(w, [[0; 2]; 3]);
+        let mut n = usize::MAX;
+        zero(&mut n);
+        assert_eq!(n, 0);
+        let mut empty: [u64; 0] = [];
+        zero(&mut empty);
+    }
 
     #[test]
     fn holds_and_drops_its_elements() {

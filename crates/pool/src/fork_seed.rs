@@ -8,7 +8,7 @@
 //! generator answers nothing until a later read gets entropy). The pid, generation and clock
 //! are an extra.
 
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 /// Bytes of a fork seed: OS bytes (32) ‖ pid (8) ‖ generation (8) ‖ wall clock in ns (16),
 /// integers little-endian.
@@ -25,7 +25,7 @@ pub(crate) fn fork_seed(
     seed: &mut [u8],
 ) -> Result<(), scalrand_os::entropy::EntropyError> {
     debug_assert_eq!(seed.len(), FORK_SEED_LEN);
-    seed.zeroize();
+    zero(seed);
     let (os, rest) = seed.split_at_mut(32);
     let (pid, rest) = rest.split_at_mut(8);
     let (gen_, now) = rest.split_at_mut(8);
@@ -33,8 +33,8 @@ pub(crate) fn fork_seed(
     #[cfg(feature = "std")]
     {
         if let Err(e) = scalrand_os::entropy::fill(os) {
-            os.zeroize();
-            gen_.zeroize();
+            zero(os);
+            zero(gen_);
             return Err(e);
         }
         pid.copy_from_slice(&u64::from(std::process::id()).to_le_bytes());

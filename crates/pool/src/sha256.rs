@@ -12,7 +12,7 @@
 //! Tested against the standard's examples and against the `sha2` crate (a dev-dependency)
 //! for every length up to 300 bytes, in one call and split in two.
 
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 /// FIPS 180-4 section 4.2.2: the first 32 bits of the fractional parts of the cube roots of
 /// the first 64 primes.
@@ -126,10 +126,10 @@ impl Sha256 {
 
 impl Drop for Sha256 {
     fn drop(&mut self) {
-        self.state.zeroize();
-        self.block.zeroize();
-        self.filled.zeroize();
-        self.length.zeroize();
+        zero(&mut self.state);
+        zero(&mut self.block);
+        zero(&mut self.filled);
+        zero(&mut self.length);
     }
 }
 
@@ -174,7 +174,7 @@ fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
     for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
         *s = s.wrapping_add(v);
     }
-    w.zeroize();
+    zero(&mut w);
 }
 
 #[cfg(all(test, feature = "std"))]

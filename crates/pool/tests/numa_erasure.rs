@@ -27,6 +27,7 @@
 #![cfg(all(feature = "fortuna", target_os = "linux", feature = "std", not(miri)))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail loudly
 
+use scalrand_os::wipe::zero;
 use scalrand_pool::chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
@@ -36,7 +37,6 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
-use zeroize::Zeroize;
 
 /// The mask XORed into every 32-bit word the test keeps.
 static MASK: AtomicU32 = AtomicU32::new(0);
@@ -256,7 +256,8 @@ fn needles(mem: &File, secret: &[(usize, usize)], buf: &mut [u8]) -> (Vec<u128>,
     let mut sorted = Vec::with_capacity(v.len());
     sorted.extend(order.iter().map(|&i| v[i]));
     let owners = order.iter().map(|&i| owners[i]).collect();
-    v.zeroize();
+    v.resize(v.capacity(), 0);
+    zero(v.as_mut_slice());
     (sorted, owners)
 }
 
@@ -299,7 +300,8 @@ where
     let mut hits = Vec::new();
     scan(&mem, &needles, &owners, mask4, &skip, &mut buf, &mut hits);
     let mut needles = needles;
-    needles.zeroize();
+    needles.resize(needles.capacity(), 0);
+    zero(needles.as_mut_slice());
     to_worker.send(()).unwrap();
     worker.join().unwrap();
     (hits, keys)
@@ -569,7 +571,7 @@ fn no_key_word_is_left_in_a_vector_register() {
             if left != 0 {
                 found.push(format!("{rounds:?} {len} B: {left} key words"));
             }
-            key.zeroize();
+            zero(&mut key);
         }
     }
     assert!(

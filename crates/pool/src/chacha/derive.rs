@@ -6,7 +6,7 @@
 use super::erasure::observe_key;
 use super::section::Section;
 use super::vocab::{BLOCK_LEN, CHUNK_LEN, KEY_LEN, Rounds};
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 /// One fast-key-erasure step (Bernstein 2017, Linux 5.18 `crng_fast_key_erasure`).
 ///
@@ -36,7 +36,7 @@ pub(crate) fn fast_key_erasure_in(
     key.copy_from_slice(&block[..KEY_LEN]);
     let n = out.len().min(BLOCK_LEN - KEY_LEN);
     out[..n].copy_from_slice(&block[KEY_LEN..KEY_LEN + n]);
-    block.zeroize();
+    zero(block);
     observe_key(key);
     if let Ok(k) = <&[u8; KEY_LEN]>::try_from(&*out) {
         observe_key(k);
@@ -88,13 +88,13 @@ pub(crate) fn fill_erasing(k: &mut OneReadKey, dest: &mut [u8], rounds: Rounds) 
             s.block(&k.key, &[0; 3], 0, rounds, &mut k.block0);
             s.keystream(&k.key, &[0; 3], 1, chunk, rounds);
             k.key.copy_from_slice(&k.block0[..KEY_LEN]);
-            k.block0.zeroize();
+            zero(&mut k.block0);
             observe_key(&k.key);
         });
         rest = tail;
     }
     Section::run(|s| {
         s.keystream(&k.key, &[0; 3], 0, rest, rounds);
-        k.key.zeroize();
+        zero(&mut k.key);
     });
 }

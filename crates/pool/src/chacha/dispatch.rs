@@ -44,7 +44,7 @@ cfg_backend!(neon use super::neon;);
 use super::portable;
 use super::vocab::{BLOCK_LEN, DoubleRounds, KEY_LEN, Nonce, Rounds, WithRounds};
 use core::sync::atomic::{AtomicUsize, Ordering};
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 cfg_backend!(avx512 cpufeatures::new!(avx512_cpuid, "avx512f"););
 cfg_backend!(avx2 cpufeatures::new!(avx2_cpuid, "avx2"););
@@ -202,7 +202,7 @@ impl WithRounds for Stream<'_> {
             let mut b = [0u8; BLOCK_LEN];
             one_block::<R>(self.key, self.nonce, ctr, &mut b);
             tail.copy_from_slice(&b[..tail.len()]);
-            b.zeroize();
+            zero(&mut b);
         }
     }
 }

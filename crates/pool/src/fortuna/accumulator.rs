@@ -14,7 +14,7 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::sha256::Sha256;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 use super::FortunaError;
 use super::generator::Generator;
@@ -69,8 +69,8 @@ impl Pool {
         let mut inner = old.hash.finalize();
         let mut outer = Sha256::digest(&inner);
         out.copy_from_slice(&outer);
-        inner.zeroize();
-        outer.zeroize();
+        zero(&mut inner);
+        zero(&mut outer);
     }
 }
 
@@ -95,7 +95,7 @@ impl Seed {
 
 impl Drop for Seed {
     fn drop(&mut self) {
-        self.bytes.zeroize();
+        zero(&mut self.bytes);
     }
 }
 

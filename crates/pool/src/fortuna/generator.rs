@@ -20,7 +20,7 @@ use core::marker::PhantomData;
 
 use crate::sha256::Sha256;
 use scalrand_os::wipe::ZeroValid;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 use super::FortunaError;
 use super::prf::{Aes256Prf, Prf};
@@ -86,8 +86,8 @@ unsafe impl<P: Prf> ZeroValid for Generator<P> {}
 
 impl<P: Prf> Drop for Generator<P> {
     fn drop(&mut self) {
-        self.key.zeroize();
-        self.counter.zeroize();
+        zero(&mut self.key);
+        zero(&mut self.counter);
     }
 }
 
@@ -136,8 +136,8 @@ impl<P: Prf> Generator<P> {
         let mut h1 = inner.finalize();
         let mut h2 = Sha256::digest(&h1);
         self.key.copy_from_slice(&h2);
-        h1.zeroize();
-        h2.zeroize();
+        zero(&mut h1);
+        zero(&mut h2);
         crate::chacha::observe_key(&self.key);
         self.counter = self.counter.wrapping_add(1);
         self.seeded = true;
@@ -266,8 +266,8 @@ impl<P: Prf> Generator<P> {
     /// Erases K and C and marks the generator unseeded: the all-zero state a wipe-on-fork
     /// page gives a fork child, produced by hand where the OS cannot wipe.
     pub(crate) fn wipe(&mut self) {
-        self.key.zeroize();
-        self.counter.zeroize();
+        zero(&mut self.key);
+        zero(&mut self.counter);
         self.seeded = false;
     }
 

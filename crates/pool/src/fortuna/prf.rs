@@ -30,7 +30,7 @@
 
 use core::fmt;
 use core::mem::MaybeUninit;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 /// Seals [`Prf`]: reachable inside this crate only.
 pub(crate) mod sealed {
@@ -88,7 +88,7 @@ pub trait Prf: sealed::Sealed + Send + Sync + 'static {
             &mut work[..Self::KEY_BLOCKS * Self::BLOCK_LEN],
         );
         key.copy_from_slice(&work[..32]);
-        work.zeroize();
+        zero(work);
         c
     }
 }
@@ -127,17 +127,8 @@ impl fmt::Debug for Aes256Keyed {
 
 impl Drop for Aes256Keyed {
     fn drop(&mut self) {
-        // One 16-byte volatile store per round key and one 8-byte store per plane (a byte-wise
-        // `zeroize` costs 1,200 stores, twice per Fortuna read).
-        for rk in &mut self.round_keys {
-            // SAFETY: a valid, aligned `[u8; 16]` owned by `self`.
-            unsafe { core::ptr::write_volatile(rk, [0; 16]) };
-        }
-        for plane in self.planes.as_flattened_mut() {
-            // SAFETY: a valid, aligned `u64` owned by `self`.
-            unsafe { core::ptr::write_volatile(plane, 0) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        zero(&mut self.round_keys);
+        zero(&mut self.planes);
     }
 }
 
@@ -298,7 +289,7 @@ impl fmt::Debug for ChaChaKey {
 
 impl Drop for ChaChaKey {
     fn drop(&mut self) {
-        self.0.zeroize();
+        zero(&mut self.0);
     }
 }
 
@@ -356,7 +347,7 @@ impl Prf for ChaCha20Prf {
             );
         });
         key.copy_from_slice(&work[..32]);
-        work.zeroize();
+        zero(work);
         c.wrapping_add(1)
     }
 }

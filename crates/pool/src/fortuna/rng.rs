@@ -15,7 +15,7 @@ use scalrand_os::pad::CachePadded;
 use scalrand_os::primitive::{AtomicBool, Ordering};
 use scalrand_os::scratch::Scratch;
 use scalrand_os::wipe::ZeroValid;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 use super::accumulator::{Accumulator, Clock, Seed};
 use super::generator::Generator;
@@ -64,7 +64,7 @@ struct ForkSecret([u8; 32]);
 
 impl Drop for ForkSecret {
     fn drop(&mut self) {
-        self.0.zeroize();
+        zero(&mut self.0);
     }
 }
 
@@ -159,7 +159,7 @@ impl<P: Prf> Fortuna<P> {
         let res = scalrand_os::entropy::fill(&mut seed).map_err(FortunaError::Entropy);
         let f = res
             .and_then(|()| Self::from_seed(mode, &seed, super::monotonic_now as fn() -> Duration));
-        seed.zeroize();
+        zero(&mut seed);
         f
     }
 
@@ -311,7 +311,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
         if r.is_ok() {
             self.reseed(&seed);
         }
-        seed.zeroize();
+        zero(&mut seed);
         r
     }
 
@@ -420,11 +420,11 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             .lock()
             .with(|sec| secret.copy_from_slice(&sec.0));
         if let Err(e) = fork_seed(generation, fresh) {
-            seed.zeroize();
+            zero(&mut seed);
             return Err(FortunaError::Entropy(e));
         }
         s.generator.reseed_in_frame(&seed);
-        seed.zeroize();
+        zero(&mut seed);
         self.note_keying(&s.generator);
         s.fork_generation = generation;
         s.bump_epoch();

@@ -15,7 +15,7 @@
 
 use crate::sha256::Sha256;
 use scalrand_os::pad::CachePadded;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 use super::node::NodePool;
 
@@ -87,8 +87,8 @@ impl InputPool {
         self.hash = Sha256::new();
         self.hash.update(b"scalrand numa input pool v1 chained");
         self.hash.update(&next);
-        seed.zeroize();
-        next.zeroize();
+        zero(&mut seed);
+        zero(&mut next);
         out
     }
 
@@ -102,7 +102,7 @@ impl InputPool {
             nodes[0].derive(&mut seed);
             node.reseed(b"init", &seed);
         }
-        seed.zeroize();
+        zero(&mut seed);
         self.pending_bits = 0;
         self.next_node = 0;
     }
@@ -126,7 +126,7 @@ impl InputPool {
             self.next_node = (i + 1) % n;
             let mut seed = self.extract();
             nodes[i].reseed(b"push", &seed);
-            seed.zeroize();
+            zero(&mut seed);
             pushes += 1;
         }
         if pushes == n {
@@ -158,7 +158,7 @@ impl InputPool {
             } else {
                 nodes[i].reseed(b"reseed", &seed);
             }
-            seed.zeroize();
+            zero(&mut seed);
         }
         all
     }

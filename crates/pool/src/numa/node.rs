@@ -9,8 +9,8 @@
 use crate::chacha::{BLOCK_LEN, KEY_LEN, Rounds, Section, fast_key_erasure_in};
 use crate::sha256::Sha256;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
+use scalrand_os::wipe::zero;
 use scalrand_os::{Lock, LockGuard};
-use zeroize::Zeroize;
 
 /// Tries (each followed by a short spin, a `yield` every 64th) a read-path lock gets before it
 /// gives up: a few microseconds, far longer than any holder keeps a node or input lock (one
@@ -30,7 +30,7 @@ pub(crate) struct NodeKey {
 
 impl Drop for NodeKey {
     fn drop(&mut self) {
-        self.key.zeroize();
+        zero(&mut self.key);
     }
 }
 

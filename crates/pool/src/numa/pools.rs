@@ -11,8 +11,8 @@ use core::fmt;
 use scalrand_os::pad::CachePadded;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
 use scalrand_os::scratch::Scratch;
+use scalrand_os::wipe::zero;
 use scalrand_os::{Clock, Lock, LockGuard};
-use zeroize::Zeroize;
 
 mod read;
 
@@ -187,7 +187,7 @@ impl NodePools {
         let mut seed = [0u8; 32];
         scalrand_os::entropy::fill(&mut seed)?;
         let pools = Self::from_seed_in(topology, &seed, heap);
-        seed.zeroize();
+        zero(&mut seed);
         let mut pools =
             pools?.with_reseed_policy(ReseedPolicy::LINUX_LIKE, scalrand_os::MonotonicClock::new());
         pools.os_reseed = true;
@@ -528,11 +528,11 @@ impl NodePools {
         // takes it while holding its own (zeroed) slot, and nothing here waits for a slot.
         // Bounded: the holder may be this thread, interrupted by a signal handler that reads.
         let Some(input) = self.input.lock_bounded(LOCK_ATTEMPTS) else {
-            fresh.zeroize();
+            zero(&mut fresh);
             return Err(NumaError::Busy);
         };
         if self.fork_gen.load(Ordering::Acquire) == g {
-            fresh.zeroize();
+            zero(&mut fresh);
             return Ok(()); // another thread of this child did it
         }
         if !self.wiped {
@@ -543,7 +543,7 @@ impl NodePools {
             }
         }
         let all = self.reseed_locked(input, &fresh, true);
-        fresh.zeroize();
+        zero(&mut fresh);
         if !all {
             return Err(NumaError::Busy);
         }

@@ -40,7 +40,7 @@ use core::sync::atomic::Ordering;
 
 use scalrand_os::pad::CachePadded;
 use scalrand_os::wipe::WipeOnFork;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 use super::node::NodePool;
 use super::policy::ScheduleCount;
@@ -269,7 +269,7 @@ impl RseqSlots {
             }
             // Also when nothing was read: an aborted take may have left batch words in `tmp`
             // (a signal handler's read that interrupted it was handed those words).
-            tmp.zeroize();
+            zero(&mut tmp);
         }
         done
     }
@@ -376,7 +376,7 @@ impl RseqSlots {
     ) -> Option<(usize, u64)> {
         let give_back = |frame: &BatchFrame| {
             // SAFETY: the caller's contract: the frame is this refill's, unpublished.
-            unsafe { frame.parts() }.0.zeroize();
+            zero(unsafe { frame.parts() }.0);
             frame.owner.store(0, Ordering::Release);
         };
         // SAFETY: the caller's contract.
@@ -404,7 +404,7 @@ impl RseqSlots {
         let generation = if generation == 0 || generation != current {
             // Never keyed (a fork child's zeroed slot), a key of an older generation, or one
             // that an aborted take key left with a zero word: a fresh one from the node.
-            key.zeroize();
+            zero(key);
             match fresh_key(node_idx, key) {
                 Some(g) => g,
                 None => {
@@ -449,10 +449,10 @@ impl RseqSlots {
             )
         });
         // Put back or not (another CPU now, or a key already there), this copy goes.
-        head[..KEY_LEN].zeroize();
+        zero(&mut head[..KEY_LEN]);
         // 4. The rest of the batch, after the head's blocks (watched again since the put).
         s.keystream(key, &[0; 3], (HEAD_LEN / BLOCK_LEN) as u32, tail, rounds);
-        key.zeroize();
+        zero(key);
         s.clear_registers();
         frame.set_source(&node.generation, generation);
         // 5. Publish on the CPU the thread is on now.
@@ -483,8 +483,8 @@ impl RseqSlots {
                 if owner == token || owner == 0 {
                     // SAFETY: unpublished; this refill's, or free and untouched by others.
                     let (key, data) = unsafe { frame.parts() };
-                    key.zeroize();
-                    data.zeroize();
+                    zero(key);
+                    zero(data);
                     if owner == token {
                         frame.owner.store(0, Ordering::Release);
                     }

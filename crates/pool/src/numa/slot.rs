@@ -21,7 +21,7 @@ use crate::chacha::{
 };
 use scalrand_os::Lock;
 use scalrand_os::primitive::{AtomicUsize, Ordering};
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 /// Bytes of keystream per batch refill (112 blocks: whole passes of the 16-block and the
 /// 8-block backends); 32 of them become the next slot key, the other 7136 serve small reads.
@@ -73,8 +73,8 @@ impl SlotState {
 
     /// Erases the key and the batch; the slot is stale until its next refresh.
     pub(crate) fn wipe(&mut self) {
-        self.key.zeroize();
-        self.batch.zeroize();
+        zero(&mut self.key);
+        zero(&mut self.batch);
         self.src_gen = 0;
         self.left = 0;
     }
@@ -259,8 +259,8 @@ fn move_and_wipe(src: &mut [u8], dest: &mut [u8]) {
 
 impl Drop for SlotState {
     fn drop(&mut self) {
-        self.key.zeroize();
-        self.batch.zeroize();
+        zero(&mut self.key);
+        zero(&mut self.batch);
     }
 }
 

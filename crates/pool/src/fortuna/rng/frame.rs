@@ -4,7 +4,7 @@
 use core::mem::MaybeUninit;
 
 use scalrand_os::wipe::ZeroValid;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 use crate::fortuna::generator::{MAX_REQUEST, READER_FIRST_BLOCK, WORK_BUF, keyed_in_frame};
 use crate::fortuna::prf::Prf;
@@ -35,7 +35,7 @@ impl<P: Prf> ReaderFrame<P> {
         // The expansion's temporaries lie below this frame: gone before the long generation.
         crate::chacha::Section::nested(|_| {
             keyed_in_frame::<P>(&self.key, &mut self.keyed);
-            self.key.zeroize();
+            zero(&mut self.key);
         });
         // SAFETY: `expand_in_frame` just initialised it.
         unsafe { self.keyed.assume_init_ref() }

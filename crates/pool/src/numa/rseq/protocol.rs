@@ -74,7 +74,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use crate::chacha::KEY_LEN;
 use crate::numa::slot::BATCH_LEN;
-use zeroize::Zeroize;
+use scalrand_os::wipe::zero;
 
 /// log2 of the bytes of one slot.
 const SLOT_SHIFT: u32 = 7;
@@ -171,7 +171,7 @@ impl RseqSlot {
 
 impl Drop for RseqSlot {
     fn drop(&mut self) {
-        self.key.get_mut().zeroize();
+        zero(self.key.get_mut());
     }
 }
 
@@ -268,8 +268,8 @@ impl BatchFrame {
 
 impl Drop for BatchFrame {
     fn drop(&mut self) {
-        self.key.get_mut().zeroize();
-        self.data.get_mut().zeroize();
+        zero(self.key.get_mut());
+        zero(self.data.get_mut());
     }
 }
 
