@@ -122,8 +122,10 @@ pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
 pub struct WipeOnFork<T: ZeroValid> {
     ptr: core::ptr::NonNull<T>,
     len: usize,
-    /// Bytes of the `mmap` holding the elements; 0 when they are a leaked `Box<[T]>`.
+    /// Bytes of the `mmap` holding the elements; 0 when they are on the heap.
     mapped_bytes: usize,
+    /// On the heap: the capacity of the `Vec` whose buffer holds them (unused when mapped).
+    heap_capacity: usize,
     /// Whether the kernel accepted (and can be trusted with) the wipe-on-fork advice.
     wipes: bool,
     _owns: core::marker::PhantomData<T>,
@@ -169,13 +171,19 @@ impl<T: ZeroValid> WipeOnFork<T> {
     /// where the OS cannot wipe memory in a fork child. Public so that users of this type can
     /// run (and test) their fallback path on any machine.
     pub fn on_heap(len: usize, init: impl FnMut(usize) -> T) -> Self {
-        let heap: alloc::boxed::Box<[T]> = (0..len).map(init).collect();
-        let len = heap.len();
-        let ptr = core::ptr::NonNull::from(alloc::boxed::Box::leak(heap)).cast::<T>();
+        let mut init = init;
+        // A loop of pushes, not a `collect`: the same work in a fraction of the code that
+        // each element type instantiates.
+        let mut heap = alloc::vec::Vec::with_capacity(len);
+        for i in 0..len {
+            heap.push(init(i));
+        }
+        let mut heap = core::mem::ManuallyDrop::new(heap);
         Self {
-            ptr,
+            ptr: core::ptr::NonNull::from(heap.as_mut_slice()).cast::<T>(),
             len,
             mapped_bytes: 0,
+            heap_capacity: heap.capacity(),
             wipes: false,
             _owns: core::marker::PhantomData,
         }
@@ -248,6 +256,7 @@ cfg_wipe_on_fork! {
                 ptr,
                 len,
                 mapped_bytes: bytes,
+                heap_capacity: 0,
                 wipes,
                 _owns: core::marker::PhantomData,
             })
@@ -343,13 +352,11 @@ impl<T: ZeroValid> Drop for WipeOnFork<T> {
             unsafe { mapped::free(self.ptr, self.len, self.mapped_bytes) };
             return;
         }
-        // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[T]>` in `new` (only `mapped::new`
-        // sets `mapped_bytes`, handled above); rebuilt once, here.
+        // SAFETY: `ptr`, `len` and `heap_capacity` are the parts of the `Vec` that `on_heap`
+        // filled and kept (only `mapped::new` sets `mapped_bytes`, handled above); rebuilt
+        // once, here.
         drop(unsafe {
-            alloc::boxed::Box::from_raw(core::ptr::slice_from_raw_parts_mut(
-                self.ptr.as_ptr(),
-                self.len,
-            ))
+            alloc::vec::Vec::from_raw_parts(self.ptr.as_ptr(), self.len, self.heap_capacity)
         });
     }
 }

@@ -228,7 +228,9 @@ impl Topology {
             if lo > hi {
                 return Err(NumaError::Source("cpulist range runs backwards"));
             }
-            cpus.extend(lo..=hi);
+            for cpu in lo..=hi {
+                cpus.push(cpu);
+            }
         }
         Ok(cpus)
     }
@@ -265,46 +267,42 @@ impl Topology {
     pub fn from_sysfs_dir(dir: &std::path::Path) -> Result<Self, NumaError> {
         let entries = std::fs::read_dir(dir)
             .map_err(|_| NumaError::Source("cannot read the node directory"))?;
-        let mut numbered = Vec::new();
+        // (node number, its CPUs), kept in ascending node number as they are found.
+        let mut numbered: Vec<(usize, Vec<usize>)> = Vec::new();
         for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(num) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix("node"))
-                .and_then(|n| n.parse::<usize>().ok())
-            else {
+            let Some(num) = number_after(&entry.file_name(), "node") else {
                 continue;
             };
-            let text = std::fs::read_to_string(entry.path().join("cpulist"))
+            let path = entry.path();
+            let text = std::fs::read_to_string(path.join("cpulist"))
                 .map_err(|_| NumaError::Source("cannot read a node's cpulist"))?;
-            let mut cpus = Self::parse_cpulist(&text)?;
-            let links = std::fs::read_dir(entry.path())
+            // The node's CPUs once each and in ascending order: the list's and the links'.
+            let mut cpus = CpuBits::new();
+            for cpu in Self::parse_cpulist(&text)? {
+                cpus.insert(cpu);
+            }
+            let links = std::fs::read_dir(&path)
                 .map_err(|_| NumaError::Source("cannot read a node's directory"))?;
             for link in links.flatten() {
-                let name = link.file_name();
-                let Some(cpu) = name
-                    .to_str()
-                    .and_then(|n| n.strip_prefix("cpu"))
-                    .and_then(|n| n.parse::<usize>().ok())
-                else {
+                let Some(cpu) = number_after(&link.file_name(), "cpu") else {
                     continue;
                 };
                 if cpu > MAX_CPU_ID {
                     return Err(NumaError::CpuIdTooLarge { cpu });
                 }
-                cpus.push(cpu);
+                cpus.insert(cpu);
             }
-            cpus.sort_unstable();
-            cpus.dedup();
-            numbered.push((num, cpus));
+            let at = numbered.partition_point(|(n, _)| *n < num);
+            numbered.insert(at, (num, cpus.to_vec()));
         }
         if numbered.is_empty() {
             return Err(NumaError::Source("no node directories"));
         }
-        numbered.sort_unstable_by_key(|(n, _)| *n);
-        Ok(Self::from_nodes(
-            numbered.into_iter().map(|(_, c)| c).collect(),
-        ))
+        let mut nodes = Vec::with_capacity(numbered.len());
+        for (_, cpus) in numbered {
+            nodes.push(cpus);
+        }
+        Ok(Self::from_nodes(nodes))
     }
 
     /// This machine's topology: [`Topology::from_sysfs`] when it gives a valid topology, else
@@ -366,6 +364,44 @@ impl Topology {
             })
             .collect();
         Self::from_nodes(nodes)
+    }
+}
+
+/// The number after `prefix` in a directory entry's name (`node3` → 3, `cpu12` → 12); `None`
+/// for any other name.
+#[cfg(feature = "std")]
+fn number_after(name: &std::ffi::OsStr, prefix: &str) -> Option<usize> {
+    name.to_str()?.strip_prefix(prefix)?.parse().ok()
+}
+
+/// A set of CPU numbers `0..=MAX_CPU_ID`, one bit each: a node's CPUs gathered from its
+/// `cpulist` and its links, once each, listed in ascending order.
+#[cfg(feature = "std")]
+struct CpuBits([u64; (MAX_CPU_ID + 1) / 64]);
+
+#[cfg(feature = "std")]
+impl CpuBits {
+    fn new() -> Self {
+        Self([0; (MAX_CPU_ID + 1) / 64])
+    }
+
+    /// Adds `cpu` (at most [`MAX_CPU_ID`]: `parse_cpulist` and the caller check).
+    fn insert(&mut self, cpu: usize) {
+        if let Some(word) = self.0.get_mut(cpu / 64) {
+            *word |= 1 << (cpu % 64);
+        }
+    }
+
+    fn to_vec(&self) -> Vec<usize> {
+        let mut v = Vec::new();
+        for (i, &word) in self.0.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                v.push(i * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+        v
     }
 }
 

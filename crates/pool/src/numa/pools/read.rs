@@ -367,7 +367,9 @@ impl NodePools {
                 core::mem::size_of_val(&*self.nodes),
             ),
         ];
-        v.extend(self.rseq.iter().flat_map(RseqSlots::memory));
+        if let Some(rseq) = &self.rseq {
+            v.append(&mut rseq.memory());
+        }
         v
     }
 
