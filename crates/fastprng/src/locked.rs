@@ -33,11 +33,12 @@ impl<R> core::fmt::Debug for LockedSlots<R> {
 
 impl<R: Engine> LockedSlots<R> {
     pub(crate) fn new(states: Vec<R>) -> Self {
+        let mut slots = Vec::with_capacity(states.len());
+        for r in states {
+            slots.push(CachePadded::new(Lock::new(r)));
+        }
         Self {
-            slots: states
-                .into_iter()
-                .map(|r| CachePadded::new(Lock::new(r)))
-                .collect(),
+            slots: slots.into_boxed_slice(),
             overflow: CachePadded::new(AtomicUsize::new(0)),
         }
     }

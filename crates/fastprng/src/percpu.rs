@@ -145,10 +145,16 @@ impl<E: Engine> PerCpu<E> {
     pub fn with_cpus(master: E, cpus: usize) -> Result<Self, Error> {
         LockedSlots::<E>::check_cpus(cpus)?;
         let mut cur = master;
-        let rseq = Heap::new((0..cpus).map(|_| E::next_slot(&mut cur).to_slot()));
-        let locked: Vec<E> = (0..cpus).map(|_| E::next_slot(&mut cur)).collect();
+        let mut rseq = Vec::with_capacity(cpus);
+        for _ in 0..cpus {
+            rseq.push(E::next_slot(&mut cur).to_slot());
+        }
+        let mut locked = Vec::with_capacity(cpus);
+        for _ in 0..cpus {
+            locked.push(E::next_slot(&mut cur));
+        }
         Ok(Self {
-            rseq,
+            rseq: Heap::new(rseq),
             locked: LockedSlots::new(locked),
         })
     }

@@ -4,6 +4,7 @@
 //! the same restartable sequences.
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::fmt;
 
 use scalrand_os::pad::CachePadded;
@@ -37,9 +38,13 @@ pub struct Heap {
 
 impl Heap {
     /// Slots holding `states`, with the rseq path on where it runs.
-    pub(crate) fn new(states: impl Iterator<Item = RseqSlot>) -> Self {
+    pub(crate) fn new(states: Vec<RseqSlot>) -> Self {
+        let mut slots = Vec::with_capacity(states.len());
+        for state in states {
+            slots.push(CachePadded::new(state));
+        }
         Self {
-            slots: states.map(CachePadded::new).collect(),
+            slots: slots.into_boxed_slice(),
             off: crate::rseq::offset(),
         }
     }
