@@ -147,10 +147,7 @@ impl<T: ZeroValid> WipeOnFork<T> {
     /// where `mmap` fails, they are on the heap.
     pub fn new(len: usize, init: impl FnMut(usize) -> T) -> Self {
         let mut init = init;
-        if let Some(m) = mapped::new(len, &mut init, false) {
-            return m;
-        }
-        Self::on_heap(len, init)
+        Self::build(len, &mut init, Place::Mapped)
     }
 
     /// `len` all-zero elements (valid: `T` is [`ZeroValid`]). Where they are mapped (see
@@ -161,10 +158,7 @@ impl<T: ZeroValid> WipeOnFork<T> {
             // SAFETY: `ZeroValid` promises that the all-zero bytes are a valid `T`.
             unsafe { core::mem::zeroed::<T>() }
         };
-        if let Some(m) = mapped::new(len, &mut init, true) {
-            return m;
-        }
-        Self::on_heap(len, init)
+        Self::build(len, &mut init, Place::MappedZero)
     }
 
     /// `len` elements on the ordinary heap, never wiped: what [`new`](Self::new) falls back to
@@ -172,27 +166,82 @@ impl<T: ZeroValid> WipeOnFork<T> {
     /// run (and test) their fallback path on any machine.
     pub fn on_heap(len: usize, init: impl FnMut(usize) -> T) -> Self {
         let mut init = init;
-        // A loop of pushes, not a `collect`: the same work in a fraction of the code that
-        // each element type instantiates.
-        let mut heap = alloc::vec::Vec::with_capacity(len);
+        Self::build(len, &mut init, Place::Heap)
+    }
+
+    /// The one constructor: memory for `len` elements (a mapping of its own, unless `place`
+    /// is [`Place::Heap`] or none can be made; else a `Vec`'s buffer), then element `i` set
+    /// to `init(i)`, unless the memory is a fresh mapping and `place` asks for zeros. `init`
+    /// is a trait object, so each element type has one copy of this code whatever its
+    /// callers' closures. The value under construction is its own guard: its `len` counts
+    /// the elements written, and if `init` unwinds, its `Drop` drops those and frees the
+    /// memory.
+    fn build(len: usize, init: &mut dyn FnMut(usize) -> T, place: Place) -> Self {
+        let mapping = match place {
+            Place::Heap => None,
+            Place::Mapped | Place::MappedZero => core::mem::size_of::<T>()
+                .checked_mul(len)
+                .and_then(|size| mapped::map(size, core::mem::align_of::<T>())),
+        };
+        let mut this = match mapping {
+            Some((p, bytes, wipes)) => Self {
+                ptr: p.cast::<T>(),
+                len: 0,
+                mapped_bytes: bytes,
+                heap_capacity: 0,
+                wipes,
+                _owns: core::marker::PhantomData,
+            },
+            None => {
+                // `Vec` allocates (and refuses a length whose bytes overflow, as it does
+                // everywhere); its buffer is handed to `this`, which frees it.
+                let mut heap =
+                    core::mem::ManuallyDrop::new(alloc::vec::Vec::<T>::with_capacity(len));
+                Self {
+                    // SAFETY: a `Vec`'s pointer is never null (dangling, aligned, when it
+                    // allocated nothing). `as_mut_ptr`, not a slice of the empty `Vec`: the
+                    // pointer must reach the whole buffer.
+                    ptr: unsafe { core::ptr::NonNull::new_unchecked(heap.as_mut_ptr()) },
+                    len: 0,
+                    mapped_bytes: 0,
+                    heap_capacity: heap.capacity(),
+                    wipes: false,
+                    _owns: core::marker::PhantomData,
+                }
+            }
+        };
+        if this.mapped_bytes != 0 && place == Place::MappedZero {
+            // A fresh private anonymous mapping reads zero, a valid `T` (`ZeroValid`).
+            this.len = len;
+            return this;
+        }
         for i in 0..len {
-            heap.push(init(i));
+            let v = init(i);
+            // SAFETY: the memory holds at least `len` elements (a mapping of at least
+            // `size_of::<T>() * len` bytes, aligned for `T`; or a `Vec` buffer of capacity
+            // `len` or more), and slot `i = this.len` is not yet initialised.
+            unsafe { this.ptr.as_ptr().add(i).write(v) };
+            this.len = i + 1;
         }
-        let mut heap = core::mem::ManuallyDrop::new(heap);
-        Self {
-            ptr: core::ptr::NonNull::from(heap.as_mut_slice()).cast::<T>(),
-            len,
-            mapped_bytes: 0,
-            heap_capacity: heap.capacity(),
-            wipes: false,
-            _owns: core::marker::PhantomData,
-        }
+        this
     }
 
     /// Whether a fork child receives this memory zeroed. False where the OS cannot do it.
     pub fn wipes_on_fork(&self) -> bool {
         self.wipes
     }
+}
+
+/// Where [`WipeOnFork::build`] puts the elements.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A mapping of their own where one can be made (else the heap), written by `init`.
+    Mapped,
+    /// As `Mapped`, but a fresh mapping's zero bytes are the elements: `init` runs only for
+    /// the heap.
+    MappedZero,
+    /// The heap.
+    Heap,
 }
 
 cfg_wipe_on_fork! {
@@ -205,68 +254,11 @@ cfg_wipe_on_fork! {
         pub const OWN_MAPPINGS: bool = true;
 
         mod mapped {
-        use super::{WipeOnFork, ZeroValid};
-
-        /// Unmaps on drop; drops the first `len` elements, as far as `new` got.
-        struct Guard<T> {
-            ptr: core::ptr::NonNull<T>,
-            len: usize,
-            bytes: usize,
-        }
-
-        impl<T> Drop for Guard<T> {
-            fn drop(&mut self) {
-                // SAFETY: the first `len` elements are initialised and owned by the guard; the
-                // mapping of `bytes` bytes is ours.
-                unsafe {
-                    core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
-                        self.ptr.as_ptr(),
-                        self.len,
-                    ));
-                    crate::sys::munmap(self.ptr.as_ptr().cast(), self.bytes);
-                }
-            }
-        }
-
-        /// `len` elements from `init` in a mapping of their own; with `fresh_zero`, `init`
-        /// is not called: the elements are the mapping's fresh zero bytes (`T: ZeroValid`).
-        pub(super) fn new<T: ZeroValid>(
-            len: usize,
-            init: &mut impl FnMut(usize) -> T,
-            fresh_zero: bool,
-        ) -> Option<WipeOnFork<T>> {
-            let size = core::mem::size_of::<T>().checked_mul(len)?;
-            let (p, bytes, wipes) = map(size, core::mem::align_of::<T>())?;
-            let ptr = p.cast::<T>();
-            // Drops what was written and unmaps if `init` unwinds half-way.
-            let mut guard = Guard { ptr, len: 0, bytes };
-            if fresh_zero {
-                // A fresh private anonymous mapping reads zero, a valid `T` (`ZeroValid`).
-                guard.len = len;
-            }
-            for i in guard.len..len {
-                // SAFETY: `i < len` elements fit in the mapping (`map` gave at least `size`
-                // bytes); it is aligned for `T` (`map` aligns it to the page, or to `T`'s
-                // alignment when larger), and slot `i` is not yet initialised.
-                unsafe { ptr.as_ptr().add(i).write(init(i)) };
-                guard.len = i + 1;
-            }
-            core::mem::forget(guard);
-            Some(WipeOnFork {
-                ptr,
-                len,
-                mapped_bytes: bytes,
-                heap_capacity: 0,
-                wipes,
-                _owns: core::marker::PhantomData,
-            })
-        }
-
-        /// A private anonymous mapping of at least `size` bytes (`size > 0`), aligned to
-        /// `align` (a power of two), advised to be wiped on fork: its start, its length in
-        /// bytes (whole pages) and whether the advice holds. Not generic: every element type
-        /// shares this one copy.
-        fn map(size: usize, align: usize) -> Option<(core::ptr::NonNull<u8>, usize, bool)> {
+        /// A private anonymous mapping of at least `size` bytes, aligned to `align` (a power
+        /// of two), advised to be wiped on fork: its start, its length in bytes (whole pages)
+        /// and whether the advice holds; `None` for `size == 0` or when `mmap` fails. Not
+        /// generic: every element type shares this one copy.
+        pub(super) fn map(size: usize, align: usize) -> Option<(core::ptr::NonNull<u8>, usize, bool)> {
             let page = crate::fork::page_size();
             if size == 0 {
                 return None;
@@ -311,12 +303,14 @@ cfg_wipe_on_fork! {
             Some((core::ptr::NonNull::new(p.cast::<u8>())?, bytes, wipes))
         }
 
-        /// Drops the elements and unmaps.
+        /// Unmaps what [`map`] made.
         ///
         /// # Safety
-        /// `ptr`, `len` and `bytes` describe a mapping made by `new` above, freed once.
-        pub(super) unsafe fn free<T>(ptr: core::ptr::NonNull<T>, len: usize, bytes: usize) {
-            drop(Guard { ptr, len, bytes });
+        /// `p` and `bytes` are a mapping `map` returned, unmapped once, nothing in it used
+        /// again.
+        pub(super) unsafe fn unmap(p: core::ptr::NonNull<u8>, bytes: usize) {
+            // SAFETY: the caller's contract. A failed unmap only leaves the pages mapped.
+            unsafe { crate::sys::munmap(p.as_ptr().cast(), bytes) };
         }
         }
     } else {
@@ -326,13 +320,11 @@ cfg_wipe_on_fork! {
 
         /// No memory the kernel wipes here: every `WipeOnFork` lives on the heap.
         mod mapped {
-            use super::{WipeOnFork, ZeroValid};
-
-            pub(super) fn new<T: ZeroValid>(
-                _len: usize,
-                _init: &mut impl FnMut(usize) -> T,
-                _fresh_zero: bool,
-            ) -> Option<WipeOnFork<T>> {
+            /// No mapping here: the heap serves.
+            pub(super) fn map(
+                _size: usize,
+                _align: usize,
+            ) -> Option<(core::ptr::NonNull<u8>, usize, bool)> {
                 None
             }
 
@@ -340,24 +332,32 @@ cfg_wipe_on_fork! {
             ///
             /// # Safety
             /// None needed; `unsafe` to match the mapping version.
-            pub(super) unsafe fn free<T>(_: core::ptr::NonNull<T>, _: usize, _: usize) {}
+            pub(super) unsafe fn unmap(_: core::ptr::NonNull<u8>, _: usize) {}
         }
     }
 }
 
 impl<T: ZeroValid> Drop for WipeOnFork<T> {
     fn drop(&mut self) {
-        if self.mapped_bytes != 0 {
-            // SAFETY: a non-zero `mapped_bytes` means `mapped::new` made this mapping.
-            unsafe { mapped::free(self.ptr, self.len, self.mapped_bytes) };
-            return;
+        // SAFETY: the first `len` elements are initialised and owned by `self` (all of them
+        // once `build` returned; those written so far if `init` unwound), dropped once, here.
+        unsafe {
+            core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
+                self.ptr.as_ptr(),
+                self.len,
+            ));
         }
-        // SAFETY: `ptr`, `len` and `heap_capacity` are the parts of the `Vec` that `on_heap`
-        // filled and kept (only `mapped::new` sets `mapped_bytes`, handled above); rebuilt
-        // once, here.
-        drop(unsafe {
-            alloc::vec::Vec::from_raw_parts(self.ptr.as_ptr(), self.len, self.heap_capacity)
-        });
+        if self.mapped_bytes != 0 {
+            // SAFETY: a non-zero `mapped_bytes` means `build` made this mapping with
+            // `mapped::map`; freed once, here.
+            unsafe { mapped::unmap(self.ptr.cast(), self.mapped_bytes) };
+        } else {
+            // SAFETY: `ptr` and `heap_capacity` are the buffer of the `Vec` `build` made; its
+            // elements were dropped above, so it is rebuilt empty, to free the buffer only.
+            drop(unsafe {
+                alloc::vec::Vec::from_raw_parts(self.ptr.as_ptr(), 0, self.heap_capacity)
+            });
+        }
     }
 }
 
@@ -365,7 +365,7 @@ impl<T: ZeroValid> Deref for WipeOnFork<T> {
     type Target = [T];
     #[inline(always)]
     fn deref(&self) -> &[T] {
-        // SAFETY: `len` initialised elements at `ptr` (mapping or leaked box), alive and
+        // SAFETY: `len` initialised elements at `ptr` (a mapping or a `Vec` buffer), alive and
         // unaliased by `&mut` as long as `self`.
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
@@ -606,6 +606,37 @@ mod tests {
         assert_eq!(DROPS.load(Ordering::Relaxed), 1000);
         let empty = WipeOnFork::<u64>::new(0, |_| 0);
         assert!(empty.is_empty());
+    }
+
+    /// An `init` that panics half-way: the elements it made are dropped and the memory is
+    /// freed (miri checks the latter: it reports leaks), mapped or on the heap.
+    #[test]
+    fn an_init_that_panics_drops_what_it_made() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        struct D(#[allow(dead_code)] u64);
+        // SAFETY: a plain integer.
+        unsafe impl ZeroValid for D {}
+        impl Drop for D {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let init = |i: usize| {
+            assert!(i < 3, "init refuses element 3");
+            D(i as u64)
+        };
+        for heap in [false, true] {
+            DROPS.store(0, Ordering::Relaxed);
+            let r = std::panic::catch_unwind(|| {
+                if heap {
+                    WipeOnFork::on_heap(10, init)
+                } else {
+                    WipeOnFork::new(10, init)
+                }
+            });
+            assert!(r.is_err());
+            assert_eq!(DROPS.load(Ordering::Relaxed), 3, "heap: {heap}");
+        }
     }
 
     /// `zeroed` writes nothing where it maps: the pages take no memory until touched (the

@@ -210,16 +210,22 @@ impl Topology {
         })
     }
 
-    /// Parses a Linux CPU list such as `"0-3,8,10-11"` (the format of sysfs `cpulist` files).
+    /// Parses a Linux CPU list such as `"0-3,8,10-11"` (the format of sysfs `cpulist` files):
+    /// comma-separated decimal CPU numbers and ranges `lo-hi`, ASCII blanks around each number
+    /// allowed, empty entries skipped. CPUs are listed in the text's order.
     ///
     /// # Errors
     /// [`NumaError::Source`] when the text is not a CPU list; [`NumaError::CpuIdTooLarge`]
     /// when it names a CPU above [`MAX_CPU_ID`] (checked before anything is allocated).
     pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, NumaError> {
         let mut cpus = Vec::new();
-        for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-            let (lo, hi) = match part.split_once('-') {
-                Some((a, b)) => (parse_cpu(a)?, parse_cpu(b)?),
+        for part in text.as_bytes().split(|&b| b == b',') {
+            let part = part.trim_ascii();
+            if part.is_empty() {
+                continue;
+            }
+            let (lo, hi) = match part.iter().position(|&b| b == b'-') {
+                Some(dash) => (parse_cpu(&part[..dash])?, parse_cpu(&part[dash + 1..])?),
                 None => {
                     let c = parse_cpu(part)?;
                     (c, c)
@@ -405,11 +411,23 @@ impl CpuBits {
     }
 }
 
-fn parse_cpu(s: &str) -> Result<usize, NumaError> {
-    let cpu = s
-        .trim()
-        .parse::<usize>()
-        .map_err(|_| NumaError::Source("cpulist entry is not a number"))?;
+/// One CPU number of a CPU list: decimal digits, with ASCII blanks around them.
+fn parse_cpu(s: &[u8]) -> Result<usize, NumaError> {
+    const NOT_A_NUMBER: NumaError = NumaError::Source("cpulist entry is not a number");
+    let s = s.trim_ascii();
+    if s.is_empty() {
+        return Err(NOT_A_NUMBER);
+    }
+    let mut cpu: usize = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return Err(NOT_A_NUMBER);
+        }
+        cpu = cpu
+            .checked_mul(10)
+            .and_then(|c| c.checked_add(usize::from(b - b'0')))
+            .ok_or(NOT_A_NUMBER)?;
+    }
     if cpu > MAX_CPU_ID {
         return Err(NumaError::CpuIdTooLarge { cpu });
     }
@@ -440,6 +458,24 @@ mod tests {
             Topology::parse_cpulist("0-99999999999"),
             Err(NumaError::CpuIdTooLarge { cpu: 99999999999 })
         );
+        assert_eq!(
+            Topology::parse_cpulist(" 4 - 5 ,, 1,\n").unwrap(),
+            vec![4, 5, 1]
+        );
+        for bad in [
+            "+1",
+            "1-2-3",
+            "-1",
+            "1-",
+            "0x1",
+            "99999999999999999999999",
+            "\u{a0}1",
+        ] {
+            assert!(
+                matches!(Topology::parse_cpulist(bad), Err(NumaError::Source(_))),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]
