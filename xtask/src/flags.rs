@@ -16,7 +16,8 @@ Examples:
   cargo xtask fuzz --seconds 60 numa_pools
   cargo xtask stats xoroshiro128plusplus --dieharder
   cargo xtask vm --machine uneven           one emulated NUMA machine
-  cargo xtask vm --break-detection shuffle  the routing checks must fail";
+  cargo xtask vm --break-detection shuffle  the routing checks must fail
+  cargo xtask build-cost --rounds 15        a new user's build against rand 0.10's";
 
 /// The project's automation: CI, the scaling harness, no_std builds, loom, fuzzing and
 /// statistical batteries.
@@ -47,6 +48,18 @@ pub enum Command {
     /// Boot emulated many-CPU, multi-node machines (QEMU, TCG) and run the pools', fastprng's
     /// and the facade's release tests inside them
     Vm(Vm),
+    /// A release build of a small scalrand program against the same program on rand 0.10:
+    /// alternated rounds from emptied target directories, times and ratios
+    BuildCost(BuildCost),
+}
+
+/// `cargo xtask build-cost`.
+#[derive(Debug, Args)]
+pub struct BuildCost {
+    /// Rounds of one build of each program, alternated (at least 1)
+    #[arg(long, value_name = "N", default_value_t = 15,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
 }
 
 /// `cargo xtask ci`.

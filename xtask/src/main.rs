@@ -16,6 +16,7 @@ use clap::Parser;
 mod artifacts;
 #[path = "../../benches/src/args.rs"]
 mod bench_args;
+mod build_cost;
 mod ci;
 mod cmd;
 mod config;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         flags::Command::Fuzz(f) => fuzz::run(&f),
         flags::Command::Stats(f) => stats::run(&f),
         flags::Command::Vm(f) => vm::run(&f),
+        flags::Command::BuildCost(f) => build_cost::run(f.rounds as usize),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
