@@ -1,6 +1,8 @@
 //! `cargo xtask build-cost`: what `cargo add scalrand` costs a new user, against rand 0.10.
 //!
-//! Two programs, each a crate of its own under `target/build-cost/`: one calls
+//! Two programs, each a crate of its own under `scalrand-build-cost/` in the system's
+//! temporary directory (outside this checkout, so that its `.cargo/config.toml` does not
+//! apply to them, as it would not to a new user's program): one calls
 //! `scalrand::fill_bytes` and `scalrand::random` with the facade's default features (a `path`
 //! dependency on this checkout), the other does the same with rand 0.10
 //! (`rand::rng().fill_bytes`, `rand::random`). A first, untimed build of each fetches what the
@@ -54,11 +56,24 @@ struct Build {
 /// Runs `rounds` alternated rounds (at least 1: the flag refuses 0) and prints the summary.
 pub fn run(rounds: usize) -> Result {
     let root = crate::cmd::project_root();
-    let base = root.join("target").join("build-cost");
+    let base = std::env::temp_dir().join("scalrand-build-cost");
+    // A TOML literal string: no escapes, so any path without a `'` or a line break.
+    let root_text = root.to_str().ok_or_else(|| {
+        format!(
+            "this checkout's path {} is not UTF-8, which a Cargo.toml cannot hold",
+            root.display()
+        )
+    })?;
+    if root_text.contains(['\'', '\n', '\r']) {
+        return Err(format!(
+            "this checkout's path {root_text:?} holds a quote or a line break, which a TOML \
+             literal string cannot"
+        ));
+    }
     let programs = [
         Program {
             name: "scalrand",
-            dependency: format!("scalrand = {{ path = {:?} }}", root.display().to_string()),
+            dependency: format!("scalrand = {{ path = '{root_text}' }}"),
             source: OURS,
         },
         Program {
@@ -253,8 +268,9 @@ fn crate_counts(dir: &Path, name: &str) -> Result<(usize, usize)> {
     Ok((crates.len(), macros))
 }
 
-/// `median (IQR q1–q3, min–max)` with `unit`, two decimals; quartiles are the sorted values at
-/// `n/4` and `3n/4`.
+/// `median (IQR q1–q3, min–max)` with `unit`, two decimals; the quartiles are the sorted
+/// values at ranks `(n-1)/4` and `n-1-(n-1)/4` (rounded down from the ends alike, so the
+/// same distance from each end; for 15 values the 4th and the 12th).
 fn spread(v: &[f64], unit: &str) -> String {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -269,8 +285,8 @@ fn spread(v: &[f64], unit: &str) -> String {
     };
     format!(
         "{median:.2}{unit} (IQR {:.2}–{:.2}, {:.2}–{:.2})",
-        s[n / 4],
-        s[3 * n / 4],
+        s[(n - 1) / 4],
+        s[n - 1 - (n - 1) / 4],
         s[0],
         s[n - 1]
     )
@@ -299,6 +315,8 @@ mod tests {
         let v: Vec<f64> = (1..=15).map(f64::from).collect();
         assert_eq!(spread(&v, " s"), "8.00 s (IQR 4.00–12.00, 1.00–15.00)");
         assert_eq!(spread(&[2.0, 1.0], "×"), "1.50× (IQR 1.00–2.00, 1.00–2.00)");
+        let v: Vec<f64> = (1..=8).map(f64::from).collect();
+        assert_eq!(spread(&v, ""), "4.50 (IQR 2.00–7.00, 1.00–8.00)");
         assert_eq!(spread(&[], " s"), "–");
     }
 }

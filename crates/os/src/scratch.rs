@@ -357,10 +357,15 @@ fn on_stack<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
 /// of its own (so not marked cold). Out of line for the same reason as [`on_stack`].
 #[inline(never)]
 fn on_stack_frame<T: ZeroValid, R>(f: impl FnOnce(&mut T) -> R) -> R {
-    let mut v = zeroed::<T>();
-    let r = f(&mut v);
-    crate::wipe::zero(&mut v);
-    r
+    /// Zeroes the frame when dropped: after `f` returns, and if it unwinds.
+    struct Wiped<T: ZeroValid>(T);
+    impl<T: ZeroValid> Drop for Wiped<T> {
+        fn drop(&mut self) {
+            crate::wipe::zero(&mut self.0);
+        }
+    }
+    let mut v = Wiped(zeroed::<T>());
+    f(&mut v.0)
 }
 
 impl<T: ZeroValid> Scratch<T> {

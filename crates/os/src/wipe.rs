@@ -22,7 +22,9 @@ use core::ops::Deref;
 /// # Safety
 /// An implementer guarantees that a value whose every byte is 0 is a valid, safely droppable
 /// value of the type (no references, no `NonZero`, no enum without a zero discriminant), and
-/// that its users treat it as "empty, rekey before use".
+/// that its users treat it as "empty, rekey before use". [`zero`] overwrites a live value with
+/// zeros in place (without dropping it), so that must be sound for the type too: nothing may
+/// rely on a value never becoming all zero (an owned pointer, a count another value trusts).
 pub unsafe trait ZeroValid {}
 
 // SAFETY: integers and arrays of them are valid at 0.
@@ -64,9 +66,9 @@ unsafe impl<T: ZeroValid> ZeroValid for [T] {}
 /// s390x) the bytes are zeroed by an ordinary `write_bytes` (the compiler's `memset`: a few
 /// vector stores for a key) followed by an empty `asm!` block that receives the address and
 /// may read the memory, so the stores must happen before it. This is the method of the
-/// `zeroize` crate's bulk path (zeroize 1.9, `src/bulk.rs` and `src/barrier.rs`). Elsewhere
-/// (wasm, and under miri) each byte is written with a volatile store, followed by a compiler
-/// fence.
+/// `zeroize` crate's bulk path for slices (zeroize 1.9, `src/bulk.rs` and `src/barrier.rs`).
+/// Elsewhere (wasm, and under miri) the bytes are written with volatile stores, a word at a
+/// time where aligned, followed by a compiler fence.
 ///
 /// Like any zeroing in Rust, it reaches only `v` itself: copies the compiler made earlier
 /// (moves, spills) are the caller's to avoid.
@@ -81,6 +83,7 @@ pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
             target_arch = "x86_64",
             target_arch = "arm",
             target_arch = "aarch64",
+            target_arch = "arm64ec",
             target_arch = "riscv32",
             target_arch = "riscv64",
             target_arch = "loongarch64",
@@ -101,6 +104,7 @@ pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
             target_arch = "x86_64",
             target_arch = "arm",
             target_arch = "aarch64",
+            target_arch = "arm64ec",
             target_arch = "riscv32",
             target_arch = "riscv64",
             target_arch = "loongarch64",
@@ -108,9 +112,18 @@ pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
         )
     )))]
     {
-        for i in 0..len {
+        // Volatile stores: single bytes up to a word boundary, words, then the last bytes.
+        let word = core::mem::size_of::<usize>();
+        let head = p.align_offset(core::mem::align_of::<usize>()).min(len);
+        let words = (len - head) / word;
+        for i in (0..head).chain(head + words * word..len) {
             // SAFETY: byte `i < len` of `v`, borrowed exclusively; zero bytes are valid.
             unsafe { core::ptr::write_volatile(p.add(i), 0) };
+        }
+        for i in 0..words {
+            // SAFETY: word `i` of the `words` whole, aligned words from byte `head` on, all
+            // inside `v`'s `len` bytes.
+            unsafe { core::ptr::write_volatile(p.add(head).cast::<usize>().add(i), 0) };
         }
         core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
@@ -140,6 +153,10 @@ unsafe impl<T: ZeroValid + Sync> Sync for WipeOnFork<T> {}
 impl<T: ZeroValid> WipeOnFork<T> {
     /// `len` elements, element `i` initialised to `init(i)`.
     ///
+    /// Each value `init` returns passes through the stack on its way in, and nothing wipes
+    /// it there: build empty (keyless) elements and key them in place afterwards, as the
+    /// generators do.
+    ///
     /// Where wipe-on-fork memory can exist (Linux, Android, FreeBSD, OpenBSD with `std`), the
     /// elements are in an anonymous mapping of their own, wiped or not
     /// ([`wipes_on_fork`](Self::wipes_on_fork) says which): no allocator lock is taken, so
@@ -163,7 +180,7 @@ impl<T: ZeroValid> WipeOnFork<T> {
 
     /// `len` elements on the ordinary heap, never wiped: what [`new`](Self::new) falls back to
     /// where the OS cannot wipe memory in a fork child. Public so that users of this type can
-    /// run (and test) their fallback path on any machine.
+    /// run (and test) their fallback path on any machine. `init` as for [`new`](Self::new).
     pub fn on_heap(len: usize, init: impl FnMut(usize) -> T) -> Self {
         let mut init = init;
         Self::build(len, &mut init, Place::Heap)

@@ -263,7 +263,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     /// generator stays unkeyed and a later call tries again; `dest` is then unspecified.
     pub fn try_fill_bytes(&self, dest: &mut [u8]) -> Result<(), FortunaError> {
         // The frames below this one hold expanded keys, key-derived blocks and the reader's
-        // key in moves and temporaries that no `Zeroize` reaches (the PRF's key expansion, a
+        // key in moves and temporaries that no erasure of a named value reaches (the PRF's key expansion, a
         // moved-from expanded key, by-value returns): wiped after it, as the node pools wipe
         // after every block function.
         wiped(|| self.fill_in_frame(dest))

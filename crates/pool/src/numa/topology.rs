@@ -211,16 +211,16 @@ impl Topology {
     }
 
     /// Parses a Linux CPU list such as `"0-3,8,10-11"` (the format of sysfs `cpulist` files):
-    /// comma-separated decimal CPU numbers and ranges `lo-hi`, ASCII blanks around each number
-    /// allowed, empty entries skipped. CPUs are listed in the text's order.
+    /// comma-separated decimal CPU numbers and ranges `lo-hi`, ASCII whitespace (space, tab,
+    /// line feed, form feed, carriage return) allowed around the list and around each number,
+    /// empty entries (`"0,,1"`, a trailing comma) skipped. CPUs are listed in the text's order.
     ///
     /// # Errors
     /// [`NumaError::Source`] when the text is not a CPU list; [`NumaError::CpuIdTooLarge`]
     /// when it names a CPU above [`MAX_CPU_ID`] (checked before anything is allocated).
     pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, NumaError> {
         let mut cpus = Vec::new();
-        for part in text.as_bytes().split(|&b| b == b',') {
-            let part = part.trim_ascii();
+        for part in text.as_bytes().trim_ascii().split(|&b| b == b',') {
             if part.is_empty() {
                 continue;
             }
@@ -377,13 +377,16 @@ impl Topology {
 /// for any other name.
 #[cfg(feature = "std")]
 fn number_after(name: &std::ffi::OsStr, prefix: &str) -> Option<usize> {
-    name.to_str()?.strip_prefix(prefix)?.parse().ok()
+    decimal(name.as_encoded_bytes().strip_prefix(prefix.as_bytes())?)
 }
 
 /// A set of CPU numbers `0..=MAX_CPU_ID`, one bit each: a node's CPUs gathered from its
 /// `cpulist` and its links, once each, listed in ascending order.
 #[cfg(feature = "std")]
 struct CpuBits([u64; (MAX_CPU_ID + 1) / 64]);
+
+// Every CPU number up to `MAX_CPU_ID` has its bit.
+const _: () = assert!((MAX_CPU_ID + 1).is_multiple_of(64));
 
 #[cfg(feature = "std")]
 impl CpuBits {
@@ -393,6 +396,7 @@ impl CpuBits {
 
     /// Adds `cpu` (at most [`MAX_CPU_ID`]: `parse_cpulist` and the caller check).
     fn insert(&mut self, cpu: usize) {
+        debug_assert!(cpu <= MAX_CPU_ID);
         if let Some(word) = self.0.get_mut(cpu / 64) {
             *word |= 1 << (cpu % 64);
         }
@@ -411,27 +415,29 @@ impl CpuBits {
     }
 }
 
-/// One CPU number of a CPU list: decimal digits, with ASCII blanks around them.
+/// One CPU number of a CPU list: decimal digits, with ASCII whitespace around them.
 fn parse_cpu(s: &[u8]) -> Result<usize, NumaError> {
-    const NOT_A_NUMBER: NumaError = NumaError::Source("cpulist entry is not a number");
-    let s = s.trim_ascii();
-    if s.is_empty() {
-        return Err(NOT_A_NUMBER);
-    }
-    let mut cpu: usize = 0;
-    for &b in s {
-        if !b.is_ascii_digit() {
-            return Err(NOT_A_NUMBER);
-        }
-        cpu = cpu
-            .checked_mul(10)
-            .and_then(|c| c.checked_add(usize::from(b - b'0')))
-            .ok_or(NOT_A_NUMBER)?;
-    }
+    let cpu = decimal(s.trim_ascii()).ok_or(NumaError::Source("cpulist entry is not a number"))?;
     if cpu > MAX_CPU_ID {
         return Err(NumaError::CpuIdTooLarge { cpu });
     }
     Ok(cpu)
+}
+
+/// A number written in decimal digits only (no sign, no blank); `None` for anything else,
+/// an empty string, or a value above `usize::MAX`.
+fn decimal(s: &[u8]) -> Option<usize> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut n: usize = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(usize::from(b - b'0'))?;
+    }
+    Some(n)
 }
 
 #[cfg(test)]
@@ -470,6 +476,8 @@ mod tests {
             "0x1",
             "99999999999999999999999",
             "\u{a0}1",
+            "1, ,2",
+            "1,\u{b}2",
         ] {
             assert!(
                 matches!(Topology::parse_cpulist(bad), Err(NumaError::Source(_))),
