@@ -202,16 +202,10 @@ fn crate_counts(dir: &Path, name: &str) -> Result<(usize, usize)> {
         ],
     )
     .current_dir(dir)
-    .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo tree for {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    .stdout()?;
     // "NAME vVERSION (SOURCE)" or "NAME vVERSION (*)": the name and the version identify it.
     let program = format!("{name}-program");
-    let mut crates: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+    let mut crates: Vec<(String, String)> = String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| {
             let mut words = l.split_whitespace();
@@ -235,15 +229,9 @@ fn crate_counts(dir: &Path, name: &str) -> Result<(usize, usize)> {
         ],
     )
     .current_dir(dir)
-    .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo metadata for {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("cargo metadata for {name}: {e}"))?;
+    .stdout()?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&out).map_err(|e| format!("cargo metadata for {name}: {e}"))?;
     let macros = v["packages"]
         .as_array()
         .into_iter()

@@ -256,6 +256,22 @@ impl Cmd {
             .map_err(|e| format!("[{}] cannot start: {e}", self.label))
     }
 
+    /// Runs it to the end and returns its stdout; an error holding its stderr unless it exits
+    /// 0.
+    pub fn stdout(self) -> Result<Vec<u8>> {
+        let label = self.label.clone();
+        let out = self.output()?;
+        if out.status.success() {
+            Ok(out.stdout)
+        } else {
+            Err(format!(
+                "[{label}] failed: {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
     /// Starts it with its stdout piped, for another command to read.
     pub fn spawn_piped(mut self) -> Result<Child> {
         eprintln!("==> [{}] {:?} |", self.label, self.inner);

@@ -74,30 +74,18 @@ unsafe impl<T: ZeroValid> ZeroValid for [T] {}
 /// (moves, spills) are the caller's to avoid.
 #[inline]
 pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
-    let len = core::mem::size_of_val(v);
-    let p = core::ptr::from_mut(v).cast::<u8>();
-    #[cfg(all(
-        not(miri),
-        any(
-            target_arch = "x86",
-            target_arch = "x86_64",
-            target_arch = "arm",
-            target_arch = "aarch64",
-            target_arch = "arm64ec",
-            target_arch = "riscv32",
-            target_arch = "riscv64",
-            target_arch = "loongarch64",
-            target_arch = "s390x",
-        )
-    ))]
-    // SAFETY: `p` points at the `len` bytes of `v`, borrowed exclusively here; all-zero bytes
-    // are a valid `T` (`ZeroValid`). The `asm!` block executes nothing; it only takes `p`
-    // (`readonly`: it may read memory, writes none; no stack use; flags kept).
+    // SAFETY: the `len` bytes of `v`, borrowed exclusively here; all-zero bytes are a valid
+    // `T` (`ZeroValid`).
     unsafe {
-        core::ptr::write_bytes(p, 0, len);
-        core::arch::asm!("/* {0} */", in(reg) p, options(readonly, nostack, preserves_flags));
+        zero_bytes(
+            core::ptr::from_mut(v).cast::<u8>(),
+            core::mem::size_of_val(v),
+        )
     }
-    #[cfg(not(all(
+}
+
+crate::__cfg_split! {
+    (all(
         not(miri),
         any(
             target_arch = "x86",
@@ -110,23 +98,49 @@ pub fn zero<T: ZeroValid + ?Sized>(v: &mut T) {
             target_arch = "loongarch64",
             target_arch = "s390x",
         )
-    )))]
-    {
-        // Volatile stores: single bytes up to a word boundary, words, then the last bytes.
-        let word = core::mem::size_of::<usize>();
-        let head = p.align_offset(core::mem::align_of::<usize>()).min(len);
-        let words = (len - head) / word;
-        for i in (0..head).chain(head + words * word..len) {
-            // SAFETY: byte `i < len` of `v`, borrowed exclusively; zero bytes are valid.
-            unsafe { core::ptr::write_volatile(p.add(i), 0) };
+    ))
+    [
+        /// [`zero`]'s stores: `write_bytes`, then the `asm!` barrier.
+        ///
+        /// # Safety
+        /// `p` is valid for writes of `len` bytes, and zero bytes are valid there.
+        #[inline(always)]
+        unsafe fn zero_bytes(p: *mut u8, len: usize) {
+            // SAFETY: the caller's contract. The `asm!` block executes nothing; it only takes
+            // `p` (`readonly`: it may read memory, writes none; no stack use; flags kept).
+            unsafe {
+                core::ptr::write_bytes(p, 0, len);
+                core::arch::asm!(
+                    "/* {0} */",
+                    in(reg) p,
+                    options(readonly, nostack, preserves_flags),
+                );
+            }
         }
-        for i in 0..words {
-            // SAFETY: word `i` of the `words` whole, aligned words from byte `head` on, all
-            // inside `v`'s `len` bytes.
-            unsafe { core::ptr::write_volatile(p.add(head).cast::<usize>().add(i), 0) };
+    ]
+    [
+        /// [`zero`]'s stores where there is no stable `asm!` (and under miri): volatile.
+        ///
+        /// # Safety
+        /// `p` is valid for writes of `len` bytes, and zero bytes are valid there.
+        #[inline(always)]
+        unsafe fn zero_bytes(p: *mut u8, len: usize) {
+            // Volatile stores: single bytes up to a word boundary, words, then the last bytes.
+            let word = core::mem::size_of::<usize>();
+            let head = p.align_offset(core::mem::align_of::<usize>()).min(len);
+            let words = (len - head) / word;
+            for i in (0..head).chain(head + words * word..len) {
+                // SAFETY: byte `i < len`, inside the caller's range.
+                unsafe { core::ptr::write_volatile(p.add(i), 0) };
+            }
+            for i in 0..words {
+                // SAFETY: word `i` of the `words` whole, aligned words from byte `head` on, all
+                // inside the caller's `len` bytes.
+                unsafe { core::ptr::write_volatile(p.add(head).cast::<usize>().add(i), 0) };
+            }
+            core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
         }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
-    }
+    ]
 }
 
 /// A fixed-length slice of `T` in wipe-on-fork memory where the OS offers it (see the module
