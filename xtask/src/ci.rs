@@ -8,6 +8,7 @@ mod steps;
 
 use std::time::{Duration, Instant};
 
+use crate::artifacts::build_tests;
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
@@ -51,22 +52,27 @@ fn run_step(step: Step) -> Result {
         )
         .run(),
         Step::Test => {
-            // The long campaigns run a sample unoptimised; `backends` runs them in full with
-            // the default backend.
-            steps::expect_rseq_here(
-                cargo(name, ["test", "--workspace", "--all-features"])
-                    .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
-            )
-            .run()?;
+            // The long campaigns run a sample (unoptimised here; `backends` runs them
+            // optimised).
+            let workspace = || {
+                steps::expect_rseq_here(
+                    cargo(name, ["test", "--workspace", "--all-features"])
+                        .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
+                )
+            };
+            // One build, whose pool erasure test runs a second time below.
+            let built = build_tests(workspace().arg("--no-run"))?;
+            workspace().run()?;
             // The memory scans with glibc's rseq registration off: no section is watched, so
             // every one ends with the wipe that reaches past a signal frame (in unoptimised
             // frames, which are the deepest).
-            cargo(
-                name,
-                ["test", "-p", "scalrand-pool", "--test", "numa_erasure"],
-            )
-            .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
-            .run()?;
+            built
+                .iter()
+                .find(|b| b.package == "scalrand-pool" && b.target == "numa_erasure")
+                .ok_or("test: the workspace build made no numa_erasure test binary")?
+                .cmd(&format!("{name} numa_erasure, rseq off"), &[])
+                .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
+                .run()?;
             // The simulator's shape check (the conflict-rate shape that Linux commit
             // e900a918b098 reports) needs release speed (about 35 s there: the server-small
             // check over several seeds).
@@ -84,20 +90,7 @@ fn run_step(step: Step) -> Result {
                 ],
             )
             .run()?;
-            // The model check of the rseq refill protocol explores millions of states: release
-            // speed (about 20 s; debug builds ignore it).
-            cargo(
-                name,
-                [
-                    "test",
-                    "--release",
-                    "-p",
-                    "scalrand-pool",
-                    "--test",
-                    "refill_model",
-                ],
-            )
-            .run()?;
+            // (The rseq refill protocol's model check runs in `backends`' release build.)
             // Apple's fork detection (pthread_atfork with a pid window), forced on Linux.
             cargo(name, ["test", "-p", "scalrand-os"])
                 .env("RUSTFLAGS", "--cfg scalrand_fork_atfork")
@@ -202,7 +195,16 @@ fn run_step(step: Step) -> Result {
         Step::BenchBuild => {
             cargo(
                 name,
-                ["test", "--release", "--benches", "-p", "scalrand-benches"],
+                // The bench targets alone (`--benches` would also build and run the library's
+                // and binaries' unit tests optimised, which `test` runs).
+                [
+                    "test",
+                    "--release",
+                    "--bench",
+                    "*",
+                    "-p",
+                    "scalrand-benches",
+                ],
             )
             .args(["--", "--test"])
             .run()?;

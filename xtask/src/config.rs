@@ -143,11 +143,9 @@ pub const EXPECT_RSEQ_VAR: &str = "SCALRAND_EXPECT_RSEQ";
 /// The first glibc that registers an rseq area for every thread.
 pub const RSEQ_GLIBC: (u32, u32) = (2, 35);
 
-/// Every trial: the default backend's release run of [`DEFAULT_BACKEND_RELEASE_TESTS`].
-pub const CAMPAIGN_FULL: &str = "full";
-
-/// An even sample of the trials: the forced backends and the unoptimised `test` step, unless
-/// the caller sets [`CAMPAIGN_VAR`] itself.
+/// An even sample of the trials: every run of the long campaigns in `cargo xtask ci` (each
+/// backend, the unoptimised `test` step, the emulated machines' fork test), unless the caller
+/// sets [`CAMPAIGN_VAR`] itself (`SCALRAND_CAMPAIGN=full cargo xtask ci` runs every trial).
 pub const CAMPAIGN_SAMPLE: &str = "sample";
 
 /// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
@@ -177,7 +175,7 @@ pub const DEFAULT_BACKEND_RELEASE_TESTS: &[&str] = &[
     "numa_erasure",
     "fork_mid_read",
     "fork_key_search",
-    // In full here; the `test` step runs a sample of it unoptimised.
+    // Optimised here; the `test` step runs it unoptimised.
     "fork_in_handler",
     // Optimised builds only (the race needs the read rate); no backend of its own.
     "handler_fork_stress",

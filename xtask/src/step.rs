@@ -28,11 +28,11 @@ pub enum Step {
     GetrandomSuites,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
     /// tests once per forced ChaCha backend (AVX2, SSE2; `backend-portable` runs the
-    /// portable one), their long campaigns sampled; with the default backend (AVX-512 where the CPU has it; `test` ran its other
-    /// tests) the erasure, fork-mid-read (the facade's too), handler-fork and register tests
-    /// in full, then fork-mid-read and registers again with rseq off: all in the workspace's
-    /// release build, the backend forced for the pool alone (`SCALRAND_CAMPAIGN=full` runs
-    /// every campaign in full on every backend)
+    /// portable one); with the default backend (AVX-512 where the CPU has it; `test` ran its
+    /// other tests) the erasure, fork-mid-read (the facade's too), handler-fork and register
+    /// tests and the rseq refill protocol's model check, then fork-mid-read and registers again with rseq off: all in the workspace's
+    /// release build, the backend forced for the pool alone, the long campaigns an even
+    /// sample (`SCALRAND_CAMPAIGN=full` runs every campaign in full on every backend)
     Backends,
     /// the same tests on the portable ChaCha backend with Fortuna's software AES-256 forced
     /// (a CPU with no SIMD and no AES instructions), in a release build of its own

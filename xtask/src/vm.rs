@@ -22,8 +22,8 @@ use crate::artifacts::{TestBinary, build_executables, build_tests};
 use crate::cmd::{Cmd, cargo};
 use crate::cmd::{Result, project_root};
 use crate::config::{
-    MACHINES, Machine, SCALING_HARNESS, VM_BUSYBOX, VM_MEMORY_MIB, VM_SCALING, VM_TESTS,
-    VM_TIMEOUT_SECS,
+    CAMPAIGN_VAR, MACHINES, Machine, SCALING_HARNESS, VM_BUSYBOX, VM_MEMORY_MIB, VM_SCALING,
+    VM_TESTS, VM_TIMEOUT_SECS,
 };
 use crate::flags;
 
@@ -67,13 +67,14 @@ pub fn run(flags: &flags::Vm) -> Result {
         }
         return Ok(());
     }
+    let campaign = guest_campaign(std::env::var(CAMPAIGN_VAR))?;
     let kernel = kernel()?;
     let binaries = build()?;
     // Every machine boots, whatever the one before it showed; the errors come together.
     let mut errors = Vec::new();
     for m in machines {
         let booted = initramfs(m, &binaries, flags.break_detection.is_some())
-            .and_then(|initrd| boot(m, &kernel, &initrd, flags.break_detection));
+            .and_then(|initrd| boot(m, &kernel, &initrd, campaign, flags.break_detection));
         if let Err(e) = booted {
             errors.push(e);
         }
@@ -82,6 +83,22 @@ pub fn run(flags: &flags::Vm) -> Result {
         Ok(())
     } else {
         Err(errors.join("\n"))
+    }
+}
+
+/// The size of the long test campaigns inside the guests (`scalrand_testkit::campaign`, given
+/// to `/init` on the kernel command line), from the caller's `SCALRAND_CAMPAIGN` (`var`):
+/// `full` where it says so, else an even sample (each fork or memory scan takes the emulated
+/// CPUs many times the host's time). A value the tests would refuse is refused here, before
+/// anything is built.
+fn guest_campaign(var: std::result::Result<String, std::env::VarError>) -> Result<&'static str> {
+    match var.as_deref() {
+        Err(std::env::VarError::NotPresent) | Ok("" | "sample") => Ok("sample"),
+        Ok("full") => Ok("full"),
+        Ok(other) => Err(format!(
+            "{CAMPAIGN_VAR}={other:?}: expected `full` or `sample`"
+        )),
+        Err(e) => Err(format!("{CAMPAIGN_VAR}: {e}")),
     }
 }
 
@@ -272,11 +289,12 @@ fn initramfs(m: &Machine, binaries: &[TestBinary], broken: bool) -> Result<PathB
     Ok(cpio)
 }
 
-/// QEMU's arguments for machine `m`.
+/// QEMU's arguments for machine `m`, its tests' campaigns of size `campaign`.
 fn qemu_args(
     m: &Machine,
     kernel: &Path,
     initrd: &Path,
+    campaign: &str,
     broken: Option<flags::Broken>,
 ) -> Vec<String> {
     let mut a: Vec<String> = [
@@ -304,7 +322,7 @@ fn qemu_args(
         }
     }
     let mut append = format!(
-        "console=ttyS0 panic=-1 quiet {} SCALRAND_GUEST_NODES={}",
+        "console=ttyS0 panic=-1 quiet {} SCALRAND_GUEST_NODES={} {CAMPAIGN_VAR}={campaign}",
         m.kernel_args,
         m.nodes.join("/")
     );
@@ -334,7 +352,13 @@ fn qemu_args(
 
 /// Boots `m`, streams its console, and checks the closing line: status 0, or with
 /// `broken`, a failure whose message names misrouted CPUs.
-fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>) -> Result {
+fn boot(
+    m: &Machine,
+    kernel: &Path,
+    initrd: &Path,
+    campaign: &str,
+    broken: Option<flags::Broken>,
+) -> Result {
     let label = format!("vm {}", m.name);
     eprintln!("\n==> [{label}] {}", m.about);
     let t = std::time::Instant::now();
@@ -346,7 +370,7 @@ fn boot(m: &Machine, kernel: &Path, initrd: &Path, broken: Option<flags::Broken>
             &VM_TIMEOUT_SECS.to_string(),
             "qemu-system-x86_64",
         ])
-        .args(qemu_args(m, kernel, initrd, broken))
+        .args(qemu_args(m, kernel, initrd, campaign, broken))
         .stdin(std::process::Stdio::null())
         .spawn_piped()?;
     let mut child = child;
@@ -429,7 +453,7 @@ mod tests {
     #[test]
     fn qemu_gets_every_node_and_the_layout() {
         let m = &MACHINES[1];
-        let a = qemu_args(m, Path::new("/boot/k"), Path::new("/i"), None);
+        let a = qemu_args(m, Path::new("/boot/k"), Path::new("/i"), "sample", None);
         let numa: Vec<&String> = a
             .iter()
             .zip(a.iter().skip(1))
@@ -444,6 +468,23 @@ mod tests {
             "{append}"
         );
         assert!(append.contains("maxcpus=12"), "{append}");
+        assert!(append.contains(" SCALRAND_CAMPAIGN=sample"), "{append}");
+    }
+
+    #[test]
+    fn the_guests_campaign_is_a_sample_unless_full_is_asked() {
+        use std::env::VarError;
+        assert_eq!(guest_campaign(Err(VarError::NotPresent)), Ok("sample"));
+        assert_eq!(guest_campaign(Ok(String::new())), Ok("sample"));
+        assert_eq!(guest_campaign(Ok("sample".into())), Ok("sample"));
+        assert_eq!(guest_campaign(Ok("full".into())), Ok("full"));
+        let bad = guest_campaign(Ok("al l".into())).unwrap_err();
+        assert!(
+            bad.contains("SCALRAND_CAMPAIGN") && bad.contains("full"),
+            "{bad}"
+        );
+        let odd = guest_campaign(Err(VarError::NotUnicode("\u{ff}".into()))).unwrap_err();
+        assert!(odd.contains("SCALRAND_CAMPAIGN"), "{odd}");
     }
 
     #[test]
