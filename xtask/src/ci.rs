@@ -56,8 +56,7 @@ fn run_step(step: Step) -> Result {
             // optimised).
             let workspace = || {
                 steps::expect_rseq_here(
-                    cargo(name, ["test", "--workspace", "--all-features"])
-                        .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
+                    workspace_tests(name).env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
                 )
             };
             // One build, whose pool erasure test runs a second time below.
@@ -75,21 +74,13 @@ fn run_step(step: Step) -> Result {
                 .run()?;
             // The simulator's shape check (the conflict-rate shape that Linux commit
             // e900a918b098 reports) needs release speed (about 35 s there: the server-small
-            // check over several seeds).
-            cargo(
-                name,
-                [
-                    "test",
-                    "--release",
-                    "-p",
-                    "scalrand-shuffle",
-                    "--test",
-                    "shape",
-                    "--",
-                    "--ignored",
-                ],
-            )
-            .run()?;
+            // check over several seeds). The library alone: without the `cli` feature cargo
+            // does not build the command-line tool (and its plotting and image crates)
+            // optimised, which this test does not run.
+            cargo(name, ["test", "--release", "-p", "scalrand-shuffle"])
+                .args(["--no-default-features", "--features", "std"])
+                .args(["--test", "shape", "--", "--ignored"])
+                .run()?;
             // (The rseq refill protocol's model check runs in `backends`' release build.)
             // Apple's fork detection (pthread_atfork with a pid window), forced on Linux.
             cargo(name, ["test", "-p", "scalrand-os"])
@@ -160,6 +151,8 @@ fn run_step(step: Step) -> Result {
                     EMULATED_RUNNER,
                 )
                 .target_dir("aarch64-qemu")
+                // The node pools' fork test is the one long campaign here.
+                .env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE))
             };
             let base = ["test", "--release", "--target", EMULATED_TARGET];
             let mut c = cargo(name, base).args(["--lib", "--tests"]);
@@ -189,25 +182,15 @@ fn run_step(step: Step) -> Result {
             .run(),
         Step::DocLinks => doc_links::run(),
         Step::FreshCrate => fresh_crate::run(),
-        // The workspace's release build (`cargo bench`'s own profile would build every
-        // dependency once more, with debug info), each benchmark run once; then the scaling
-        // harness as `cargo xtask scaling` builds it, without the criterion benches' feature.
+        // The bench targets in the `test` step's build (its features and profile: nothing
+        // but the bench targets themselves to compile), each benchmark run once; then the
+        // scaling harness as `cargo xtask scaling` builds it, optimised, without the criterion
+        // benches' feature. `--bench '*'`, not `--benches`, which would also build and run
+        // every library's and program's unit tests again.
         Step::BenchBuild => {
-            cargo(
-                name,
-                // The bench targets alone (`--benches` would also build and run the library's
-                // and binaries' unit tests optimised, which `test` runs).
-                [
-                    "test",
-                    "--release",
-                    "--bench",
-                    "*",
-                    "-p",
-                    "scalrand-benches",
-                ],
-            )
-            .args(["--", "--test"])
-            .run()?;
+            workspace_tests(name)
+                .args(["--bench", "*", "--", "--test"])
+                .run()?;
             cargo(name, ["build"]).args(SCALING_HARNESS).run()
         }
         Step::NoStd => no_std::run(),
@@ -351,6 +334,12 @@ fn children_cpu_secs() -> Option<f64> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| fields.get(i - 3)?.parse::<f64>().ok();
     Some((ticks(16)? + ticks(17)?) / 100.0)
+}
+
+/// `cargo test` over the whole workspace with every feature: the unoptimised build that the
+/// `test` step makes and `bench-build` reuses.
+fn workspace_tests(name: &str) -> Cmd {
+    cargo(name, ["test", "--workspace", "--all-features"])
 }
 
 #[cfg(test)]

@@ -30,9 +30,10 @@ pub enum Step {
     /// tests once per forced ChaCha backend (AVX2, SSE2; `backend-portable` runs the
     /// portable one); with the default backend (AVX-512 where the CPU has it; `test` ran its
     /// other tests) the erasure, fork-mid-read (the facade's too), handler-fork and register
-    /// tests and the rseq refill protocol's model check, then fork-mid-read and registers again with rseq off: all in the workspace's
-    /// release build, the backend forced for the pool alone, the long campaigns an even
-    /// sample (`SCALRAND_CAMPAIGN=full` runs every campaign in full on every backend)
+    /// tests and the rseq refill protocol's model check, then fork-mid-read and registers
+    /// again with rseq off: all in the workspace's release build, the backend forced for the
+    /// pool alone, the long campaigns an even sample (`SCALRAND_CAMPAIGN=full` runs every
+    /// campaign in full on every backend)
     Backends,
     /// the same tests on the portable ChaCha backend with Fortuna's software AES-256 forced
     /// (a CPU with no SIMD and no AES instructions), in a release build of its own
@@ -65,9 +66,10 @@ pub enum Step {
     /// a new crate with only the README's dependency lines builds and runs each README
     /// example (the quick start, async hashing included)
     FreshCrate,
-    /// the criterion benches build (in the release build the other steps share), and each
+    /// the criterion benches build (in the `test` step's unoptimised build) and each
     /// benchmark runs once (`-- --test`), so a bench whose setup no longer holds fails here
-    /// rather than on a user's `cargo bench`
+    /// rather than on a user's `cargo bench`; the scaling harness builds optimised, as
+    /// `cargo xtask scaling` builds it
     BenchBuild,
     /// emulated x86_64 machines with 16 CPUs in several NUMA nodes (QEMU system emulation,
     /// the distribution's kernel): the pools' and fastprng's release tests

@@ -1,7 +1,7 @@
 //! The `ci` steps whose bodies are more than a few commands: getrandom-program, miri,
 //! windows-wine, backends, latest-deps, sanitizers, and the clean-up before package.
 
-use crate::artifacts::build_tests;
+use crate::artifacts::{TestBinary, build_tests};
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
@@ -192,8 +192,7 @@ pub(super) fn windows_wine(name: &str) -> Result {
 
 /// The pool's [`BACKEND_TESTS`] once per forced backend of [`BACKENDS`], and with the
 /// default backend only [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others),
-/// all in the workspace's release build that the `test`, `numa-vm` and `bench-build` steps
-/// share: the backend is forced through the pool's build script, so each one rebuilds the
+/// all in the workspace's release build, which `numa-vm` reuses: the backend is forced through the pool's build script, so each one rebuilds the
 /// pool and its tests, not the dependencies; then the fork-mid-read, fork key-search and
 /// register tests again with rseq off. What runs no ChaCha code (Fortuna's AES reads) runs
 /// with the default backend (and in [`backend_portable`]'s software AES build) only, and what
@@ -202,7 +201,7 @@ pub(super) fn backends() -> Result {
     for backend in BACKENDS {
         backend_tests(backend, None)?;
     }
-    backends_rseq_off()
+    Ok(())
 }
 
 /// [`BACKEND_TESTS`] on the portable backend ([`SOFT_AES_BACKEND`]), whose build also forces
@@ -213,9 +212,20 @@ pub(super) fn backend_portable() -> Result {
     backend_tests(SOFT_AES_BACKEND, Some("backend-portable"))
 }
 
-/// One backend's run: `""` the default backend in the shared build, else the forced one, in
-/// the shared build or in `target/<target_dir>`.
+/// One backend's run: `""` the default backend in the shared build (then its pool tests
+/// again with rseq off, the binaries of the same build), else the forced one, in the shared
+/// build or in `target/<target_dir>`.
 fn backend_tests(backend: &str, target_dir: Option<&str>) -> Result {
+    if !backend.is_empty() {
+        return backend_cmd(backend, target_dir).run();
+    }
+    let built = build_tests(backend_cmd(backend, target_dir).arg("--no-run"))?;
+    backend_cmd(backend, target_dir).run()?;
+    backends_rseq_off(&built)
+}
+
+/// The `cargo test` command of one backend's run (see [`backend_tests`]).
+fn backend_cmd(backend: &str, target_dir: Option<&str>) -> Cmd {
     let (label, tests) = if backend.is_empty() {
         ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
     } else {
@@ -260,30 +270,38 @@ fn backend_tests(backend: &str, target_dir: Option<&str>) -> Result {
         // build cover them.
         c = c.args(["--", "--skip", "fortuna_concurrent_reads_aes"]);
     }
-    c.run()
+    c
 }
 
 /// The default backend's fork-mid-read, fork key-search, register and memory-scan tests with
-/// glibc's rseq registration off.
-fn backends_rseq_off() -> Result {
+/// glibc's rseq registration off: the test binaries in `built` (that backend's build).
+fn backends_rseq_off(built: &[TestBinary]) -> Result {
     // A fork from another thread in the middle of a read, the registers after every
     // key-deriving call and the memory scans, with glibc's rseq registration off (the locked
     // slots serve every read, and no section is watched, so each ends with the wipe past a
-    // signal frame): the default backend's build, run again.
-    cargo(
-        "backend default, rseq off",
-        ["test", "--release", "-p", "scalrand-pool"],
-    )
-    .args(["--features", "scalrand-pool/hwloc"])
-    .args(["--test", "fork_mid_read", "--test", "key_registers"])
-    .args(["--test", "numa_erasure", "--test", "fork_key_search"])
-    // Fortuna never takes the restartable sequence: its mid-read forks ran above.
-    .args(["--", "--skip", "fortuna_concurrent_reads"])
-    .env_remove("SCALRAND_CHACHA_BACKEND")
-    .env_remove("SCALRAND_AES")
-    .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
-    .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
-    .run()
+    // signal frame).
+    for target in [
+        "fork_mid_read",
+        "key_registers",
+        "numa_erasure",
+        "fork_key_search",
+    ] {
+        built
+            .iter()
+            .find(|b| b.package == "scalrand-pool" && b.target == target)
+            .ok_or(format!(
+                "backends: the default build made no {target} test binary"
+            ))?
+            // Fortuna never takes the restartable sequence: its mid-read forks ran above.
+            .cmd(
+                &format!("backend default, rseq off: {target}"),
+                &["--skip", "fortuna_concurrent_reads"],
+            )
+            .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
+            .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
+            .run()?;
+    }
+    Ok(())
 }
 
 /// Copies the workspace (without `target/`) to `target/latest-deps/src`, runs `cargo update`
