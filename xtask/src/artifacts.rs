@@ -36,6 +36,18 @@ impl TestBinary {
     }
 }
 
+/// The test binary of `package`'s target `target` among `built`, or an error that names it.
+pub fn test_binary<'a>(
+    built: &'a [TestBinary],
+    package: &str,
+    target: &str,
+) -> Result<&'a TestBinary> {
+    built
+        .iter()
+        .find(|b| b.test && b.package == package && b.target == target)
+        .ok_or_else(|| format!("the build made no {package} {target} test binary"))
+}
+
 /// Runs `build` (a `cargo test … --no-run` command, to which `--message-format=json` is
 /// added) and returns the test executables it built; cargo's messages go to stderr as usual.
 pub fn build_tests(build: Cmd) -> Result<Vec<TestBinary>> {
@@ -126,5 +138,9 @@ mod tests {
         assert_eq!(found[0].target, "numa_fork");
         assert_eq!(found[0].dir, Path::new("/w/crates/pool"));
         assert_eq!(found[1].package, "xtask");
+        let b = test_binary(&found, "scalrand-pool", "numa_fork").unwrap();
+        assert_eq!(b.exe, Path::new("/w/target/release/deps/numa_fork-1"));
+        let missing = test_binary(&found, "scalrand", "numa_fork").unwrap_err();
+        assert!(missing.contains("scalrand numa_fork"), "{missing}");
     }
 }

@@ -8,7 +8,7 @@ mod steps;
 
 use std::time::{Duration, Instant};
 
-use crate::artifacts::build_tests;
+use crate::artifacts::{build_tests, test_binary};
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
@@ -65,10 +65,7 @@ fn run_step(step: Step) -> Result {
             // The memory scans with glibc's rseq registration off: no section is watched, so
             // every one ends with the wipe that reaches past a signal frame (in unoptimised
             // frames, which are the deepest).
-            built
-                .iter()
-                .find(|b| b.package == "scalrand-pool" && b.target == "numa_erasure")
-                .ok_or("test: the workspace build made no numa_erasure test binary")?
+            test_binary(&built, "scalrand-pool", "numa_erasure")?
                 .cmd(&format!("{name} numa_erasure, rseq off"), &[])
                 .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
                 .run()?;

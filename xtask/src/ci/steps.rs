@@ -1,7 +1,7 @@
 //! The `ci` steps whose bodies are more than a few commands: getrandom-program, miri,
 //! windows-wine, backends, latest-deps, sanitizers, and the clean-up before package.
 
-use crate::artifacts::{TestBinary, build_tests};
+use crate::artifacts::{TestBinary, build_tests, test_binary};
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
@@ -192,8 +192,9 @@ pub(super) fn windows_wine(name: &str) -> Result {
 
 /// The pool's [`BACKEND_TESTS`] once per forced backend of [`BACKENDS`], and with the
 /// default backend only [`DEFAULT_BACKEND_RELEASE_TESTS`] (the `test` step ran the others),
-/// all in the workspace's release build, which `numa-vm` reuses: the backend is forced through the pool's build script, so each one rebuilds the
-/// pool and its tests, not the dependencies; then the fork-mid-read, fork key-search and
+/// all in the workspace's release build, which `numa-vm` reuses: the backend is forced
+/// through the pool's build script, so each one rebuilds the pool and its tests, not the
+/// dependencies; then the fork-mid-read, fork key-search and
 /// register tests again with rseq off. What runs no ChaCha code (Fortuna's AES reads) runs
 /// with the default backend (and in [`backend_portable`]'s software AES build) only, and what
 /// never takes the restartable sequence (Fortuna's reads) is not run again with rseq off.
@@ -286,12 +287,7 @@ fn backends_rseq_off(built: &[TestBinary]) -> Result {
         "numa_erasure",
         "fork_key_search",
     ] {
-        built
-            .iter()
-            .find(|b| b.package == "scalrand-pool" && b.target == target)
-            .ok_or(format!(
-                "backends: the default build made no {target} test binary"
-            ))?
+        test_binary(built, "scalrand-pool", target)?
             // Fortuna never takes the restartable sequence: its mid-read forks ran above.
             .cmd(
                 &format!("backend default, rseq off: {target}"),
