@@ -1,4 +1,4 @@
-//! `cargo xtask loom`: every loom model (`config::LOOM`), in release, with the crates' atomics
+//! `cargo xtask loom`: every loom model (`config::LOOM`), optimised (the `loom` profile), with the crates' atomics
 //! swapped for loom's through `--cfg` (`config::LOOM_CFG`).
 
 use crate::cmd::Result;
@@ -14,7 +14,8 @@ pub fn run() -> Result {
         "loom: clippy scalrand-os, every target",
         [
             "clippy",
-            "--release",
+            "--profile",
+            "loom",
             "-p",
             "scalrand-os",
             "--all-targets",
@@ -29,7 +30,7 @@ pub fn run() -> Result {
     for (pkg, test, filter, preemptions) in LOOM {
         let mut c = cargo(
             &format!("loom {pkg} {test} {filter}"),
-            ["test", "--release", "-p", pkg],
+            ["test", "--profile", "loom", "-p", pkg],
         );
         c = if *test == "--lib" {
             c.arg("--lib")

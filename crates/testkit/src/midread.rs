@@ -224,8 +224,10 @@ pub fn fork_during_reads(r: &Reads<'_>) -> Outcome {
                 });
             }
             start.wait();
+            // Yield, not spin: on a machine with fewer free cores than threads here (two
+            // cores, two readers and this one, and other work), a spin takes a reader's core.
             while done.load(Ordering::Acquire) < after {
-                std::hint::spin_loop();
+                std::thread::yield_now();
             }
             // SAFETY: fork(2); the child only calls `child`, which allocates nothing, then
             // `_exit`s.

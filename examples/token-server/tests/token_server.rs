@@ -1,4 +1,4 @@
-//! Drives `examples/token_server.rs` in-process over loopback HTTP/1.1: concurrent token
+//! Drives the token server (`src/main.rs`) in-process over loopback HTTP/1.1: concurrent token
 //! requests, a large streamed upload hashed while a probe keeps pinging, the blocking variant
 //! for comparison, the bad-input answers and the shutdown.
 //!
@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[allow(dead_code)] // `main` and some helpers are only used by the example binary.
-#[path = "../examples/token_server.rs"]
+#[path = "../src/main.rs"]
 mod token_server;
 
 use std::collections::HashSet;
@@ -29,8 +29,8 @@ use token_server::{Config, parse_args};
 /// Socket timeout: far above anything a healthy run needs, low enough to fail a hung test.
 const IO_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Size of the large upload. Debug builds hash with an optimised sha2 (root Cargo.toml), but
-/// hyper and the test's own copying run unoptimised.
+/// Size of the large upload. Debug builds hash with an optimised sha2 (the workspace's
+/// `.cargo/config.toml`), but hyper and the test's own copying run unoptimised.
 const UPLOAD: usize = if cfg!(debug_assertions) {
     128 << 20
 } else {

@@ -2,7 +2,7 @@
 //! pools and hashes uploads without starving its other requests.
 //!
 //! ```text
-//! cargo run --example token_server                   # http://127.0.0.1:3000
+//! cargo run -p scalrand-example-token-server        # http://127.0.0.1:3000
 //! curl http://127.0.0.1:3000/token                   # 32 random bytes, hex
 //! curl --data-binary @big.iso http://127.0.0.1:3000/hash
 //! curl http://127.0.0.1:3000/shutdown
