@@ -38,10 +38,34 @@ pub(crate) fn write_plots(
         draw(&root, &title, res).map_err(|e| CliError(format!("--svg {}: {e}", path.display())))?;
     }
     if let Some(path) = png {
-        let root = BitMapBackend::new(path, (800, 480)).into_drawing_area();
-        draw(&root, &title, res).map_err(|e| CliError(format!("--png {}: {e}", path.display())))?;
+        let failed = |e: &dyn std::fmt::Display| CliError(format!("--png {}: {e}", path.display()));
+        let mut rgb = std::vec![0u8; 800 * 480 * 3];
+        draw(
+            &BitMapBackend::with_buffer(&mut rgb, (800, 480)).into_drawing_area(),
+            &title,
+            res,
+        )
+        .map_err(|e| failed(&e))?;
+        write_rgb_png(path, (800, 480), &rgb).map_err(|e| failed(&e))?;
     }
     Ok(())
+}
+
+/// Encodes an RGB buffer of `size` as a PNG file at `path` with the `png` crate: plotters'
+/// own PNG writer goes through the `image` crate and its JPEG, BMP and PNG codecs, most of
+/// which this tool never uses.
+fn write_rgb_png(
+    path: &std::path::Path,
+    size: (u32, u32),
+    rgb: &[u8],
+) -> Result<(), png::EncodingError> {
+    let file = std::fs::File::create(path)?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), size.0, size.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()
 }
 
 pub(crate) fn plot(a: PlotArgs) -> Result<(), CliError> {
