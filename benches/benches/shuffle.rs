@@ -22,15 +22,26 @@ use scalrand_shuffle::{
 
 const PAGES: u64 = 1 << 24;
 
-fn half_free_zone() -> Zone<Xoroshiro128PlusPlus> {
-    let cfg = ZoneConfig::with_span(0, 2 * PAGES).unwrap();
+/// Free pages the shuffle benchmarks work on: [`PAGES`], or 2^16 in criterion's test mode
+/// (`-- --test`, each benchmark run once to show that it works, in whatever build the caller
+/// made: CI's is unoptimised, where the 2^25-page zone took over a minute to set up).
+fn pages() -> u64 {
+    if std::env::args().any(|a| a == "--test") {
+        1 << 16
+    } else {
+        PAGES
+    }
+}
+
+fn half_free_zone(pages: u64) -> Zone<Xoroshiro128PlusPlus> {
+    let cfg = ZoneConfig::with_span(0, 2 * pages).unwrap();
     let mut z = Zone::new(
         &cfg,
         ShufflePolicy::OFF,
         Xoroshiro128PlusPlus::seed_from_u64(1),
     )
     .unwrap();
-    let mut all = Vec::with_capacity(2 * PAGES as usize);
+    let mut all = Vec::with_capacity(2 * pages as usize);
     while let Some(p) = z.alloc_pages(0, MigrateType::Movable).unwrap() {
         all.push(p);
     }
@@ -40,17 +51,18 @@ fn half_free_zone() -> Zone<Xoroshiro128PlusPlus> {
     // Order-0 frees go to the per-CPU lists first (on by default); the shuffle works on the
     // buddy lists, so hand those pages back as a drain would.
     z.drain_pages();
-    assert_eq!(z.nr_free(0, MigrateType::Movable), PAGES);
+    assert_eq!(z.nr_free(0, MigrateType::Movable), pages);
     z
 }
 
 fn shuffle(c: &mut Criterion) {
-    let mut g = c.benchmark_group("shuffle/2^24 order-0 pages");
+    let pages = pages();
+    let mut g = c.benchmark_group(format!("shuffle/2^{} order-0 pages", pages.ilog2()));
     g.sample_size(10);
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(8));
-    g.throughput(Throughput::Elements(PAGES));
-    let mut v: Vec<u32> = (0..PAGES as u32).collect();
+    g.throughput(Throughput::Elements(pages));
+    let mut v: Vec<u32> = (0..pages as u32).collect();
     // The same generator on both sides, so the ratio is about the shuffles.
     let mut rng = Xoroshiro128PlusPlus::seed_from_u64(1);
     g.bench_function("rand SliceRandom::shuffle Vec<u32>", |b| {
@@ -60,7 +72,7 @@ fn shuffle(c: &mut Criterion) {
         })
     });
     drop(v);
-    let mut z = half_free_zone();
+    let mut z = half_free_zone(pages);
     g.bench_function("shuffle_zone Kernel", |b| {
         b.iter(|| black_box(z.shuffle_zone(0, ShuffleMode::Kernel).unwrap()))
     });
