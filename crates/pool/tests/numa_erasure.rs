@@ -20,6 +20,12 @@
 //! skipped, never reallocated, and zeroed before they are freed (a freed buffer of masked
 //! words XORed with the mask again could meet another key's masked word by chance).
 //!
+//! A sampled campaign (`SCALRAND_CAMPAIGN=sample`, see `scalrand_testkit::campaign`) reads
+//! every other length of each list, the first and the last always: for the node pools a read
+//! the rseq slot serves, two through the locked slots and the longest (past a chunk in
+//! optimised builds); for Fortuna the shortest and the longest. Each scan reads the whole
+//! process, which takes seconds inside the emulated machines.
+//!
 //! Run it on every backend: `RUSTFLAGS="--cfg scalrand_chacha_soft"` (AVX2),
 //! `--cfg scalrand_chacha_sse2`, `--cfg scalrand_chacha_portable`, in debug and `--release`
 //! builds (`cargo xtask ci` does).
@@ -31,6 +37,7 @@ use scalrand_os::wipe::zero;
 use scalrand_pool::chacha::{__WIPE_DEPTH, __keystream_unwiped, __observe_keys, backend};
 use scalrand_pool::fortuna::{Aes256Prf, ChaCha20Prf, Fortuna, Prf, ReadMode};
 use scalrand_pool::numa::{NodePools, Rounds, Topology};
+use scalrand_testkit::campaign;
 use scalrand_testkit::maps::{self, Mapping};
 use scalrand_testkit::stack::sorted_hits;
 use std::fs::File;
@@ -384,7 +391,7 @@ fn no_key_or_unread_output_outside_the_secret_memory() {
     start_observing();
     let mut failures = Vec::new();
     for rounds in [Rounds::ChaCha20, Rounds::ChaCha12] {
-        for len in [16usize, 32, 100, 300, 1000, 4096, huge_read()] {
+        for len in campaign::spread(&[16usize, 32, 100, 300, 1000, 4096, huge_read()], 2) {
             let (hits, keys) = reads_then_scan(move || node_pool_reads(len, rounds), true);
             eprintln!(
                 "{:?} {rounds:?} {len} B: {keys} keys observed so far, {} copies found",
@@ -417,7 +424,7 @@ fn no_fortuna_key_outside_the_generator() {
     start_observing();
     let mut failures = Vec::new();
     for mode in [ReadMode::Concurrent, ReadMode::Locked] {
-        for len in [32usize, 1024, huge_read()] {
+        for len in campaign::spread(&[32usize, 1024, huge_read()], 2) {
             for (name, (hits, keys)) in [
                 (
                     "AES",
