@@ -100,14 +100,14 @@ impl Step {
     /// of their own (so no build lock is shared with the first lane) and keep about one core
     /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
     /// that on a 2-core machine the two lanes together fill both cores; and the builds of
-    /// their own (the newest dependencies, the pages documented as docs.rs builds them) that
-    /// balance the lanes' lengths. (`other-targets` builds into a directory of its own too,
-    /// and runs in the first lane, which the other steps here leave the shorter.)
+    /// their own (the newest dependencies, the pages documented as docs.rs builds them, the
+    /// other targets' lints) that balance the lanes' lengths.
     pub fn second_lane(self) -> bool {
         matches!(
             self,
             Step::BackendPortable
                 | Step::LatestDeps
+                | Step::OtherTargets
                 | Step::DocLinks
                 | Step::Aarch64Qemu
                 | Step::WindowsWine
