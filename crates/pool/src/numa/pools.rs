@@ -215,8 +215,9 @@ impl NodePools {
         Self::from_seed_in(topology, seed, false)
     }
 
-    /// Where the per-CPU slots lie: their first address and their bytes (tests).
-    #[cfg(test)]
+    /// Where the per-CPU slots lie: their first address and their bytes (the unit tests'
+    /// memory check, which runs on Linux outside miri and loom).
+    #[cfg(all(test, target_os = "linux", not(miri), not(scalrand_loom)))]
     pub(crate) fn slots_span(&self) -> (usize, usize) {
         (
             self.slots.as_ptr() as usize,
