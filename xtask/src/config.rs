@@ -118,8 +118,8 @@ pub const LOOM: &[(&str, &str, &str, u32)] = &[
 /// has it), last, so the release build the later steps share is left with it.
 pub const BACKENDS: &[&str] = &["soft", "sse2", ""];
 
-/// The backend the `backend-portable` step forces, in a target directory of its own so that
-/// it runs in the second lane: the portable code, whose build also forces Fortuna's
+/// The backend the `backend-portable` step forces (before `backends`, in the same release
+/// build): the portable code, whose build also forces Fortuna's
 /// bitsliced software AES-256 (`SCALRAND_AES=soft`, which the pool's build script turns into
 /// `scalrand_aes_soft`): the build that stands for a CPU with no SIMD and no AES
 /// instructions.

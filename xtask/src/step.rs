@@ -26,6 +26,10 @@ pub enum Step {
     /// the backend; 0.3's `custom` module, which defines its own test backend, is compiled
     /// out, with the reason printed
     GetrandomSuites,
+    /// the same tests on the portable ChaCha backend with Fortuna's software AES-256 forced
+    /// (a CPU with no SIMD and no AES instructions), in the workspace's release build, before
+    /// `backends` (whose default build the later steps reuse)
+    BackendPortable,
     /// the pool's known-answer, erasure, fork, fork-mid-read, register and hostile-context
     /// tests once per forced ChaCha backend (AVX2, SSE2; `backend-portable` runs the
     /// portable one); with the default backend (AVX-512 where the CPU has it; `test` ran its
@@ -35,9 +39,6 @@ pub enum Step {
     /// pool alone, the long campaigns an even sample (`SCALRAND_CAMPAIGN=full` runs every
     /// campaign in full on every backend)
     Backends,
-    /// the same tests on the portable ChaCha backend with Fortuna's software AES-256 forced
-    /// (a CPU with no SIMD and no AES instructions), in a release build of its own
-    BackendPortable,
     /// a copy of the workspace on the newest semver-compatible dependencies (`cargo update`):
     /// the OS layer's, the pools' and the facade's library and test targets build (once) and
     /// their test binaries pass
@@ -101,12 +102,15 @@ impl Step {
     /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
     /// that on a 2-core machine the two lanes together fill both cores; and the builds of
     /// their own (the newest dependencies, the pages documented as docs.rs builds them, the
-    /// other targets' lints) that balance the lanes' lengths.
+    /// other targets' lints, the getrandom programs, the `no_std` builds) that balance the
+    /// lanes' lengths.
     pub fn second_lane(self) -> bool {
         matches!(
             self,
-            Step::BackendPortable
-                | Step::LatestDeps
+            Step::LatestDeps
+                | Step::GetrandomProgram
+                | Step::GetrandomSuites
+                | Step::NoStd
                 | Step::OtherTargets
                 | Step::DocLinks
                 | Step::Aarch64Qemu

@@ -200,47 +200,43 @@ pub(super) fn windows_wine(name: &str) -> Result {
 /// never takes the restartable sequence (Fortuna's reads) is not run again with rseq off.
 pub(super) fn backends() -> Result {
     for backend in BACKENDS {
-        backend_tests(backend, None)?;
+        backend_tests(backend)?;
     }
     Ok(())
 }
 
 /// [`BACKEND_TESTS`] on the portable backend ([`SOFT_AES_BACKEND`]), whose build also forces
-/// Fortuna's software AES-256 (`SCALRAND_AES=soft`: what CPUs without AES-NI run), in a
-/// release build of its own (`target/backend-portable`, without the `hwloc` feature the
-/// shared build has, which the tests do not use), so that it runs in the second lane.
+/// Fortuna's software AES-256 (`SCALRAND_AES=soft`: what CPUs without AES-NI run), in the
+/// workspace's release build, whose dependencies the forced backends share (the backend is
+/// forced for the pool alone).
 pub(super) fn backend_portable() -> Result {
-    backend_tests(SOFT_AES_BACKEND, Some("backend-portable"))
+    backend_tests(SOFT_AES_BACKEND)
 }
 
-/// One backend's run: `""` the default backend in the shared build (then its pool tests
-/// again with rseq off, the binaries of the same build), else the forced one, in the shared
-/// build or in `target/<target_dir>`.
-fn backend_tests(backend: &str, target_dir: Option<&str>) -> Result {
+/// One backend's run: `""` the default backend (then its pool tests again with rseq off, the
+/// binaries of the same build), else the forced one.
+fn backend_tests(backend: &str) -> Result {
     if !backend.is_empty() {
-        return backend_cmd(backend, target_dir).run();
+        return backend_cmd(backend).run();
     }
-    let built = build_tests(backend_cmd(backend, target_dir).arg("--no-run"))?;
-    backend_cmd(backend, target_dir).run()?;
+    let built = build_tests(backend_cmd(backend).arg("--no-run"))?;
+    backend_cmd(backend).run()?;
     backends_rseq_off(&built)
 }
 
 /// The `cargo test` command of one backend's run (see [`backend_tests`]).
-fn backend_cmd(backend: &str, target_dir: Option<&str>) -> Cmd {
+fn backend_cmd(backend: &str) -> Cmd {
     let (label, tests) = if backend.is_empty() {
         ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
     } else {
         (format!("backend {backend}"), BACKEND_TESTS)
     };
+    // The pool as `numa-vm` builds it.
     let mut c = cargo(
         &label,
         ["test", "--release", "-p", "scalrand-pool", "--lib"],
-    );
-    c = match target_dir {
-        Some(dir) => c.target_dir(dir),
-        // The pool as `numa-vm` builds it.
-        None => c.args(["--features", "scalrand-pool/hwloc"]),
-    };
+    )
+    .args(["--features", "scalrand-pool/hwloc"]);
     // Unset, not empty, for the default: the other steps' builds leave it unset, and a
     // change of its value reruns the build script and rebuilds the pool.
     c = if backend.is_empty() {
