@@ -38,30 +38,19 @@ fn run_step(step: Step) -> Result {
             }
             Ok(())
         }
-        Step::Clippy => cargo(
-            name,
-            [
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--all-features",
-                "--",
-                "-D",
-                "warnings",
-            ],
-        )
-        .run(),
         Step::Test => {
             // The long campaigns run a sample (unoptimised here; `backends` runs them
             // optimised).
-            let workspace = || {
-                steps::expect_rseq_here(
-                    workspace_tests(name).env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
-                )
+            let workspace = || -> Result<Cmd> {
+                Ok(steps::expect_rseq_here(
+                    workspace_tests(name)?.env(CAMPAIGN_VAR, steps::campaign(CAMPAIGN_SAMPLE)),
+                ))
             };
-            // One build, whose pool erasure test runs a second time below.
-            let built = build_tests(workspace().arg("--no-run"))?;
-            workspace().run()?;
+            // One build, linted as it compiles (`cargo clippy --workspace --all-targets
+            // --all-features -- -D warnings`, less the bench targets, which `bench-build`
+            // lints), whose pool erasure test runs a second time below.
+            let built = build_tests(workspace()?.arg("--no-run"))?;
+            workspace()?.run()?;
             // The memory scans with glibc's rseq registration off: no section is watched, so
             // every one ends with the wipe that reaches past a signal frame (in unoptimised
             // frames, which are the deepest).
@@ -165,12 +154,13 @@ fn run_step(step: Step) -> Result {
         }
         Step::WindowsWine => windows_wine(name),
         Step::NoDefaultFeatures => {
-            // The library crates without `std` (on the host): lints and tests still pass.
+            // The library crates without `std` (on the host): lints and tests still pass. The
+            // test build lints as it compiles (it builds every target `clippy --all-targets`
+            // checks: these crates have no benches or examples).
             for pkg in LIB_CRATES {
-                cargo(name, ["clippy", "-p", pkg, "--all-targets"])
-                    .args(["--no-default-features", "--", "-D", "warnings"])
+                cargo(name, ["test", "-p", pkg, "--no-default-features"])
+                    .linted()?
                     .run()?;
-                cargo(name, ["test", "-p", pkg, "--no-default-features"]).run()?;
             }
             Ok(())
         }
@@ -185,7 +175,7 @@ fn run_step(step: Step) -> Result {
         // benches' feature. `--bench '*'`, not `--benches`, which would also build and run
         // every library's and program's unit tests again.
         Step::BenchBuild => {
-            workspace_tests(name)
+            workspace_tests(name)?
                 .args(["--bench", "*", "--", "--test"])
                 .run()?;
             cargo(name, ["build"]).args(SCALING_HARNESS).run()
@@ -333,10 +323,11 @@ fn children_cpu_secs() -> Option<f64> {
     Some((ticks(16)? + ticks(17)?) / 100.0)
 }
 
-/// `cargo test` over the whole workspace with every feature: the unoptimised build that the
-/// `test` step makes and `bench-build` reuses.
-fn workspace_tests(name: &str) -> Cmd {
-    cargo(name, ["test", "--workspace", "--all-features"])
+/// `cargo test` over the whole workspace with every feature, linted as it builds: the
+/// unoptimised build that the `test` step makes and `bench-build` reuses (and extends with the
+/// bench targets).
+fn workspace_tests(name: &str) -> Result<Cmd> {
+    cargo(name, ["test", "--workspace", "--all-features"]).linted()
 }
 
 #[cfg(test)]
@@ -350,7 +341,6 @@ mod tests {
             names,
             [
                 "fmt",
-                "clippy",
                 "test",
                 "getrandom-program",
                 "getrandom-suites",

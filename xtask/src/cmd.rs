@@ -139,6 +139,32 @@ where
     Cmd::new(label, cargo).args(args)
 }
 
+/// Clippy's driver of the toolchain that runs xtask: beside `$CARGO`, or where rustup says.
+fn clippy_driver() -> Result<PathBuf> {
+    let name = format!("clippy-driver{}", std::env::consts::EXE_SUFFIX);
+    if let Ok(cargo) = std::env::var("CARGO") {
+        let beside = Path::new(&cargo).with_file_name(&name);
+        if beside.is_file() {
+            return Ok(beside);
+        }
+    }
+    let missing = || {
+        "clippy's driver (clippy-driver) is neither beside cargo ($CARGO) nor known to rustup: \
+         `rustup component add clippy`"
+            .to_owned()
+    };
+    let out = Command::new("rustup")
+        .args(["which", "clippy-driver"])
+        .output()
+        .map_err(|_| missing())?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if out.status.success() && path.is_file() {
+        Ok(path)
+    } else {
+        Err(missing())
+    }
+}
+
 /// `cargo +nightly ARGS` from the workspace root, through rustup's proxy (`$CARGO` points at
 /// stable).
 pub fn cargo_nightly<I, S>(label: &str, args: I) -> Cmd
@@ -197,6 +223,21 @@ impl Cmd {
     pub fn env_remove(mut self, k: &str) -> Self {
         self.inner.env_remove(k);
         self
+    }
+
+    /// Lints while it builds: the workspace's crates that this cargo command compiles go
+    /// through clippy's driver (`RUSTC_WORKSPACE_WRAPPER`, with `-D warnings`), as `cargo
+    /// clippy` runs them for its `cargo check`, but here in a build that also generates their
+    /// code. The driver lints the packages the command names (`-p`, `--workspace`) and
+    /// compiles every other crate as rustc would, so one build is both `cargo clippy` and the
+    /// tests' build, and the dependencies are compiled once, not checked and then built.
+    /// Every command that builds in the same target directory must lint too: cargo rebuilds a
+    /// workspace crate whose wrapper changed.
+    pub fn linted(self) -> Result<Self> {
+        Ok(self.env("RUSTC_WORKSPACE_WRAPPER", clippy_driver()?).env(
+            "CLIPPY_ARGS",
+            "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
+        ))
     }
 
     /// Runs the command in `dir` instead of the workspace root.

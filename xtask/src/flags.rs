@@ -9,7 +9,7 @@ use crate::step::Step;
 const EXAMPLES: &str = "\
 Examples:
   cargo xtask ci                            everything CI checks, in order
-  cargo xtask ci --only clippy --only test  two steps
+  cargo xtask ci --only fmt --only test     two steps
   cargo xtask ci --skip miri --skip sanitizers
   cargo xtask ci --list                     the steps, in order
   cargo xtask scaling --threads 1,2 --filter crypto

@@ -8,9 +8,8 @@ use clap::ValueEnum;
 pub enum Step {
     /// rustfmt --check, the workspace and fuzz/
     Fmt,
-    /// clippy -D warnings, every target and feature
-    Clippy,
-    /// every test, then the shuffle shape check in release, then the OS layer's tests with
+    /// every test (the build linted as it compiles: clippy -D warnings, every target but the
+    /// benches, which `bench-build` lints, and every feature), then the shuffle shape check in release, then the OS layer's tests with
     /// Apple's fork detection (pthread_atfork with a pid window) forced on Linux, then the
     /// facade's getrandom-backend test with getrandom built for the custom backend
     Test,
@@ -54,7 +53,8 @@ pub enum Step {
     /// (browser and WASI) and Linux with musl (x86_64, aarch64), then the OS layer's library
     /// tests on x86_64 musl (run natively)
     OtherTargets,
-    /// the library crates without std on the host: clippy and tests
+    /// the library crates without std on the host: tests, their build linted (clippy -D
+    /// warnings)
     NoDefaultFeatures,
     /// rustdoc -D warnings
     Doc,
@@ -67,7 +67,8 @@ pub enum Step {
     /// a new crate with only the README's dependency lines builds and runs each README
     /// example (the quick start, async hashing included)
     FreshCrate,
-    /// the criterion benches build (in the `test` step's unoptimised build) and each
+    /// the criterion benches build (in the `test` step's unoptimised build, linted as it
+    /// is) and each
     /// benchmark runs once (`-- --test`), so a bench whose setup no longer holds fails here
     /// rather than on a user's `cargo bench`; the scaling harness builds optimised, as
     /// `cargo xtask scaling` builds it
@@ -102,15 +103,11 @@ impl Step {
     /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
     /// that on a 2-core machine the two lanes together fill both cores; and the builds of
     /// their own (the newest dependencies, the pages documented as docs.rs builds them, the
-    /// other targets' lints, the getrandom programs, the `no_std` builds) that balance the
-    /// lanes' lengths.
+    /// other targets' lints) that balance the lanes' lengths.
     pub fn second_lane(self) -> bool {
         matches!(
             self,
             Step::LatestDeps
-                | Step::GetrandomProgram
-                | Step::GetrandomSuites
-                | Step::NoStd
                 | Step::OtherTargets
                 | Step::DocLinks
                 | Step::Aarch64Qemu

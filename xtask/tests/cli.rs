@@ -47,7 +47,6 @@ fn ci_list_prints_the_selected_steps_in_order() {
         steps,
         [
             "fmt",
-            "clippy",
             "test",
             "getrandom-program",
             "getrandom-suites",

@@ -51,6 +51,11 @@ extern "C" fn count(_: libc::c_int) {
 /// Signals the storm lasts for at least (the test checks that more than 1,000 landed).
 const MIN_SIGNALS: usize = 4000;
 
+/// The longest a storm reads while waiting for its signals. Every read derives keys, and the
+/// search after the first storm is over all of them: a storm cut short by the limit with fewer
+/// than 1,000 signals fails, a longer one only makes that search slower.
+const LIMIT: Duration = Duration::from_secs(10);
+
 /// Bytes of the reader's stack searched: everything below where it started reading, down to
 /// this depth.
 const DEPTH: usize = 64 << 10;
@@ -73,9 +78,33 @@ fn install_counter() {
     KEYS.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
+/// The CPUs the reader and the signaller run on: two different ones where the process may use
+/// two, so that the signaller runs while the reader reads. Unpinned, a busy machine's scheduler
+/// may keep both on one CPU, where every signal sent while the reader waits for it merges into
+/// one pending signal, and the storm runs to its time limit.
+fn storm_cpus() -> Option<(usize, usize)> {
+    let cpus = scalrand_testkit::cpu::allowed_cpus();
+    (cpus.len() >= 2).then(|| (cpus[0], cpus[cpus.len() - 1]))
+}
+
+/// Pins the calling thread to `cpu`, if there is one to pin to.
+fn pin(cpu: Option<usize>) {
+    if let Some(cpu) = cpu {
+        assert!(scalrand_testkit::cpu::pin_to(cpu), "pinning to CPU {cpu}");
+    }
+}
+
 /// Sends SIGUSR1 to the thread whose `pthread_t` `tid` will hold, every 0.5 to 5 µs, until
-/// `done`.
+/// `done`, from the signaller's CPU of [`storm_cpus`] (the calling thread's affinity is
+/// restored at the end).
 fn signaller(tid: &AtomicUsize, done: &AtomicBool) {
+    let restore = scalrand_testkit::cpu::allowed_cpus();
+    pin(storm_cpus().map(|c| c.1));
+    signal_until(tid, done);
+    assert!(scalrand_testkit::cpu::pin_to_set(&restore));
+}
+
+fn signal_until(tid: &AtomicUsize, done: &AtomicBool) {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     while tid.load(Ordering::Acquire) == 0 {
         std::hint::spin_loop();
@@ -112,6 +141,7 @@ fn no_key_survives_a_signal_storm() {
     let tid = AtomicUsize::new(0);
     std::thread::scope(|s| {
         let reader = s.spawn(|| {
+            pin(storm_cpus().map(|c| c.0));
             // SAFETY: pthread_self has no preconditions.
             tid.store(unsafe { libc::pthread_self() } as usize, Ordering::Release);
             read_loop(
@@ -176,12 +206,11 @@ fn read_loop(
     top.store(core::ptr::from_ref(&here) as usize, Ordering::Release);
     let mut buf = vec![0u8; 4096];
     // At least 400 ms and until enough signals have landed: on a loaded machine the signaller
-    // gets less of a CPU (at most 30 s).
+    // gets less of a CPU (at most `LIMIT`).
     let start = Instant::now();
     let mut i = 0usize;
     while start.elapsed() < Duration::from_millis(400)
-        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS
-            && start.elapsed() < Duration::from_secs(30)
+        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS && start.elapsed() < LIMIT
     {
         match i % 8 {
             0 => pools.fill_bytes(&mut buf[..32]),
@@ -217,6 +246,7 @@ fn no_key_survives_a_signal_in_a_refill() {
     let tid = AtomicUsize::new(0);
     let (reads, hits) = std::thread::scope(|s| {
         let reader = s.spawn(|| {
+            pin(storm_cpus().map(|c| c.0));
             // SAFETY: pthread_self has no preconditions.
             tid.store(unsafe { libc::pthread_self() } as usize, Ordering::Release);
             let r = refill_loop(&pools);
@@ -245,7 +275,7 @@ fn no_key_survives_a_signal_in_a_refill() {
 }
 
 /// 32-byte reads (a refill every 223) until enough signals have landed (at least 300 ms, at
-/// most 30 s); after each, the stack below is copied, and after each that derived a key (a
+/// most `LIMIT`); after each, the stack below is copied, and after each that derived a key (a
 /// refill) the copy is searched for pieces of the last keys the pools derived, then the stack
 /// the search used is zeroed (its own frames held those pieces). Returns the reads and, for
 /// each read after which a piece was there, the read's number and the piece.
@@ -258,8 +288,7 @@ fn refill_loop(pools: &NodePools) -> (usize, Vec<(usize, scalrand_testkit::trace
     let mut reads = 0;
     let mut derived = 0;
     while start.elapsed() < Duration::from_millis(300)
-        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS / 2
-            && start.elapsed() < Duration::from_secs(30)
+        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS / 2 && start.elapsed() < LIMIT
     {
         pools.fill_bytes(&mut buf);
         reads += 1;
