@@ -75,7 +75,7 @@ pub const SANITIZERS: &[(&str, bool)] = &[("thread", true), ("address", false)];
 pub const SANITIZER_HOST: &str = "x86_64-unknown-linux-gnu";
 
 /// Seconds each fuzz target runs in CI's smoke (`cargo xtask fuzz` defaults to 60).
-pub const FUZZ_SMOKE_SECONDS: u64 = 20;
+pub const FUZZ_SMOKE_SECONDS: u64 = 12;
 
 /// Library crates and the feature sets that must build without `std`.
 pub const NO_STD: &[(&str, &str)] = &[
@@ -147,10 +147,28 @@ pub const EXPECT_RSEQ_VAR: &str = "SCALRAND_EXPECT_RSEQ";
 /// The first glibc that registers an rseq area for every thread.
 pub const RSEQ_GLIBC: (u32, u32) = (2, 35);
 
-/// An even sample of the trials: every run of the long campaigns in `cargo xtask ci` (each
-/// backend, the unoptimised `test` step, the emulated machines' fork test), unless the caller
-/// sets [`CAMPAIGN_VAR`] itself (`SCALRAND_CAMPAIGN=full cargo xtask ci` runs every trial).
-pub const CAMPAIGN_SAMPLE: &str = "sample";
+/// The size of the long test campaigns (`scalrand_testkit::campaign`) for every run of them
+/// that `cargo xtask ci` and `cargo xtask vm` make (each backend, the unoptimised `test` step,
+/// the emulated machines): an even sample of the trials, unless the caller's
+/// [`CAMPAIGN_VAR`] says `full` (`SCALRAND_CAMPAIGN=full cargo xtask ci` runs every trial). A
+/// value the tests would refuse is refused here, before anything is built.
+pub fn campaign() -> crate::cmd::Result<&'static str> {
+    campaign_from(std::env::var(CAMPAIGN_VAR))
+}
+
+/// [`campaign`] for the variable's value `var`.
+pub fn campaign_from(
+    var: std::result::Result<String, std::env::VarError>,
+) -> crate::cmd::Result<&'static str> {
+    match var.as_deref() {
+        Err(std::env::VarError::NotPresent) | Ok("" | "sample") => Ok("sample"),
+        Ok("full") => Ok("full"),
+        Ok(other) => Err(format!(
+            "{CAMPAIGN_VAR}={other:?}: expected `full` or `sample`"
+        )),
+        Err(e) => Err(format!("{CAMPAIGN_VAR}: {e}")),
+    }
+}
 
 /// `scalrand-pool` test targets run once per entry of [`BACKENDS`].
 pub const BACKEND_TESTS: &[&str] = &[

@@ -103,11 +103,13 @@ impl Step {
     /// busy for most of their time (emulators, interpreters, model checkers, fuzzers), so
     /// that on a 2-core machine the two lanes together fill both cores; and the builds of
     /// their own (the newest dependencies, the pages documented as docs.rs builds them, the
-    /// other targets' lints) that balance the lanes' lengths.
+    /// other targets' lints, the getrandom programs) that balance the lanes' lengths.
     pub fn second_lane(self) -> bool {
         matches!(
             self,
             Step::LatestDeps
+                | Step::GetrandomProgram
+                | Step::GetrandomSuites
                 | Step::OtherTargets
                 | Step::DocLinks
                 | Step::Aarch64Qemu

@@ -67,7 +67,7 @@ pub fn run(flags: &flags::Vm) -> Result {
         }
         return Ok(());
     }
-    let campaign = guest_campaign(std::env::var(CAMPAIGN_VAR))?;
+    let campaign = crate::config::campaign()?;
     let kernel = kernel()?;
     let binaries = build()?;
     // Every machine boots, whatever the one before it showed; the errors come together.
@@ -83,22 +83,6 @@ pub fn run(flags: &flags::Vm) -> Result {
         Ok(())
     } else {
         Err(errors.join("\n"))
-    }
-}
-
-/// The size of the long test campaigns inside the guests (`scalrand_testkit::campaign`, given
-/// to `/init` on the kernel command line), from the caller's `SCALRAND_CAMPAIGN` (`var`):
-/// `full` where it says so, else an even sample (each fork or memory scan takes the emulated
-/// CPUs many times the host's time). A value the tests would refuse is refused here, before
-/// anything is built.
-fn guest_campaign(var: std::result::Result<String, std::env::VarError>) -> Result<&'static str> {
-    match var.as_deref() {
-        Err(std::env::VarError::NotPresent) | Ok("" | "sample") => Ok("sample"),
-        Ok("full") => Ok("full"),
-        Ok(other) => Err(format!(
-            "{CAMPAIGN_VAR}={other:?}: expected `full` or `sample`"
-        )),
-        Err(e) => Err(format!("{CAMPAIGN_VAR}: {e}")),
     }
 }
 
@@ -472,18 +456,28 @@ mod tests {
     }
 
     #[test]
-    fn the_guests_campaign_is_a_sample_unless_full_is_asked() {
+    fn the_campaign_is_a_sample_unless_full_is_asked() {
         use std::env::VarError;
-        assert_eq!(guest_campaign(Err(VarError::NotPresent)), Ok("sample"));
-        assert_eq!(guest_campaign(Ok(String::new())), Ok("sample"));
-        assert_eq!(guest_campaign(Ok("sample".into())), Ok("sample"));
-        assert_eq!(guest_campaign(Ok("full".into())), Ok("full"));
-        let bad = guest_campaign(Ok("al l".into())).unwrap_err();
+        assert_eq!(
+            crate::config::campaign_from(Err(VarError::NotPresent)),
+            Ok("sample")
+        );
+        assert_eq!(
+            crate::config::campaign_from(Ok(String::new())),
+            Ok("sample")
+        );
+        assert_eq!(
+            crate::config::campaign_from(Ok("sample".into())),
+            Ok("sample")
+        );
+        assert_eq!(crate::config::campaign_from(Ok("full".into())), Ok("full"));
+        let bad = crate::config::campaign_from(Ok("al l".into())).unwrap_err();
         assert!(
             bad.contains("SCALRAND_CAMPAIGN") && bad.contains("full"),
             "{bad}"
         );
-        let odd = guest_campaign(Err(VarError::NotUnicode("\u{ff}".into()))).unwrap_err();
+        let odd =
+            crate::config::campaign_from(Err(VarError::NotUnicode("\u{ff}".into()))).unwrap_err();
         assert!(odd.contains("SCALRAND_CAMPAIGN"), "{odd}");
     }
 

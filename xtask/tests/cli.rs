@@ -224,6 +224,23 @@ fn arguments_are_checked_before_building() {
             "{args:?} tried to build: {err}"
         );
     }
+    // A campaign size the tests would refuse, refused before the first step (and before
+    // `vm` builds anything).
+    for args in [&["ci", "--only", "test"][..], &["vm"]] {
+        let out = xtask_without_cargo()
+            .env("PATH", "/nonexistent")
+            .env("SCALRAND_CAMPAIGN", "most")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("SCALRAND_CAMPAIGN=\"most\"") && err.contains("`full` or `sample`"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("==>"), "{args:?} started a command: {err}");
+    }
 }
 
 #[test]

@@ -63,8 +63,18 @@ fn lens() -> impl Strategy<Value = Vec<usize>> {
     )
 }
 
+/// Cases per property: `PROPTEST_CASES` where it is set (proptest's own variable, which an
+/// explicit count would override; CI's emulated aarch64 run sets it lower), else 4 in
+/// unoptimised builds and 64 in optimised ones.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if cfg!(debug_assertions) { 4 } else { 64 })
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(debug_assertions) { 4 } else { 64 }))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn concurrent_read_is_a_32_byte_request_then_the_readers_keystream(seed in any::<[u8; 32]>(), lens in lens()) {

@@ -169,8 +169,17 @@ fn simulate_table_and_svg() {
         text.contains("first run") && text.contains("in-order") && text.contains("shuffled"),
         "{text}"
     );
+    // One seed is "1 seed", in the table's header and in the plot's title.
+    assert!(
+        text.contains(", 1 seed\n") && !text.contains("1 seeds"),
+        "{text}"
+    );
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
+    assert!(
+        plot.contains("rules, 1 seed\n") && !plot.contains("1 seeds"),
+        "{plot}"
+    );
     // Two mean lines (and the legend's two sample lines), two min–max bands.
     assert!(plot.matches("<polyline").count() >= 2, "{plot}");
     assert_eq!(plot.matches("<polygon").count(), 2);

@@ -5,18 +5,11 @@ use crate::artifacts::{TestBinary, build_tests, test_binary};
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, CAMPAIGN_SAMPLE, CAMPAIGN_VAR, DEFAULT_BACKEND_RELEASE_TESTS,
-    EXPECT_RSEQ_VAR, GETRANDOM_PROGRAM_MANIFEST, GETRANDOM_PROGRAM_OVERRIDE,
-    GETRANDOM_PROGRAM_REFUSAL, LATEST_DEPS_TESTS, MIRI, RSEQ_GLIBC, SANITIZE, SANITIZER_HOST,
-    SANITIZERS, SOFT_AES_BACKEND, WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
+    BACKEND_TESTS, BACKENDS, CAMPAIGN_VAR, DEFAULT_BACKEND_RELEASE_TESTS, EXPECT_RSEQ_VAR,
+    GETRANDOM_PROGRAM_MANIFEST, GETRANDOM_PROGRAM_OVERRIDE, GETRANDOM_PROGRAM_REFUSAL,
+    LATEST_DEPS_TESTS, MIRI, RSEQ_GLIBC, SANITIZE, SANITIZER_HOST, SANITIZERS, SOFT_AES_BACKEND,
+    WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
 };
-
-/// The size of the long test campaigns (`scalrand_testkit::campaign`) for a run: the
-/// caller's `SCALRAND_CAMPAIGN` where it set one (`SCALRAND_CAMPAIGN=full cargo xtask ci`
-/// runs every campaign in full), else `default`.
-pub(super) fn campaign(default: &str) -> String {
-    std::env::var(CAMPAIGN_VAR).unwrap_or_else(|_| default.to_owned())
-}
 
 /// Sets [`EXPECT_RSEQ_VAR`] on `c` where this machine runs scalrand's restartable sequences:
 /// x86_64, glibc [`RSEQ_GLIBC`] or later (`getconf GNU_LIBC_VERSION`), and no
@@ -217,15 +210,15 @@ pub(super) fn backend_portable() -> Result {
 /// binaries of the same build), else the forced one.
 fn backend_tests(backend: &str) -> Result {
     if !backend.is_empty() {
-        return backend_cmd(backend).run();
+        return backend_cmd(backend)?.run();
     }
-    let built = build_tests(backend_cmd(backend).arg("--no-run"))?;
-    backend_cmd(backend).run()?;
+    let built = build_tests(backend_cmd(backend)?.arg("--no-run"))?;
+    backend_cmd(backend)?.run()?;
     backends_rseq_off(&built)
 }
 
 /// The `cargo test` command of one backend's run (see [`backend_tests`]).
-fn backend_cmd(backend: &str) -> Cmd {
+fn backend_cmd(backend: &str) -> Result<Cmd> {
     let (label, tests) = if backend.is_empty() {
         ("backend default".to_owned(), DEFAULT_BACKEND_RELEASE_TESTS)
     } else {
@@ -244,7 +237,7 @@ fn backend_cmd(backend: &str) -> Cmd {
     } else {
         c.env("SCALRAND_CHACHA_BACKEND", backend)
     }
-    .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE));
+    .env(CAMPAIGN_VAR, crate::config::campaign()?);
     let soft_aes = backend == SOFT_AES_BACKEND;
     c = if soft_aes {
         c.env("SCALRAND_AES", "soft")
@@ -267,7 +260,7 @@ fn backend_cmd(backend: &str) -> Cmd {
         // build cover them.
         c = c.args(["--", "--skip", "fortuna_concurrent_reads_aes"]);
     }
-    c
+    Ok(c)
 }
 
 /// The default backend's fork-mid-read, fork key-search, register and memory-scan tests with
@@ -307,7 +300,7 @@ fn backends_rseq_off(built: &[TestBinary]) -> Result {
         test_binary(built, "scalrand-pool", target)?
             .cmd(&format!("backend default, rseq off: {target}"), args)
             .env("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
-            .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
+            .env(CAMPAIGN_VAR, crate::config::campaign()?)
             .run()?;
     }
     Ok(())
@@ -347,7 +340,7 @@ pub(super) fn latest_deps() -> Result {
     {
         // What the newest dependencies change is not what the long campaigns look for.
         b.cmd(&format!("latest-deps test {} {}", b.package, b.target), &[])
-            .env(CAMPAIGN_VAR, campaign(CAMPAIGN_SAMPLE))
+            .env(CAMPAIGN_VAR, crate::config::campaign()?)
             .run()?;
         ran += 1;
     }

@@ -286,7 +286,7 @@ impl<P: Prf> Generator<P> {
     }
 
     /// Test access to the raw state.
-    #[cfg(any(all(test, feature = "std"), scalrand_loom))]
+    #[cfg(all(test, any(feature = "std", scalrand_loom)))]
     pub(crate) fn raw_state(&self) -> ([u8; 32], u128) {
         (self.key, self.counter)
     }

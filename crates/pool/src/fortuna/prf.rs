@@ -356,14 +356,14 @@ impl Prf for ChaCha20Prf {
 /// u64s), so a block names the key and counter that produced it, and `tag` mixes all 32 key
 /// bytes so a derived key gets a fresh tag. Not a PRF in any cryptographic sense: loom
 /// explores the locking protocol, and AES would only slow the exploration down.
-#[cfg(any(all(test, feature = "std"), scalrand_loom))]
+#[cfg(all(test, any(feature = "std", scalrand_loom)))]
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum TaggingPrf {}
 
-#[cfg(any(all(test, feature = "std"), scalrand_loom))]
+#[cfg(all(test, any(feature = "std", scalrand_loom)))]
 impl sealed::Sealed for TaggingPrf {}
 
-#[cfg(any(all(test, feature = "std"), scalrand_loom))]
+#[cfg(all(test, any(feature = "std", scalrand_loom)))]
 impl TaggingPrf {
     /// A 64-bit fingerprint of a key (splitmix64 finaliser over the folded words).
     pub(crate) fn tag(key: &[u8; 32]) -> u64 {
@@ -378,7 +378,7 @@ impl TaggingPrf {
     }
 }
 
-#[cfg(any(all(test, feature = "std"), scalrand_loom))]
+#[cfg(all(test, any(feature = "std", scalrand_loom)))]
 impl Prf for TaggingPrf {
     const NAME: &'static str = "tagging (loom model only)";
     const BLOCK_LEN: usize = 16;

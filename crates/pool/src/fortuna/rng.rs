@@ -39,7 +39,7 @@ struct Shared<P: Prf> {
     fork_generation: usize,
     /// Key changes so far (every reserve, locked step and reseed adds one). Only the tests
     /// and the loom model read it.
-    #[cfg(any(all(test, feature = "std"), scalrand_loom))]
+    #[cfg(all(test, any(feature = "std", scalrand_loom)))]
     epoch: u64,
 }
 
@@ -52,7 +52,7 @@ unsafe impl<P: Prf> ZeroValid for Shared<P> {}
 impl<P: Prf> Shared<P> {
     #[inline]
     fn bump_epoch(&mut self) {
-        #[cfg(any(all(test, feature = "std"), scalrand_loom))]
+        #[cfg(all(test, any(feature = "std", scalrand_loom)))]
         {
             self.epoch += 1;
         }
@@ -204,7 +204,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
             CachePadded::new(Lock::new(Shared {
                 generator: Generator::with_prf(),
                 fork_generation,
-                #[cfg(any(all(test, feature = "std"), scalrand_loom))]
+                #[cfg(all(test, any(feature = "std", scalrand_loom)))]
                 epoch: 0,
             }))
         };
@@ -518,7 +518,7 @@ impl<P: Prf, C: Clock> Fortuna<P, C> {
     }
 
     /// Test access to the generator's raw state and epoch.
-    #[cfg(any(all(test, feature = "std"), scalrand_loom))]
+    #[cfg(all(test, any(feature = "std", scalrand_loom)))]
     pub(crate) fn raw_state(&self) -> ([u8; 32], u128, u64) {
         self.state().lock().with(|s| {
             let (k, c) = s.generator.raw_state();

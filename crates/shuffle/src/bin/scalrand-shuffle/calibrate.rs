@@ -129,13 +129,13 @@ pub(crate) fn calibrate(a: CalibrateArgs) -> Result<(), CliError> {
     let k = &r.knl_stream;
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     println!(
-        "bandwidth model: near {} GB/s, far {} GB/s; scale 1/{} ({:.2} GiB zone, {:.2} GiB cache), {} seeds (medians)",
+        "bandwidth model: near {} GB/s, far {} GB/s; scale 1/{} ({:.2} GiB zone, {:.2} GiB cache), {} (medians)",
         cfg.bandwidth.near_gbps,
         cfg.bandwidth.far_gbps,
         cfg.scale,
         gib(k.zone_bytes),
         gib(k.cache_bytes),
-        cfg.seeds.len()
+        crate::report::seeds(cfg.seeds.len())
     );
     println!(
         "KNL STREAM   fresh: miss {:.3} -> {:.0} GB/s (published {:.0})   aged: miss {:.3} -> {:.0} GB/s (published {:.0})",

@@ -13,12 +13,12 @@ use crate::report::SimulateReport;
 
 pub(crate) fn plot_title(r: &SimulateReport) -> String {
     format!(
-        "conflict rate vs aging: {} {} workload, {} aging, kernel {} rules, {} seeds",
+        "conflict rate vs aging: {} {} workload, {} aging, kernel {} rules, {}",
         r.preset,
         r.workload,
         r.aging,
         r.kernel.name(),
-        r.seeds
+        crate::report::seeds(r.seeds)
     )
 }
 

@@ -9,6 +9,15 @@ use scalrand_shuffle::{
 };
 use serde::{Deserialize, Serialize};
 
+/// "1 seed", "5 seeds": the count of seeds as the printed lines and plot titles give it.
+pub(crate) fn seeds(n: usize) -> String {
+    if n == 1 {
+        "1 seed".to_string()
+    } else {
+        std::format!("{n} seeds")
+    }
+}
+
 pub(crate) fn mode_name(m: ShuffleMode) -> &'static str {
     match m {
         ShuffleMode::Kernel => "kernel",

@@ -403,7 +403,7 @@ pub(crate) fn pct(x: f64) -> String {
 
 pub(crate) fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentResult) {
     println!(
-        "preset {preset}: kernel {} rules, {} aging{}, workload {}, zone {} MiB, cache {} KiB ({}), shuffle order {} ({}{}), {} seeds",
+        "preset {preset}: kernel {} rules, {} aging{}, workload {}, zone {} MiB, cache {} KiB ({}), shuffle order {} ({}{}), {}",
         cfg.kernel.name(),
         if cfg.server.is_some() {
             "server"
@@ -421,7 +421,7 @@ pub(crate) fn print_table(preset: &str, cfg: &ExperimentConfig, r: &ExperimentRe
         cfg.shuffle_order,
         mode_name(cfg.shuffle_mode),
         if cfg.pick_tail { " + pick_tail" } else { "" },
-        r.seeds
+        crate::report::seeds(r.seeds)
     );
     println!("conflict rate (mean ± sd over seeds)");
     println!(
