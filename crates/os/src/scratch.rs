@@ -252,8 +252,8 @@ impl<T: ZeroValid> Scratch<T> {
         self.levels.wipes_on_fork()
     }
 
-    /// Runs `f` on a free frame (all zero when `f` gets it) and zeroes the frame afterwards.
-    /// `hint` picks where the search starts (a CPU number keeps readers on different CPUs
+    /// Runs `f` on a free frame (all zero when `f` gets it) and zeroes the frame afterwards,
+    /// also when `f` panics and unwinds. `hint` picks where the search starts (a CPU number keeps readers on different CPUs
     /// apart).
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
@@ -330,14 +330,23 @@ impl<T: ZeroValid> Scratch<T> {
 /// Runs `f` on `frame`, which the caller marked busy, then zeroes it and marks it free.
 #[inline]
 fn run_on<T: ZeroValid, R>(frame: &Frame<T>, f: impl FnOnce(&mut T) -> R) -> R {
-    let p = frame.value.get();
+    /// Zeroes the frame and frees it when dropped: after `f` returns, and if `f` unwinds (a
+    /// frame left busy would keep what `f` wrote for the life of the process).
+    struct Release<'a, T: ZeroValid>(&'a Frame<T>);
+    impl<T: ZeroValid> Drop for Release<'_, T> {
+        fn drop(&mut self) {
+            // SAFETY: the busy flag, set by this thread, still gives it the only access to
+            // the value, and `f`'s borrow of it has ended; all-zero is a valid `T`
+            // (`ZeroValid`). The stores are to shared memory read again, so they are not dead.
+            unsafe { core::ptr::write_bytes(self.0.value.get(), 0, 1) };
+            self.0.busy.store(false, Ordering::Release);
+        }
+    }
+    let release = Release(frame);
     // SAFETY: the busy flag, set by this thread, gives it the only access to the value until
-    // it is cleared below.
-    let r = f(unsafe { &mut *p });
-    // SAFETY: as above; all-zero is a valid `T` (`ZeroValid`). The stores are to shared
-    // memory read again, so they are not dead.
-    unsafe { core::ptr::write_bytes(p, 0, 1) };
-    frame.busy.store(false, Ordering::Release);
+    // `release` clears it.
+    let r = f(unsafe { &mut *frame.value.get() });
+    drop(release);
     r
 }
 
@@ -428,6 +437,27 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert!(sorted.len() >= 255, "{} distinct frames", sorted.len());
+    }
+
+    #[test]
+    fn a_closure_that_panics_leaves_its_frame_zeroed_and_free() {
+        // One frame at level 0: a frame left busy sends the next call to level 1.
+        let s = Scratch::<[u8; 32]>::new(1);
+        let first = s.with(0, |v| v.as_ptr() as usize);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.with(0, |v| {
+                *v = [0xa5; 32];
+                panic!("a closure that panics with a secret in its frame");
+            })
+        }));
+        assert!(unwound.is_err());
+        // The same frame again, zero: it was freed and wiped on the way out.
+        let (again, held) = s.with(0, |v| (v.as_ptr() as usize, *v));
+        assert_eq!(again, first, "the frame is still marked busy");
+        assert_eq!(
+            held, [0; 32],
+            "the frame still holds what the closure wrote"
+        );
     }
 
     #[test]
