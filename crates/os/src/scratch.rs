@@ -253,8 +253,8 @@ impl<T: ZeroValid> Scratch<T> {
     }
 
     /// Runs `f` on a free frame (all zero when `f` gets it) and zeroes the frame afterwards,
-    /// also when `f` panics and unwinds. `hint` picks where the search starts (a CPU number keeps readers on different CPUs
-    /// apart).
+    /// also when `f` panics and unwinds. `hint` picks where the search starts (a CPU number
+    /// keeps readers on different CPUs apart).
     #[inline]
     pub fn with<R>(&self, hint: usize, f: impl FnOnce(&mut T) -> R) -> R {
         match self.take(hint) {
