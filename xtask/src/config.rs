@@ -27,8 +27,6 @@ pub const UNPUBLISHED: &[&str] = &[
 /// signals or `fork` (those tests carry `#[cfg_attr(miri, ignore)]`).
 pub const MIRI: &[(&str, &[&str])] = &[
     // Longest first: CI runs two at a time.
-    // The node pools' slot code on `scalrand_os::Lock` (the crate's `unsafe`).
-    ("scalrand-pool", &["--lib", "numa::tests"]),
     // Not the known-answer tests (`--test reference`): what they run, the owned generators'
     // steps and jumps, is safe Rust, where miri finds nothing the native run does not.
     (
@@ -37,6 +35,8 @@ pub const MIRI: &[(&str, &[&str])] = &[
     ),
     // The OS layer's lock, wipe-on-fork slices (heap under miri) and clock.
     ("scalrand-os", &["--lib"]),
+    // The node pools' slot code on `scalrand_os::Lock` (the crate's `unsafe`).
+    ("scalrand-pool", &["--lib", "numa::tests"]),
     // The software AES's key expansion in place (raw pointers into the caller's memory) and
     // its frames: the known answers (the comparison with the `aes` crate is too long here).
     (

@@ -184,6 +184,10 @@ mod tests {
     /// can have within a 4 KiB page: no word a xoroshiro section touches shares a low-12-bit
     /// address with the area's `cpu_id` or `rseq_cs` bytes (4..16).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "arithmetic on offsets only: nothing for Miri to check, and 20,000 steps"
+    )]
     fn no_hot_word_aliases_the_rseq_area() {
         let hot = [HOT, BUF_A, BUF_A + 8, BUF_B, BUF_B + 8];
         for area in (0..4096).step_by(32) {

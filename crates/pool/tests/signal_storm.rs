@@ -48,8 +48,12 @@ extern "C" fn count(_: libc::c_int) {
     SIGNALS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Signals the storm lasts for at least (the test checks that more than 1,000 landed).
-const MIN_SIGNALS: usize = 4000;
+/// Signals the first storm lasts for at least, and twice what the second one does (each test
+/// checks that more than 1,000 landed): 4,000, or 2,500 in a sampled campaign
+/// (`SCALRAND_CAMPAIGN=sample`).
+fn min_signals() -> usize {
+    scalrand_testkit::campaign::trials(4000, 2500)
+}
 
 /// The longest a storm reads while waiting for its signals. Every read derives keys, and the
 /// search after the first storm is over all of them: a storm cut short by the limit with fewer
@@ -210,7 +214,7 @@ fn read_loop(
     let start = Instant::now();
     let mut i = 0usize;
     while start.elapsed() < Duration::from_millis(400)
-        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS && start.elapsed() < LIMIT
+        || SIGNALS.load(Ordering::Relaxed) < min_signals() && start.elapsed() < LIMIT
     {
         match i % 8 {
             0 => pools.fill_bytes(&mut buf[..32]),
@@ -288,7 +292,7 @@ fn refill_loop(pools: &NodePools) -> (usize, Vec<(usize, scalrand_testkit::trace
     let mut reads = 0;
     let mut derived = 0;
     while start.elapsed() < Duration::from_millis(300)
-        || SIGNALS.load(Ordering::Relaxed) < MIN_SIGNALS / 2 && start.elapsed() < LIMIT
+        || SIGNALS.load(Ordering::Relaxed) < min_signals() / 2 && start.elapsed() < LIMIT
     {
         pools.fill_bytes(&mut buf);
         reads += 1;
