@@ -54,8 +54,7 @@ impl Multiset {
 
 /// A signal or a preemption that lands inside a restartable sequence aborts it. Three workers
 /// share one CPU (so they preempt each other) while a thread on another CPU bombards them with
-/// signals, until the kernel has aborted 5,000 sections (`restarts() - before`; 1,000 in a
-/// sampled campaign, `SCALRAND_CAMPAIGN=sample`) or 30 s pass.
+/// signals, until the kernel has aborted 5,000 sections (`restarts() - before`) or 30 s pass.
 /// Every worker calls `step` (which must take the rseq path: `on_rseq` says so) and the
 /// outputs' multiset is returned with the number of aborts; the caller asserts enough aborts
 /// and compares the multiset with the slots' streams.
@@ -67,7 +66,7 @@ pub fn signal_storm(
 ) -> (Multiset, u64) {
     extern "C" fn ignore_signal(_: libc::c_int) {}
     const WORKERS: usize = 3;
-    let target_restarts = scalrand_testkit::campaign::trials(5_000, 1_000) as u64;
+    const TARGET_RESTARTS: u64 = 5_000;
     let deadline = Duration::from_secs(30);
     let cpus = allowed_cpus();
     let work_cpu = cpus[0];
@@ -118,7 +117,7 @@ pub fn signal_storm(
                     // SIGUSR1 has a no-op handler.
                     unsafe { libc::pthread_kill(t, libc::SIGUSR1) };
                 }
-                if restarts() - before >= target_restarts || start.elapsed() > deadline {
+                if restarts() - before >= TARGET_RESTARTS || start.elapsed() > deadline {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
