@@ -12,8 +12,7 @@ use crate::artifacts::{build_tests, test_binary};
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly};
 use crate::config::{
-    CAMPAIGN_VAR, EMULATED_LINKER, EMULATED_POOL_TESTS, EMULATED_RUNNER, EMULATED_TARGET,
-    EMULATED_TESTS, FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS, GETRANDOM_PROGRAM_MANIFEST,
+    CAMPAIGN_VAR, FUZZ_SMOKE_SECONDS, GETRANDOM_BACKEND_RUSTFLAGS, GETRANDOM_PROGRAM_MANIFEST,
     LIB_CRATES, MUSL_TEST_TARGET, OTHER_TARGETS, SCALING_HARNESS, UNPUBLISHED,
 };
 use crate::step::Step;
@@ -21,8 +20,8 @@ use crate::{doc_links, flags, fresh_crate, fuzz, getrandom_suites, loom, no_std,
 
 use lanes::SecondLane;
 use steps::{
-    backend_portable, backends, forget_overlay_sources, getrandom_program, latest_deps, miri,
-    sanitizers, windows_wine,
+    aarch64_qemu, backend_portable, backends, forget_overlay_sources, getrandom_program,
+    latest_deps, miri, sanitizers, windows_wine,
 };
 
 /// Runs one step.
@@ -124,39 +123,7 @@ fn run_step(step: Step) -> Result {
             .target_dir("other-targets")
             .run()
         }
-        Step::Aarch64Qemu => {
-            let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
-            let campaign = crate::config::campaign()?;
-            let emulated = |c: Cmd| {
-                c.env(
-                    &format!("CARGO_TARGET_{env_target}_LINKER"),
-                    EMULATED_LINKER,
-                )
-                .env(
-                    &format!("CARGO_TARGET_{env_target}_RUNNER"),
-                    EMULATED_RUNNER,
-                )
-                .target_dir("aarch64-qemu")
-                // The node pools' fork test is the one long campaign here.
-                .env(CAMPAIGN_VAR, campaign)
-            };
-            let base = ["test", "--release", "--target", EMULATED_TARGET];
-            let mut c = cargo(name, base).args(["--lib", "--tests"]);
-            for p in EMULATED_TESTS {
-                c = c.args(["-p", p]);
-            }
-            emulated(c).run()?;
-            // Fortuna's read properties (`fortuna_props`, the one property test here that
-            // takes its case count from proptest's variable) read up to 1 MiB per case: 16
-            // cases under emulation, against 64 natively.
-            let mut c = cargo(name, base)
-                .args(["-p", "scalrand-pool", "--lib"])
-                .env("PROPTEST_CASES", "16");
-            for t in EMULATED_POOL_TESTS {
-                c = c.args(["--test", t]);
-            }
-            emulated(c).run()
-        }
+        Step::Aarch64Qemu => aarch64_qemu(name),
         Step::WindowsWine => windows_wine(name),
         Step::NoDefaultFeatures => {
             // The library crates without `std` (on the host): lints and tests still pass. The

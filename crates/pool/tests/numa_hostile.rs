@@ -167,9 +167,10 @@ fn signal_storm() {
     storm(len);
 }
 
-/// Readers on three threads, `SIGUSR1` sent to them for 1.5 s and until more than 100
-/// handler reads have run (at most 20 s: an emulated machine on a busy host delivers a few
-/// dozen a second), a handler that reads `len` bytes.
+/// Readers on three threads, `SIGUSR1` sent to them for 1.5 s (0.5 s in a sampled campaign,
+/// `SCALRAND_CAMPAIGN=sample`) and until more than 100 handler reads have run (at most 20 s:
+/// an emulated machine on a busy host delivers a few dozen a second), a handler that reads
+/// `len` bytes.
 fn storm(len: usize) {
     HANDLER_LEN.store(len, Ordering::Relaxed);
     let p = POOLS.get_or_init(|| NodePools::new(topology()).unwrap());
@@ -200,8 +201,9 @@ fn storm(len: usize) {
                 reads.fetch_add(i, Ordering::Relaxed);
             });
         }
+        let least = Duration::from_millis(scalrand_testkit::campaign::trials(1500, 500) as u64);
         let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(1500)
+        while start.elapsed() < least
             || (HANDLED.load(Ordering::Relaxed) <= 100 && start.elapsed() < Duration::from_secs(20))
         {
             for &t in tids.lock().unwrap().iter() {

@@ -1,11 +1,13 @@
 //! The `ci` steps whose bodies are more than a few commands: getrandom-program, miri,
-//! windows-wine, backends, latest-deps, sanitizers, and the clean-up before package.
+//! aarch64-qemu, windows-wine, backends, latest-deps, sanitizers, and the clean-up before
+//! package.
 
 use crate::artifacts::{TestBinary, build_tests, test_binary};
 use crate::cmd::Result;
 use crate::cmd::{Cmd, cargo, cargo_nightly, run_parallel};
 use crate::config::{
-    BACKEND_TESTS, BACKENDS, CAMPAIGN_VAR, DEFAULT_BACKEND_RELEASE_TESTS, EXPECT_RSEQ_VAR,
+    BACKEND_TESTS, BACKENDS, CAMPAIGN_VAR, DEFAULT_BACKEND_RELEASE_TESTS, EMULATED_LINKER,
+    EMULATED_POOL_TESTS, EMULATED_RUNNER, EMULATED_TARGET, EMULATED_TESTS, EXPECT_RSEQ_VAR,
     GETRANDOM_PROGRAM_MANIFEST, GETRANDOM_PROGRAM_OVERRIDE, GETRANDOM_PROGRAM_REFUSAL,
     LATEST_DEPS_TESTS, MIRI, RSEQ_GLIBC, SANITIZE, SANITIZER_HOST, SANITIZERS, SOFT_AES_BACKEND,
     WINE_DLL_CC, WINE_RUNNER, WINE_SHIM, WINE_TARGET, WINE_TESTS,
@@ -119,6 +121,117 @@ pub(super) fn miri() -> Result {
         })
         .collect();
     run_parallel(runs, 2, &crate::cmd::project_root().join("target/ci-logs"))
+}
+
+/// The integration-test targets of `package` in this workspace, by name (`cargo metadata`).
+fn test_targets(package: &str) -> Result<Vec<String>> {
+    let out = cargo(
+        "aarch64-qemu metadata",
+        ["metadata", "--no-deps", "--format-version", "1"],
+    )
+    .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let pkg = meta["packages"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == package))
+        .ok_or_else(|| format!("cargo metadata lists no package {package}"))?;
+    let names: Vec<String> = pkg["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "test"))
+        })
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    if names.is_empty() {
+        return Err(format!("{package} has no integration test to run"));
+    }
+    Ok(names)
+}
+
+/// The library and integration tests of [`EMULATED_TESTS`] and the pool's library tests and
+/// [`EMULATED_POOL_TESTS`] on [`EMULATED_TARGET`] under qemu-user, in release builds. One
+/// build for all of them (one feature resolution: the packages' shared dependencies compile
+/// once), then each test binary run through [`EMULATED_RUNNER`], as cargo's runner would run
+/// it. Fortuna's read properties (`fortuna_props`, the one property test here that takes its
+/// case count from proptest's variable) read up to 1 MiB per case: 16 cases under emulation,
+/// against 64 natively.
+pub(super) fn aarch64_qemu(name: &str) -> Result {
+    let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
+    let campaign = crate::config::campaign()?;
+    let mut build = cargo(
+        &format!("{name} build"),
+        [
+            "test",
+            "--release",
+            "--target",
+            EMULATED_TARGET,
+            "--no-run",
+            "--lib",
+        ],
+    )
+    .args(["-p", "scalrand-pool"]);
+    for pkg in EMULATED_TESTS {
+        build = build.args(["-p", pkg]);
+        // `--test` selects the target in whichever selected package has it (no name is in
+        // two of them): every integration test of these packages, and the pool's list.
+        for t in test_targets(pkg)? {
+            build = build.args(["--test", &t]);
+        }
+    }
+    for t in EMULATED_POOL_TESTS {
+        build = build.args(["--test", t]);
+    }
+    let built = build_tests(
+        build
+            .env(
+                &format!("CARGO_TARGET_{env_target}_LINKER"),
+                EMULATED_LINKER,
+            )
+            .target_dir("aarch64-qemu"),
+    )?;
+    let mut runner = EMULATED_RUNNER.split_whitespace();
+    let program = runner.next().ok_or("EMULATED_RUNNER is empty")?;
+    let runner_args: Vec<&str> = runner.collect();
+    let mut ran = 0;
+    for b in &built {
+        let mut c = Cmd::new(&format!("{name} {} {}", b.package, b.target), program)
+            .args(&runner_args)
+            .arg(&b.exe)
+            .current_dir(&b.dir)
+            .env("CARGO_MANIFEST_DIR", &b.dir)
+            // The node pools' fork test is the one long campaign here.
+            .env(CAMPAIGN_VAR, campaign);
+        if b.package == "scalrand-pool" {
+            c = c.env("PROPTEST_CASES", "16");
+        }
+        c.run()?;
+        ran += 1;
+    }
+    // The pool's library tests, its listed tests, and each other package's library and
+    // integration tests.
+    let want = 1
+        + EMULATED_POOL_TESTS.len()
+        + EMULATED_TESTS
+            .iter()
+            .map(|p| test_targets(p).map(|t| 1 + t.len()))
+            .sum::<Result<usize>>()?;
+    if ran != want {
+        return Err(format!(
+            "{name}: the build made {ran} test binaries, {want} expected"
+        ));
+    }
+    Ok(())
 }
 
 /// Tests [`WINE_TESTS`] on [`WINE_TARGET`] under wine. The wine prefix is the step's own,
