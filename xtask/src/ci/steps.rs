@@ -491,25 +491,33 @@ fn copy_tree(
 /// [`SANITIZER_HOST`], the standard library rebuilt with the sanitizer where it says so).
 pub(super) fn sanitizers() -> Result {
     for (san, build_std) in SANITIZERS {
-        for (pkg, test) in SANITIZE {
-            let mut c = cargo_nightly(&format!("{san}-sanitizer {pkg} {test}"), ["test"]);
-            if *build_std {
-                c = c.arg("-Zbuild-std");
-            }
-            let c = c
-                .args(["--target", SANITIZER_HOST])
-                .args(["-p", pkg, "--test", test])
-                .env("RUSTFLAGS", format!("-Zsanitizer={san}"))
-                .env("RUSTDOCFLAGS", format!("-Zsanitizer={san}"))
-                .target_dir(&format!("san-{san}"));
-            let c = if *san == "thread" {
-                // Fail on the first report instead of printing and exiting 0.
-                c.env("TSAN_OPTIONS", "halt_on_error=1")
-            } else {
-                c.env("ASAN_OPTIONS", "detect_leaks=1")
-            };
-            c.run()?;
+        // One command per sanitizer: one feature resolution, so the dependencies the
+        // packages share are instrumented and compiled once. `--test` selects the target in
+        // whichever selected package has it.
+        let mut c = cargo_nightly(&format!("{san}-sanitizer"), ["test"]);
+        if *build_std {
+            c = c.arg("-Zbuild-std");
         }
+        c = c.args(["--target", SANITIZER_HOST]);
+        let mut packages: Vec<&str> = Vec::new();
+        for (pkg, test) in SANITIZE {
+            if !packages.contains(pkg) {
+                packages.push(pkg);
+                c = c.args(["-p", pkg]);
+            }
+            c = c.args(["--test", test]);
+        }
+        let c = c
+            .env("RUSTFLAGS", format!("-Zsanitizer={san}"))
+            .env("RUSTDOCFLAGS", format!("-Zsanitizer={san}"))
+            .target_dir(&format!("san-{san}"));
+        let c = if *san == "thread" {
+            // Fail on the first report instead of printing and exiting 0.
+            c.env("TSAN_OPTIONS", "halt_on_error=1")
+        } else {
+            c.env("ASAN_OPTIONS", "detect_leaks=1")
+        };
+        c.run()?;
     }
     Ok(())
 }
