@@ -29,8 +29,18 @@ impl TestBinary {
     /// The command that runs it as `cargo test` would: from the package's directory, with
     /// `CARGO_MANIFEST_DIR` set; `args` go to the test harness.
     pub fn cmd(&self, label: &str, args: &[&str]) -> Cmd {
-        Cmd::new(label, &self.exe)
-            .args(args)
+        self.cmd_under(&[], label, args)
+    }
+
+    /// [`cmd`](Self::cmd) through `runner` (a program and its arguments, as cargo's
+    /// `CARGO_TARGET_<TRIPLE>_RUNNER` names one): an emulator for another architecture's
+    /// executable. An empty `runner` runs it directly.
+    pub fn cmd_under(&self, runner: &[&str], label: &str, args: &[&str]) -> Cmd {
+        let c = match runner.split_first() {
+            Some((program, rest)) => Cmd::new(label, program).args(rest).arg(&self.exe),
+            None => Cmd::new(label, &self.exe),
+        };
+        c.args(args)
             .current_dir(&self.dir)
             .env("CARGO_MANIFEST_DIR", &self.dir)
     }
@@ -142,5 +152,22 @@ mod tests {
         assert_eq!(b.exe, Path::new("/w/target/release/deps/numa_fork-1"));
         let missing = test_binary(&found, "scalrand", "numa_fork").unwrap_err();
         assert!(missing.contains("scalrand numa_fork"), "{missing}");
+        // Through a runner: the runner, its arguments, the executable, then the harness's.
+        let run = format!(
+            "{:?}",
+            b.cmd_under(
+                &["qemu-aarch64", "-L", "/sysroot"],
+                "emulated",
+                &["--exact"]
+            )
+        );
+        assert!(
+            run.contains(
+                r#""qemu-aarch64" "-L" "/sysroot" "/w/target/release/deps/numa_fork-1" "--exact""#
+            ),
+            "{run}"
+        );
+        let direct = format!("{:?}", b.cmd_under(&[], "direct", &[]));
+        assert!(!direct.contains("qemu"), "{direct}");
     }
 }

@@ -218,7 +218,7 @@ fn crate_counts(dir: &Path, name: &str) -> Result<(usize, usize)> {
     crates.sort();
     crates.dedup();
 
-    let out = cargo(
+    let v = cargo(
         &format!("build-cost metadata {name}"),
         [
             "metadata".as_ref(),
@@ -229,9 +229,7 @@ fn crate_counts(dir: &Path, name: &str) -> Result<(usize, usize)> {
         ],
     )
     .current_dir(dir)
-    .stdout()?;
-    let v: serde_json::Value =
-        serde_json::from_slice(&out).map_err(|e| format!("cargo metadata for {name}: {e}"))?;
+    .json()?;
     let macros = v["packages"]
         .as_array()
         .into_iter()

@@ -313,6 +313,13 @@ impl Cmd {
         }
     }
 
+    /// Runs it to the end and parses its stdout as JSON (`cargo metadata`); an error holding
+    /// its stderr unless it exits 0, or naming it if the output is not JSON.
+    pub fn json(self) -> Result<serde_json::Value> {
+        let label = self.label.clone();
+        serde_json::from_slice(&self.stdout()?).map_err(|e| format!("[{label}] its output: {e}"))
+    }
+
     /// Starts it with its stdout piped, for another command to read.
     pub fn spawn_piped(mut self) -> Result<Child> {
         eprintln!("==> [{}] {:?} |", self.label, self.inner);

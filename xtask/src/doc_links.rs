@@ -164,18 +164,11 @@ fn readme_links(meta: &Value) -> Result<Vec<String>> {
 
 /// `cargo metadata` with every feature (the dependency graph the doc runs resolve).
 fn metadata() -> Result<Value> {
-    let out = cargo(
+    cargo(
         "doc-links metadata",
         ["metadata", "--format-version", "1", "--all-features"],
     )
-    .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))
+    .json()
 }
 
 /// The workspace's packages that can be published (all but `publish = false`), by name:

@@ -13,8 +13,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::cmd::Result;
 use crate::cmd::cargo;
 use crate::config::{GETRANDOM_BACKEND_RUSTFLAGS, GETRANDOM_SUITES, GetrandomSuite};
@@ -116,13 +114,12 @@ fn run_suite(root: &Path, base: &Path, suite: &GetrandomSuite) -> Result {
 /// The `tests/` directory of the getrandom package that `manifest` resolves for `version`
 /// (downloaded by `cargo metadata` if it is not in cargo's registry cache yet).
 fn published_tests(label: &str, manifest: &Path, version: &str) -> Result<PathBuf> {
-    let out = cargo(
+    let meta = cargo(
         label,
         ["metadata", "--format-version", "1", "--manifest-path"],
     )
     .arg(manifest)
-    .stdout()?;
-    let meta: Value = serde_json::from_slice(&out).map_err(|e| format!("[{label}] {e}"))?;
+    .json()?;
     let prefix = format!("{version}.");
     meta["packages"]
         .as_array()

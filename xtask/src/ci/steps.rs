@@ -123,21 +123,8 @@ pub(super) fn miri() -> Result {
     run_parallel(runs, 2, &crate::cmd::project_root().join("target/ci-logs"))
 }
 
-/// The integration-test targets of `package` in this workspace, by name (`cargo metadata`).
-fn test_targets(package: &str) -> Result<Vec<String>> {
-    let out = cargo(
-        "aarch64-qemu metadata",
-        ["metadata", "--no-deps", "--format-version", "1"],
-    )
-    .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let meta: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+/// The integration-test targets of `package` in `meta` (`cargo metadata`'s output), by name.
+fn test_targets(meta: &serde_json::Value, package: &str) -> Result<Vec<String>> {
     let pkg = meta["packages"]
         .as_array()
         .and_then(|ps| ps.iter().find(|p| p["name"] == package))
@@ -169,6 +156,11 @@ fn test_targets(package: &str) -> Result<Vec<String>> {
 pub(super) fn aarch64_qemu(name: &str) -> Result {
     let env_target = EMULATED_TARGET.to_uppercase().replace('-', "_");
     let campaign = crate::config::campaign()?;
+    let meta = cargo(
+        &format!("{name} metadata"),
+        ["metadata", "--no-deps", "--format-version", "1"],
+    )
+    .json()?;
     let mut build = cargo(
         &format!("{name} build"),
         [
@@ -181,12 +173,17 @@ pub(super) fn aarch64_qemu(name: &str) -> Result {
         ],
     )
     .args(["-p", "scalrand-pool"]);
+    // The pool's library, its listed tests, and each other package's library and
+    // integration tests.
+    let mut want = 1 + EMULATED_POOL_TESTS.len();
     for pkg in EMULATED_TESTS {
         build = build.args(["-p", pkg]);
         // `--test` selects the target in whichever selected package has it (no name is in
         // two of them): every integration test of these packages, and the pool's list.
-        for t in test_targets(pkg)? {
-            build = build.args(["--test", &t]);
+        let tests = test_targets(&meta, pkg)?;
+        want += 1 + tests.len();
+        for t in &tests {
+            build = build.args(["--test", t]);
         }
     }
     for t in EMULATED_POOL_TESTS {
@@ -200,36 +197,22 @@ pub(super) fn aarch64_qemu(name: &str) -> Result {
             )
             .target_dir("aarch64-qemu"),
     )?;
-    let mut runner = EMULATED_RUNNER.split_whitespace();
-    let program = runner.next().ok_or("EMULATED_RUNNER is empty")?;
-    let runner_args: Vec<&str> = runner.collect();
-    let mut ran = 0;
+    if built.len() != want {
+        return Err(format!(
+            "{name}: the build made {} test binaries, {want} expected",
+            built.len()
+        ));
+    }
+    let runner: Vec<&str> = EMULATED_RUNNER.split_whitespace().collect();
     for b in &built {
-        let mut c = Cmd::new(&format!("{name} {} {}", b.package, b.target), program)
-            .args(&runner_args)
-            .arg(&b.exe)
-            .current_dir(&b.dir)
-            .env("CARGO_MANIFEST_DIR", &b.dir)
+        let mut c = b
+            .cmd_under(&runner, &format!("{name} {} {}", b.package, b.target), &[])
             // The node pools' fork test is the one long campaign here.
             .env(CAMPAIGN_VAR, campaign);
         if b.package == "scalrand-pool" {
             c = c.env("PROPTEST_CASES", "16");
         }
         c.run()?;
-        ran += 1;
-    }
-    // The pool's library tests, its listed tests, and each other package's library and
-    // integration tests.
-    let want = 1
-        + EMULATED_POOL_TESTS.len()
-        + EMULATED_TESTS
-            .iter()
-            .map(|p| test_targets(p).map(|t| 1 + t.len()))
-            .sum::<Result<usize>>()?;
-    if ran != want {
-        return Err(format!(
-            "{name}: the build made {ran} test binaries, {want} expected"
-        ));
     }
     Ok(())
 }
