@@ -211,10 +211,11 @@ fn read_loop(
     let mut buf = vec![0u8; 4096];
     // At least 400 ms and until enough signals have landed: on a loaded machine the signaller
     // gets less of a CPU (at most `LIMIT`).
+    let least = min_signals();
     let start = Instant::now();
     let mut i = 0usize;
     while start.elapsed() < Duration::from_millis(400)
-        || SIGNALS.load(Ordering::Relaxed) < min_signals() && start.elapsed() < LIMIT
+        || SIGNALS.load(Ordering::Relaxed) < least && start.elapsed() < LIMIT
     {
         match i % 8 {
             0 => pools.fill_bytes(&mut buf[..32]),
@@ -288,11 +289,12 @@ fn refill_loop(pools: &NodePools) -> (usize, Vec<(usize, scalrand_testkit::trace
     let mut buf = [0u8; 32];
     let mut below = vec![0u8; BELOW_A_READ];
     let mut hits = Vec::new();
+    let least = min_signals() / 2;
     let start = Instant::now();
     let mut reads = 0;
     let mut derived = 0;
     while start.elapsed() < Duration::from_millis(300)
-        || SIGNALS.load(Ordering::Relaxed) < min_signals() / 2 && start.elapsed() < LIMIT
+        || SIGNALS.load(Ordering::Relaxed) < least && start.elapsed() < LIMIT
     {
         pools.fill_bytes(&mut buf);
         reads += 1;

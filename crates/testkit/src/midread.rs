@@ -139,10 +139,10 @@ impl Default for Report {
 }
 
 /// A reader's buffer: at least eight reads, and at least 16 MiB (4 MiB for reads shorter than
-/// 4 KiB, whose per-read work makes 4 MiB of them last about as long), so that the fork, made after a random
-/// number of the readers' reads, lands while they still read even on a loaded machine (the
-/// fork itself waits for a CPU and copies the page tables). Every fork's cost grows with the
-/// span: the parent zeroes, fills and sends it, and the child compares it.
+/// 4 KiB, whose per-read work makes 4 MiB of them last about as long), so that the fork, made
+/// after a random number of the readers' reads, lands while they still read even on a loaded
+/// machine (the fork itself waits for a CPU and copies the page tables). Every fork's cost
+/// grows with the span: the parent zeroes, fills and sends it, and the child compares it.
 fn span(len: usize) -> usize {
     let least = if len < 4096 { 4 << 20 } else { 16 << 20 };
     (8 * len).max(least) / len * len
